@@ -1,0 +1,27 @@
+# Shared by deploy/run.sh and deploy/test.sh: Debian packages, configure, build.
+IKD_BUILD_DIR="${IKD_BUILD_DIR:-build}"
+IKD_JOBS="${IKD_JOBS:-2}"
+IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev)
+IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+
+ikd_install_packages() {
+  [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  echo "ikd: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+}
+
+ikd_configure() {
+  cmake -S . -B "$IKD_BUILD_DIR" -DCMAKE_BUILD_TYPE="${IKD_BUILD_TYPE:-RelWithDebInfo}" "$@"
+}
+
+ikd_build() {
+  cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS"
+}

@@ -1,0 +1,164 @@
+// The matrix method for any topology (Ciccotti & Ryckaert 1986; M-SHAKE, Kraeutler 2001):
+// linearized constraints A lambda = sigma with A = 2 B(ref) W B(ref)^T, sparse and symmetric
+// positive definite for independent constraints; one sparse LDLT per projection, then chord
+// iterations as in MILC SHAKE. Trees (skeletons, branched arms) and closed loops alike.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
+#include "absl/strings/str_format.h"
+#include "solver_base.h"
+#include "solvers.h"
+
+namespace ikd::internal {
+namespace {
+
+// How one stored entry A(a, b) is computed: coefficient * (d_a . d_b).
+struct EntryRecipe {
+  Eigen::Index value_index;
+  int a;
+  int b;
+  double coefficient;
+};
+
+class MatrixSolver final : public SolverBase {
+ public:
+  MatrixSolver(const ConstraintModel& model, const ProjectionOptions& options)
+      : SolverBase(model, options) {
+    const int m = static_cast<int>(model.active().size());
+    const Eigen::VectorXd& w = model.inverse_masses();
+    for (int a = 0; a < m; ++a) {
+      const DistanceConstraint& c = model.constraints()[model.active()[a]];
+      heads_.push_back(c.i);
+      tails_.push_back(c.j);
+      length_.push_back(c.length);
+    }
+    // Couplings: links a, b sharing site k, sign +1 if k is the head (i) of a link, -1 if tail.
+    std::vector<std::vector<std::pair<int, double>>> incident(model.num_sites());
+    for (int a = 0; a < m; ++a) {
+      incident[heads_[a]].push_back({a, 1.0});
+      incident[tails_[a]].push_back({a, -1.0});
+    }
+    std::vector<Eigen::Triplet<double>> pattern;
+    std::vector<EntryRecipe> recipes;
+    for (int a = 0; a < m; ++a) {
+      pattern.emplace_back(a, a, 1.0);
+      recipes.push_back({0, a, a, w[heads_[a]] + w[tails_[a]]});
+    }
+    for (int k = 0; k < model.num_sites(); ++k) {
+      if (w[k] == 0.0) continue;  // a fixed site couples nothing
+      for (const auto& [a, sa] : incident[k]) {
+        for (const auto& [b, sb] : incident[k]) {
+          if (a <= b) continue;
+          pattern.emplace_back(a, b, 1.0);
+          recipes.push_back({0, a, b, w[k] * sa * sb});
+        }
+      }
+    }
+    matrix_.resize(m, m);
+    matrix_.setFromTriplets(pattern.begin(), pattern.end());
+    matrix_.makeCompressed();
+    for (EntryRecipe& r : recipes) {
+      r.value_index = &matrix_.coeffRef(r.a, r.b) - matrix_.valuePtr();
+    }
+    recipes_ = std::move(recipes);
+    ldlt_.analyzePattern(matrix_);  // the fill-reducing ordering depends on topology only
+    links_.resize(m);
+    rhs_total_.resize(m);
+    lambda_.resize(m);
+  }
+  Method method() const override { return Method::kMatrix; }
+
+ protected:
+  ProjectionSummary DoProjectPositions(const Eigen::Matrix3Xd& reference,
+                                       Eigen::Matrix3Xd& positions) override {
+    const int m = static_cast<int>(heads_.size());
+    for (int a = 0; a < m; ++a) {
+      links_[a] = reference.col(heads_[a]) - reference.col(tails_[a]);
+      const double d2 = (positions.col(heads_[a]) - positions.col(tails_[a])).squaredNorm();
+      rhs_total_[a] = length_[a] * length_[a] - d2;
+    }
+    if (!Factor(2.0)) {
+      return Singular(0, "the constraints are linearly dependent at the reference positions "
+                         "(rank-deficient set: e.g. a collinear triangle, or collinear links "
+                         "between fixed sites)");
+    }
+    const Eigen::Matrix3Xd unconstrained = positions;
+    for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
+      // Bailey eq. 13-14 with the symmetric matrix A: chord iteration on sigma.
+      lambda_ = ldlt_.solve(rhs_total_);
+      positions = unconstrained;
+      ApplyMultipliers(positions);
+      double worst = 0.0;
+      for (int a = 0; a < m; ++a) {
+        const double d2 = (positions.col(heads_[a]) - positions.col(tails_[a])).squaredNorm();
+        worst = std::max(worst, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
+        rhs_total_[a] += length_[a] * length_[a] - d2;
+      }
+      if (!std::isfinite(worst)) break;
+      if (worst <= options_.tolerance) return Converged(iteration, worst);
+    }
+    return NotConverged(options_.max_iterations, model_.MaxRelativeViolation(positions));
+  }
+
+  ProjectionSummary DoProjectVelocities(const Eigen::Matrix3Xd& positions,
+                                        Eigen::Matrix3Xd& velocities) override {
+    const int m = static_cast<int>(heads_.size());
+    for (int a = 0; a < m; ++a) {
+      links_[a] = positions.col(heads_[a]) - positions.col(tails_[a]);
+      rhs_total_[a] = -links_[a].dot(velocities.col(heads_[a]) - velocities.col(tails_[a]));
+    }
+    if (!Factor(1.0)) {
+      return Singular(0, "velocity constraint matrix B W B^T is singular (linearly dependent "
+                         "constraints at these positions)");
+    }
+    // Bailey eq. 20 in matrix form: (B W B^T) lambda = -B v, one direct solve.
+    lambda_ = ldlt_.solve(rhs_total_);
+    ApplyMultipliers(velocities);
+    return Converged(1, model_.MaxVelocityViolation(positions, velocities));
+  }
+
+ private:
+  // Fills A = scale * B W B^T from links_ and factors it; false when (numerically) singular.
+  bool Factor(double scale) {
+    double* values = matrix_.valuePtr();
+    double largest_diagonal = 0.0;
+    for (const EntryRecipe& r : recipes_) {
+      values[r.value_index] = scale * r.coefficient * links_[r.a].dot(links_[r.b]);
+      if (r.a == r.b) largest_diagonal = std::max(largest_diagonal, values[r.value_index]);
+    }
+    ldlt_.factorize(matrix_);
+    if (ldlt_.info() != Eigen::Success) return false;
+    const double smallest_pivot = ldlt_.vectorD().minCoeff();
+    return smallest_pivot > 1e-12 * largest_diagonal;
+  }
+
+  // x_i += w_i sum_a lambda_a s_{a,i} d_a (Vesely eq. 7; for velocities Bailey eq. 18).
+  void ApplyMultipliers(Eigen::Matrix3Xd& x) const {
+    const Eigen::VectorXd& w = model_.inverse_masses();
+    for (size_t a = 0; a < heads_.size(); ++a) {
+      x.col(heads_[a]) += (w[heads_[a]] * lambda_[a]) * links_[a];
+      x.col(tails_[a]) -= (w[tails_[a]] * lambda_[a]) * links_[a];
+    }
+  }
+
+  std::vector<int> heads_, tails_;
+  std::vector<double> length_;
+  std::vector<EntryRecipe> recipes_;
+  Eigen::SparseMatrix<double> matrix_;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower> ldlt_;
+  std::vector<Eigen::Vector3d> links_;
+  Eigen::VectorXd rhs_total_, lambda_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConstraintSolver> MakeMatrixSolver(const ConstraintModel& model,
+                                                   const ProjectionOptions& options) {
+  return std::make_unique<MatrixSolver>(model, options);
+}
+
+}  // namespace ikd::internal

@@ -1,0 +1,280 @@
+// The same physics checks over every constraint solver (SHAKE/RATTLE, MILC SHAKE, matrix).
+#include "ikd/constraints/solver.h"
+
+#include <random>
+
+#include <Eigen/Dense>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ikd/systems/chains.h"
+#include "testing/eigen_matchers.h"
+
+namespace ikd {
+namespace {
+
+using ::ikd::testing::CompareMatrices;
+using ::testing::HasSubstr;
+
+struct Fixture {
+  ConstraintModel model;
+  Eigen::Matrix3Xd reference;  // satisfies every constraint
+};
+
+Fixture Helix(int n, const Eigen::VectorXd& w) {
+  Eigen::Matrix3Xd r = *HelixChain(n, 5.0, 2.0, 1.0);
+  return {*ConstraintModel::Create(w, ChainConstraints(n, 1.0, false)), r};
+}
+
+// Dense reference for the velocity projection: v - W B^T (B W B^T)^-1 B v (Bailey eq. 20).
+Eigen::Matrix3Xd DenseVelocityProjection(const ConstraintModel& model, const Eigen::Matrix3Xd& r,
+                                         const Eigen::Matrix3Xd& v) {
+  const int n = model.num_sites();
+  const auto& cs = model.constraints();
+  Eigen::MatrixXd b = Eigen::MatrixXd::Zero(cs.size(), 3 * n);
+  for (size_t a = 0; a < cs.size(); ++a) {
+    const Eigen::Vector3d d = r.col(cs[a].i) - r.col(cs[a].j);
+    b.block<1, 3>(a, 3 * cs[a].i) = d.transpose();
+    b.block<1, 3>(a, 3 * cs[a].j) = -d.transpose();
+  }
+  Eigen::VectorXd w3(3 * n);
+  for (int k = 0; k < n; ++k) w3.segment<3>(3 * k).setConstant(model.inverse_masses()[k]);
+  const Eigen::MatrixXd bw = b * w3.asDiagonal();
+  const Eigen::VectorXd flat = Eigen::Map<const Eigen::VectorXd>(v.data(), 3 * n);
+  const Eigen::VectorXd lambda = (bw * b.transpose()).ldlt().solve(b * flat);
+  const Eigen::VectorXd out = flat - w3.asDiagonal() * (b.transpose() * lambda);
+  return Eigen::Map<const Eigen::Matrix3Xd>(out.data(), 3, n);
+}
+
+class ProjectionTest : public ::testing::TestWithParam<Method> {
+ protected:
+  std::unique_ptr<ConstraintSolver> Solver(const ConstraintModel& model, double tolerance,
+                                           int max_iterations = 100000) {
+    ProjectionOptions options;
+    options.tolerance = tolerance;
+    options.max_iterations = max_iterations;
+    auto solver = MakeConstraintSolver(GetParam(), model, options);
+    EXPECT_TRUE(solver.ok()) << solver.status();
+    return *std::move(solver);
+  }
+};
+
+// Bailey sec. 3 random-violation test: a 0.1% Gaussian violation of the helix is removed to
+// tau = 1e-10 (Bailey eq. 24), and every |r_ij - l| / l <= tau afterwards.
+TEST_P(ProjectionTest, RestoresPerturbedHelixToTolerance) {
+  Fixture f = Helix(100, Eigen::VectorXd::Ones(100));
+  std::mt19937_64 rng(7);
+  Eigen::Matrix3Xd r = f.reference;
+  PerturbGaussian(1e-3, rng, r);
+  ASSERT_GT(f.model.MaxRelativeViolation(r), 5e-4);
+  auto solver = Solver(f.model, 1e-10);
+  auto summary = solver->ProjectPositions(f.reference, r);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_TRUE(summary->converged()) << summary->message;
+  EXPECT_LE(f.model.MaxRelativeViolation(r), 1e-10);
+  EXPECT_LE(summary->max_relative_violation, 1e-10);
+}
+
+// Constraint forces are internal and central along r_ij(t) (Vesely eq. 7): the correction
+// conserves total momentum sum m_i dr_i and angular momentum sum r_i(t) x m_i dr_i (to 1e-12).
+TEST_P(ProjectionTest, CorrectionConservesMomentumAndAngularMomentum) {
+  Eigen::VectorXd w(30);
+  for (int k = 0; k < 30; ++k) w[k] = 1.0 / (1.0 + 0.1 * k);  // unequal masses
+  Fixture f = Helix(30, w);
+  std::mt19937_64 rng(11);
+  Eigen::Matrix3Xd r = f.reference;
+  PerturbGaussian(1e-3, rng, r);
+  const Eigen::Matrix3Xd before = r;
+  ASSERT_TRUE(Solver(f.model, 1e-12)->ProjectPositions(f.reference, r)->converged());
+  Eigen::Vector3d momentum = Eigen::Vector3d::Zero(), angular = Eigen::Vector3d::Zero();
+  double scale = 0.0;
+  for (int k = 0; k < 30; ++k) {
+    const Eigen::Vector3d p = (r.col(k) - before.col(k)) / w[k];
+    momentum += p;
+    angular += f.reference.col(k).cross(p);
+    scale += p.norm();
+  }
+  EXPECT_LT(momentum.norm(), 1e-12 * 30);
+  EXPECT_LT(angular.norm(), 1e-11 * 30 * scale / 30 + 1e-12);
+}
+
+// MILC and the matrix method find the same constrained positions as SHAKE (Bailey: the same
+// equations, a different solver), within the tolerance.
+TEST_P(ProjectionTest, AgreesWithShake) {
+  Fixture f = Helix(50, Eigen::VectorXd::Ones(50));
+  std::mt19937_64 rng(3);
+  Eigen::Matrix3Xd r = f.reference;
+  PerturbGaussian(1e-3, rng, r);
+  Eigen::Matrix3Xd by_shake = r;
+  ProjectionOptions tight;
+  tight.tolerance = 1e-13;
+  tight.max_iterations = 100000;
+  auto shake = *MakeConstraintSolver(Method::kShake, f.model, tight);
+  ASSERT_TRUE(shake->ProjectPositions(f.reference, by_shake)->converged());
+  ASSERT_TRUE(Solver(f.model, 1e-13)->ProjectPositions(f.reference, r)->converged());
+  EXPECT_TRUE(CompareMatrices(r, by_shake, 1e-10));
+}
+
+// RATTLE and MILC velocity constraints: r_ij . v_ij = 0 to 1e-12 relative (Bailey eq. 15),
+// and the result is the mass-weighted orthogonal projection computed densely.
+TEST_P(ProjectionTest, VelocitiesBecomePerpendicularToLinks) {
+  Eigen::VectorXd w(40);
+  for (int k = 0; k < 40; ++k) w[k] = 1.0 / (1.0 + 0.05 * k);
+  Fixture f = Helix(40, w);
+  std::mt19937_64 rng(5);
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, 40);
+  PerturbGaussian(1.0, rng, v);
+  const Eigen::Matrix3Xd expected = DenseVelocityProjection(f.model, f.reference, v);
+  auto summary = Solver(f.model, 1e-14)->ProjectVelocities(f.reference, v);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_TRUE(summary->converged()) << summary->message;
+  EXPECT_LT(f.model.MaxVelocityViolation(f.reference, v), 1e-12);
+  EXPECT_TRUE(CompareMatrices(v, expected, 1e-11));
+}
+
+// An arm: fixed base (site 0) and driven hand (last site); the hand moved a little must leave
+// both fixed sites exactly where they are and restore all limbs.
+TEST_P(ProjectionTest, FixedBaseAndHandStayPut) {
+  const int n = 6;
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  w[0] = w[n - 1] = 0.0;
+  Eigen::Matrix3Xd ref = *HelixChain(n, 2.0, 1.0, 1.0);
+  auto model = *ConstraintModel::Create(w, ChainConstraints(n, 1.0, false));
+  Eigen::Matrix3Xd r = ref;
+  r.col(n - 1) += Eigen::Vector3d(0.02, -0.01, 0.015);
+  const Eigen::Matrix3Xd before = r;
+  auto summary = Solver(model, 1e-12)->ProjectPositions(ref, r);
+  ASSERT_TRUE(summary.ok() && summary->converged()) << summary->message;
+  EXPECT_EQ(r.col(0), before.col(0));
+  EXPECT_EQ(r.col(n - 1), before.col(n - 1));
+  EXPECT_LE(model.MaxRelativeViolation(r), 1e-12);
+}
+
+// A fully stretched arm with base and hand fixed and the hand pulled beyond reach has no
+// solution: a status (singular or not converged), never NaN, and the input is kept.
+TEST_P(ProjectionTest, StretchedArmBeyondReachIsAnOutcomeNotNaN) {
+  const int n = 5;
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  w[0] = w[n - 1] = 0.0;
+  auto model = *ConstraintModel::Create(w, ChainConstraints(n, 1.0, false));
+  const Eigen::Matrix3Xd ref = StraightChain(n, 1.0);
+  Eigen::Matrix3Xd r = ref;
+  r(0, n - 1) += 0.01;
+  auto summary = Solver(model, 1e-10, 200)->ProjectPositions(ref, r);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_FALSE(summary->converged());
+  EXPECT_TRUE(r.allFinite());
+  EXPECT_FALSE(summary->ToStatus().ok());
+  EXPECT_FALSE(summary->message.empty());
+}
+
+// Hitting the iteration cap is reported as NOT_CONVERGED with an ABORTED status that names
+// the cap and the remaining violation.
+TEST_P(ProjectionTest, IterationCapIsReported) {
+  Fixture f = Helix(200, Eigen::VectorXd::Ones(200));
+  std::mt19937_64 rng(9);
+  Eigen::Matrix3Xd r = f.reference;
+  PerturbGaussian(3e-2, rng, r);
+  auto summary = Solver(f.model, 1e-14, 1)->ProjectPositions(f.reference, r);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->outcome, ProjectionOutcome::kNotConverged);
+  EXPECT_EQ(summary->ToStatus().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(summary->message, HasSubstr("max_iterations=1"));
+}
+
+TEST_P(ProjectionTest, BadInputIsAnError) {
+  Fixture f = Helix(4, Eigen::VectorXd::Ones(4));
+  auto solver = Solver(f.model, 1e-10);
+  Eigen::Matrix3Xd wrong(3, 3);
+  wrong.setZero();
+  EXPECT_EQ(solver->ProjectPositions(f.reference, wrong).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  Eigen::Matrix3Xd nan = f.reference;
+  nan(1, 2) = std::nan("");
+  auto status = solver->ProjectPositions(f.reference, nan).status();
+  EXPECT_THAT(std::string(status.message()), HasSubstr("positions[2] is not finite"));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSolvers, ProjectionTest,
+                         ::testing::Values(Method::kShake, Method::kMilcShake, Method::kMatrix,
+                                           Method::kAuto),
+                         [](const auto& info) { return std::string(MethodName(info.param)); });
+
+// Bailey sec. 4: on a ring SHAKE converges slowly; MILC's cyclic tridiagonal solve reaches
+// tau = 1e-10 in a handful of chord iterations. Expect at least 10x fewer iterations.
+TEST(RingTest, MilcConvergesWhereShakeCrawls) {
+  const int n = 200;
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Ones(n), ChainConstraints(n, 1.0, true));
+  ASSERT_EQ(model.topology().kind, TopologyKind::kRing);
+  const Eigen::Matrix3Xd ref = RegularRing(n, 1.0);
+  std::mt19937_64 rng(21);
+  Eigen::Matrix3Xd noisy = ref;
+  PerturbGaussian(1e-3, rng, noisy);
+  ProjectionOptions options;
+  options.tolerance = 1e-10;
+  options.max_iterations = 1000000;
+  Eigen::Matrix3Xd by_milc = noisy, by_shake = noisy;
+  auto milc = (*MakeConstraintSolver(Method::kMilcShake, model, options))
+                  ->ProjectPositions(ref, by_milc);
+  auto shake =
+      (*MakeConstraintSolver(Method::kShake, model, options))->ProjectPositions(ref, by_shake);
+  ASSERT_TRUE(milc->converged()) << milc->message;
+  EXPECT_LE(model.MaxRelativeViolation(by_milc), 1e-10);
+  EXPECT_LE(milc->iterations, 10);
+  EXPECT_TRUE(!shake->converged() || shake->iterations >= 10 * milc->iterations)
+      << "SHAKE " << shake->iterations << " vs MILC " << milc->iterations;
+}
+
+// Branched systems (a star of three limbs) need the matrix method; MILC refuses them by name.
+TEST(TreeTest, MatrixMethodSolvesBranchesAndMilcRefuses) {
+  Eigen::Matrix3Xd ref(3, 4);
+  ref << 0, 1, 0, 0,
+         0, 0, 1, 0,
+         0, 0, 0, 1;
+  auto model =
+      *ConstraintModel::Create(Eigen::VectorXd::Ones(4), {{0, 1, 1.0}, {0, 2, 1.0}, {0, 3, 1.0}});
+  EXPECT_EQ(ResolveAutoMethod(model), Method::kMatrix);
+  auto milc = MakeConstraintSolver(Method::kMilcShake, model, ProjectionOptions());
+  EXPECT_EQ(milc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(milc.status().message()), HasSubstr("TREE"));
+  Eigen::Matrix3Xd r = ref;
+  std::mt19937_64 rng(1);
+  PerturbGaussian(1e-2, rng, r);
+  auto summary = (*MakeConstraintSolver(Method::kMatrix, model, ProjectionOptions()))
+                     ->ProjectPositions(ref, r);
+  ASSERT_TRUE(summary->converged()) << summary->message;
+  EXPECT_LE(model.MaxRelativeViolation(r), 1e-10);
+}
+
+// A triangle squashed flat is rank-deficient: its three constraint gradients are dependent,
+// B W B^T is singular; the matrix method says so instead of returning garbage.
+TEST(RankDeficiencyTest, CollinearTriangleIsSingular) {
+  Eigen::Matrix3Xd ref(3, 3);
+  ref << 0, 1, 2,
+         0, 0, 0,
+         0, 0, 0;
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Ones(3),
+                                        {{0, 1, 1.0}, {1, 2, 1.0}, {0, 2, 2.0}});
+  Eigen::Matrix3Xd r = ref;
+  r(1, 1) = 1e-3;
+  auto summary = (*MakeConstraintSolver(Method::kMatrix, model, ProjectionOptions()))
+                     ->ProjectPositions(ref, r);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->outcome, ProjectionOutcome::kSingular);
+  EXPECT_EQ(summary->ToStatus().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(summary->message, HasSubstr("rank-deficient"));
+}
+
+TEST(FrozenTest, ViolatedConstraintBetweenFixedSitesIsInvalidArgument) {
+  auto model = *ConstraintModel::Create(Eigen::Vector3d(0.0, 0.0, 1.0), {{0, 1, 1.0}, {1, 2, 1.0}});
+  Eigen::Matrix3Xd r = StraightChain(3, 1.0);
+  r(0, 1) = 1.2;
+  for (Method m : {Method::kShake, Method::kMilcShake, Method::kMatrix}) {
+    auto s = (*MakeConstraintSolver(m, model, ProjectionOptions()))->ProjectPositions(r, r);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << MethodName(m);
+    EXPECT_THAT(std::string(s.status().message()), HasSubstr("constraints[0] joins fixed sites"));
+  }
+}
+
+}  // namespace
+}  // namespace ikd
