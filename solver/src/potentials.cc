@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <Eigen/Geometry>
+
 #include "absl/strings/str_cat.h"
 
 namespace ikd {
