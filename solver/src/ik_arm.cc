@@ -210,13 +210,15 @@ std::vector<double> Arm::AnglesFromSites(const Eigen::Matrix3Xd& sites) const {
 
 Eigen::Matrix3Xd Arm::HomeSites() const {
   if (!spec_.home_angles.empty()) return *SitesFromAngles(spec_.home_angles);
-  // A gentle zig-zag: a perfectly straight arm is a singular configuration.
+  // A gentle arc bending 1.5 rad in all: a straight arm is singular, and a zig-zag brings
+  // every other limb close to its neighbour's neighbour.
   std::vector<double> angles(num_angles(), 0.0);
+  const double bend = std::min(0.3, 1.5 / num_limbs());
   if (planar()) {
-    for (int k = 1; k < num_limbs(); ++k) angles[k] = (k % 2 ? 0.3 : -0.3);
+    for (int k = 1; k < num_limbs(); ++k) angles[k] = bend;
   } else {
     angles[0] = kPi / 2;
-    for (int k = 1; k < num_limbs(); ++k) angles[2 * k] = 0.3, angles[2 * k + 1] = (k % 2 ? kPi / 2 : -kPi / 2);
+    for (int k = 1; k < num_limbs(); ++k) angles[2 * k] = bend, angles[2 * k + 1] = kPi / 2;
   }
   return *SitesFromAngles(angles);
 }

@@ -48,8 +48,8 @@ struct ArmSpec {
   // Empty (all 1), or one per site (limbs.size() + 1): heavier sites move less in the
   // optimization and projection. Base and hand weights are ignored (they are fixed).
   std::vector<double> site_weights;
-  // Empty (a straight arm along the arm-frame x axis, slightly zig-zagged so that it is not
-  // singular), or home joint angles in the convention above (planar: limbs.size() values;
+  // Empty (an arc leaving along the arm-frame x axis, or up the z axis when spatial, bending by
+  // 1.5 rad in all, at most 0.3 rad per joint), or home joint angles in the convention above (planar: limbs.size() values;
   // spatial: 2 * limbs.size()).
   std::vector<double> home_angles;
 };
