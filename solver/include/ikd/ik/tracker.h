@@ -1,0 +1,145 @@
+// The Cartesian IK engine (Kastenmeier & Vesely 1996; Vesely 2013 sec. VII B):
+//  (a) the hand site is moved stepwise towards each target (sub-steps no longer than
+//      max_step_fraction of the shortest limb);
+//  (b) the interior sites, predicted from the previous steps, are projected back to exact limb
+//      lengths with the constraint engine (base and hand fixed); violated joint limits are
+//      added as distance constraints at their bound (active set) and projected again;
+//  (c) a stochastic optimization displaces interior sites at random, re-projects, and keeps a
+//      trial when the cost falls (obstacle and self clearance below the safety margin, joint
+//      motion, joint-limit violation); its step size follows the 1/5 success rule.
+//
+//   auto arm = ikd::ik::Arm::Create(spec);
+//   auto tracker = ikd::ik::ArmTracker::Create(*arm, &scene, options);
+//   for (const auto& target : targets) {
+//     auto step = tracker->StepTo(target);  // status, sites, angles, clearance, ...
+//   }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "ikd/constraints/solver.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "ikd/ik/trajectory.h"
+
+namespace ikd::ik {
+
+// Weights of the optimization cost. Lengths in metres, angles in radians.
+struct CostWeights {
+  double clearance = 1e6;     // per m^2 of (margin - obstacle clearance) below the margin
+  double self_clearance = 1e6;  // per m^2 of (margin - limb-limb clearance) below the margin
+  double velocity = 1.0;      // per m^2 of sum_i |r_i - r_i(previous step)|^2 (interior sites)
+  // per m^2 of sum_i |r_i - r_i(prev) - c (r_i(prev) - r_i(prev2))|^2, c the ratio of this
+  // hand step to the last one (capped at 1): the arm coasts no faster than its hand
+  double acceleration = 1.0;
+  double joint_limit = 1e4;   // per rad^2 of limit violation
+  double bending = 1e-3;      // per rad^2 of sum_k theta_k^2 over interior joints
+};
+
+struct IkOptions {
+  uint64_t seed = 1;              // the same seed reproduces the output bit for bit
+  int trials_per_step = 24;       // stochastic trials per sub-step (0 = plain projection)
+  double safety_margin = 0.01;    // m: clearance below this is penalized
+  double max_step_fraction = 0.1; // max hand move per sub-step, as a fraction of the shortest limb
+  double tolerance = 1e-12;       // relative limb-length tolerance (Bailey eq. 24)
+  double initial_sigma_fraction = 0.02;  // trial displacement, fraction of the shortest limb
+  CostWeights weights;
+
+  // OK, or InvalidArgument naming the field and its bound.
+  absl::Status Validate() const;
+};
+
+enum class StepStatus {
+  kReached,             // hand on the target, clear of obstacles, within limits
+  kClampedUnreachable,  // target outside the reachable shell; hand at the closest point
+  kInCollision,         // no collision-free configuration found for this step
+  kJointLimitBlocked,   // the limits could not be met; the arm holds its last valid pose
+};
+const char* StepStatusName(StepStatus status);
+
+struct IkStep {
+  double time = 0.0;
+  Eigen::Matrix3Xd sites;        // world frame, one column per site (base first, hand last)
+  std::vector<double> angles;    // see arm.h for the convention
+  double hand_error = 0.0;       // |hand - requested target| (m)
+  double clamp_distance = 0.0;   // distance from the requested target to the reachable shell
+  double min_clearance = 0.0;    // min over limbs of obstacle and self clearance (+inf: none)
+  double constraint_residual = 0.0;  // max relative limb-length violation
+  int iterations = 0;            // constraint-solver iterations in this step
+  int trials_accepted = 0;
+  StepStatus status = StepStatus::kReached;
+};
+
+class ArmTracker {
+ public:
+  // `scene` may be null (free space); arm and scene must outlive the tracker. `initial_sites`
+  // defaults to the arm's home configuration and must satisfy the limb lengths (1e-9).
+  static absl::StatusOr<ArmTracker> Create(const Arm& arm, const Scene* scene,
+                                           const IkOptions& options,
+                                           std::optional<Eigen::Matrix3Xd> initial_sites = {});
+
+  // Drives the hand to `target` (world frame) and returns the resulting step. Errors only for
+  // bad input (non-finite target); every numerical outcome is a status inside the step.
+  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time = 0.0);
+
+  const Eigen::Matrix3Xd& sites() const { return current_; }
+  // Cost of a configuration relative to the tracker's history (for tests and diagnostics).
+  double Cost(const Eigen::Matrix3Xd& sites) const;
+  // Min clearance of a configuration to the scene and between non-adjacent limbs.
+  double MinClearance(const Eigen::Matrix3Xd& sites) const;
+
+ private:
+  ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& options,
+             std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial);
+  Eigen::Vector3d ClampTarget(const Eigen::Vector3d& target) const;
+  bool SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step);
+  bool ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
+                         IkStep& step);
+  Eigen::Matrix3Xd StraightArm(const Eigen::Vector3d& hand, bool folded) const;
+  // A Jacobian-free way to a configuration with the hand at `hand`, for when the projection
+  // fails near full stretch; false if even that cannot be projected exactly.
+  bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkStep& step);
+  void Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step);
+  // Moves the movable ends of every limb closer than the margin to an obstacle or to another
+  // limb outwards along the separating normal; false when nothing is in the margin.
+  bool PushOutOfMargin(Eigen::Matrix3Xd& sites) const;
+  // Adds to `sites` the move of limb k's movable ends away from `away_from` when the limb is
+  // inside the (buffered) margin, scaled by `strength`.
+  void PushLimb(int k, const Shape& away_from, double strength, Eigen::Matrix3Xd& sites,
+                bool& moved) const;
+  void Commit(const Eigen::Matrix3Xd& sites);
+
+  const Arm* arm_;
+  const Scene* scene_;
+  IkOptions options_;
+  std::unique_ptr<ConstraintSolver> solver_;
+  Eigen::Matrix3Xd current_, previous_;  // the last two committed configurations
+  uint64_t step_index_ = 0;
+  std::mt19937_64 rng_;
+  double sigma_;
+  double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
+  std::vector<double> radii_;  // limb collision radii
+};
+
+// Samples the trajectory every `sample_period` (end included) and tracks it from
+// `initial_sites` (default: home). One IkStep per sample.
+absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
+                                                    const Trajectory& trajectory,
+                                                    double sample_period,
+                                                    const IkOptions& options,
+                                                    std::optional<Eigen::Matrix3Xd> initial_sites = {});
+
+// Single-pose IK: drives the hand from its initial position to `target` along a straight path
+// with the same machinery; the last step tells whether the target was reached.
+absl::StatusOr<IkStep> SolvePose(const Arm& arm, const Scene* scene, const Eigen::Vector3d& target,
+                                 const IkOptions& options,
+                                 std::optional<Eigen::Matrix3Xd> initial_sites = {});
+
+}  // namespace ikd::ik

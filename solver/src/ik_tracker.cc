@@ -1,0 +1,459 @@
+#include "ikd/ik/tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace ikd::ik {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr int kMaxBisections = 6;
+constexpr int kMaxLimitRounds = 6;
+constexpr int kPushTrials = 4;
+// The cost penalizes clearance below this multiple of the safety margin, so that the balance
+// against the smoothness terms settles outside the margin itself.
+constexpr double kMarginBuffer = 1.25;
+
+absl::Status RangeError(const char* field, const char* bound, double got) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " must be ", bound, ", got ", got));
+}
+
+// SplitMix64: decorrelates (seed, step) pairs so that each step draws its own stream.
+uint64_t MixSeed(uint64_t seed, uint64_t step) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (step + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double Square(double x) { return x * x; }
+
+}  // namespace
+
+absl::Status IkOptions::Validate() const {
+  if (trials_per_step < 0 || trials_per_step > 100000) {
+    return RangeError("trials_per_step", "in [0, 100000]", trials_per_step);
+  }
+  if (!std::isfinite(safety_margin) || safety_margin < 0.0) {
+    return RangeError("safety_margin", "finite and >= 0", safety_margin);
+  }
+  if (!std::isfinite(max_step_fraction) || max_step_fraction <= 0.0 || max_step_fraction > 1.0) {
+    return RangeError("max_step_fraction", "in (0, 1]", max_step_fraction);
+  }
+  if (!std::isfinite(tolerance) || tolerance < 1e-15 || tolerance > 1e-3) {
+    return RangeError("tolerance", "in [1e-15, 1e-3]", tolerance);
+  }
+  if (!std::isfinite(initial_sigma_fraction) || initial_sigma_fraction <= 0.0 ||
+      initial_sigma_fraction > 0.5) {
+    return RangeError("initial_sigma_fraction", "in (0, 0.5]", initial_sigma_fraction);
+  }
+  const std::pair<const char*, double> weights[] = {
+      {"weights.clearance", this->weights.clearance},
+      {"weights.self_clearance", this->weights.self_clearance},
+      {"weights.velocity", this->weights.velocity},
+      {"weights.acceleration", this->weights.acceleration},
+      {"weights.joint_limit", this->weights.joint_limit},
+      {"weights.bending", this->weights.bending}};
+  for (const auto& [name, value] : weights) {
+    if (!std::isfinite(value) || value < 0.0) return RangeError(name, "finite and >= 0", value);
+  }
+  return absl::OkStatus();
+}
+
+const char* StepStatusName(StepStatus status) {
+  switch (status) {
+    case StepStatus::kReached: return "REACHED";
+    case StepStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
+    case StepStatus::kInCollision: return "IN_COLLISION_NO_ESCAPE_FOUND";
+    case StepStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
+  }
+  return "UNKNOWN";
+}
+
+absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const Scene* scene,
+                                              const IkOptions& options,
+                                              std::optional<Eigen::Matrix3Xd> initial_sites) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  Eigen::Matrix3Xd initial = initial_sites ? *std::move(initial_sites) : arm.HomeSites();
+  const ConstraintModel& model = arm.chain_model();
+  if (absl::Status s = model.CheckCoordinates(initial, "initial_sites"); !s.ok()) return s;
+  if (model.MaxRelativeViolation(initial) > 1e-9) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "initial_sites: limb lengths violated by ", model.MaxRelativeViolation(initial),
+        " (relative), more than 1e-9"));
+  }
+  if ((initial.col(0) - arm.base()).norm() > 1e-9 * arm.max_reach()) {
+    return absl::InvalidArgumentError("initial_sites[0] must be at the arm's base position");
+  }
+  ProjectionOptions projection;
+  projection.tolerance = options.tolerance;
+  projection.max_iterations = 200;
+  auto solver = MakeConstraintSolver(Method::kMilcShake, model, projection);
+  if (!solver.ok()) return solver.status();
+  return ArmTracker(arm, scene, options, *std::move(solver), std::move(initial));
+}
+
+ArmTracker::ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& options,
+                       std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial)
+    : arm_(&arm),
+      scene_(scene),
+      options_(options),
+      solver_(std::move(solver)),
+      current_(initial),
+      previous_(std::move(initial)),
+      sigma_(options.initial_sigma_fraction * arm.shortest_limb()) {
+  for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
+}
+
+Eigen::Vector3d ArmTracker::ClampTarget(const Eigen::Vector3d& target) const {
+  Eigen::Vector3d p_B = arm_->ToArmFrame(target);
+  if (arm_->planar()) p_B.z() = 0.0;  // the closest point of the arm's plane
+  const double r = p_B.norm();
+  if (r > arm_->max_reach()) p_B *= arm_->max_reach() / r;
+  if (r < arm_->min_reach()) {
+    // Straight out along the current hand direction when the target sits on the base.
+    Eigen::Vector3d dir = r > 1e-12 * arm_->max_reach()
+                              ? Eigen::Vector3d(p_B / r)
+                              : arm_->ToArmFrame(current_.col(arm_->hand()));
+    if (arm_->planar()) dir.z() = 0.0;
+    if (dir.norm() < 1e-300) dir = Eigen::Vector3d::UnitX();
+    p_B = dir.normalized() * arm_->min_reach();
+  }
+  return arm_->ToWorld(p_B);
+}
+
+Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folded) const {
+  // Collinear along base -> hand: stretched (every limb outwards) or, at the minimal reach,
+  // folded (the longest limb outwards, all others back towards the base).
+  const auto& limbs = arm_->spec().limbs;
+  int longest = 0;
+  for (int k = 1; k < arm_->num_limbs(); ++k) {
+    if (limbs[k].length > limbs[longest].length) longest = k;
+  }
+  Eigen::Vector3d dir = hand - arm_->base();
+  if (dir.norm() < 1e-300) dir = arm_->R_WB().col(0);
+  dir.normalize();
+  Eigen::Matrix3Xd sites(3, arm_->num_sites());
+  sites.col(0) = arm_->base();
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    const double sign = !folded || k == longest ? 1.0 : -1.0;
+    sites.col(k + 1) = sites.col(k) + sign * limbs[k].length * dir;
+  }
+  return sites;
+}
+
+double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
+  double clearance = MinSelfClearance(sites, radii_);
+  if (scene_ == nullptr) return clearance;
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    clearance =
+        std::min(clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+  }
+  return clearance;
+}
+
+double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const {
+  const CostWeights& w = options_.weights;
+  const double margin = kMarginBuffer * options_.safety_margin;
+  const auto& limbs = arm_->spec().limbs;
+  double cost = 0.0;
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    if (scene_ != nullptr && w.clearance > 0.0) {
+      const double d = scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), limbs[k].radius);
+      cost += w.clearance * Square(std::max(0.0, margin - d));
+    }
+    if (w.self_clearance == 0.0) continue;
+    const Eigen::Vector3d center_k = 0.5 * (sites.col(k) + sites.col(k + 1));
+    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
+      // Bounding spheres rule out most pairs before the exact segment distance.
+      const double bound = (center_k - 0.5 * (sites.col(m) + sites.col(m + 1))).norm() -
+                           0.5 * (limbs[k].length + limbs[m].length) - limbs[k].radius -
+                           limbs[m].radius;
+      if (bound >= margin) continue;
+      const double d = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(m),
+                                              sites.col(m + 1)) -
+                       limbs[k].radius - limbs[m].radius;
+      cost += w.self_clearance * Square(std::max(0.0, margin - d));
+    }
+  }
+  for (int i = 1; i < arm_->hand(); ++i) {
+    cost += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm();
+    const Eigen::Vector3d coasting = current_.col(i) + momentum_ * (current_.col(i) - previous_.col(i));
+    cost += w.acceleration * (sites.col(i) - coasting).squaredNorm();
+  }
+  if (w.joint_limit > 0.0) cost += w.joint_limit * Square(arm_->LimitViolation(sites));
+  if (w.bending > 0.0) {
+    // Bailey eq. 22's elastic-filament energy keeps a long arm from curling up on itself.
+    for (int k = 1; k < arm_->num_limbs(); ++k) cost += w.bending * Square(arm_->JointAngle(sites, k));
+  }
+  return cost;
+}
+
+bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
+                                   IkStep& step) {
+  auto summary = solver_->ProjectPositions(reference, sites);
+  if (!summary.ok() || !summary->converged()) return false;
+  step.iterations += summary->iterations;
+  const auto& limits = arm_->spec().joint_limits;
+  if (limits.empty()) return true;
+  // Active set: a violated limit becomes a distance constraint across the joint at its bound.
+  std::vector<DistanceConstraint> constraints = arm_->chain_model().constraints();
+  std::vector<bool> active(limits.size(), false);
+  for (int round = 0; round < kMaxLimitRounds; ++round) {
+    bool added = false;
+    for (size_t j = 0; j < limits.size(); ++j) {
+      if (!limits[j] || active[j]) continue;
+      const int k = static_cast<int>(j) + 1;
+      const double angle = arm_->JointAngle(sites, k);
+      const double excess = std::max(limits[j]->min - angle, angle - limits[j]->max);
+      if (excess <= 1e-12) continue;
+      const double bound = angle > limits[j]->max ? limits[j]->max : limits[j]->min;
+      constraints.push_back({k - 1, k + 1, arm_->SpanAtBend(k, std::abs(bound))});
+      active[j] = added = true;
+    }
+    if (!added) return arm_->LimitViolation(sites) <= 1e-9;
+    auto model = ConstraintModel::Create(arm_->chain_model().inverse_masses(), constraints);
+    if (!model.ok()) return false;
+    ProjectionOptions projection;
+    projection.tolerance = options_.tolerance;
+    projection.max_iterations = 200;
+    auto solver = MakeConstraintSolver(Method::kMatrix, *model, projection);
+    if (!solver.ok()) return false;
+    auto limited = (*solver)->ProjectPositions(reference, sites);
+    if (!limited.ok() || !limited->converged()) return false;
+    step.iterations += limited->iterations;
+  }
+  return arm_->LimitViolation(sites) <= 1e-9;
+}
+
+void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
+                          Eigen::Matrix3Xd& sites, bool& moved) const {
+  const double margin = kMarginBuffer * options_.safety_margin;
+  const CapsuleApproach approach =
+      ClosestApproach(away_from, sites.col(k), sites.col(k + 1), radii_[k]);
+  if (approach.distance >= margin) return;
+  // d clearance / d r_k = (1 - t) n and / d r_{k+1} = t n (envelope theorem); overshoot a
+  // little so that the re-projection, which pulls back, still leaves the margin.
+  const double gap = strength * 1.5 * (margin - approach.distance);
+  Eigen::Vector3d n = approach.normal;
+  if (arm_->planar()) n -= n.dot(arm_->R_WB().col(2)) * arm_->R_WB().col(2);
+  const Eigen::VectorXd& w = arm_->chain_model().inverse_masses();
+  if (w[k] > 0.0) sites.col(k) += gap * (1.0 - approach.t) * n;
+  if (w[k + 1] > 0.0) sites.col(k + 1) += gap * approach.t * n;
+  moved = moved || w[k] > 0.0 || w[k + 1] > 0.0;
+}
+
+bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) const {
+  bool moved = false;
+  const Eigen::Matrix3Xd before = sites;  // every push is computed on the same configuration
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    if (scene_ != nullptr && scene_->size() > 0) {
+      int closest = -1;
+      scene_->MinSignedDistance(before.col(k), before.col(k + 1), radii_[k], &closest);
+      if (closest >= 0) PushLimb(k, scene_->obstacles()[closest].shape, 1.0, sites, moved);
+    }
+    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
+      // Two limbs share the way out: each moves half the gap away from the other.
+      PushLimb(k, Capsule{before.col(m), before.col(m + 1), radii_[m]}, 0.5, sites, moved);
+      PushLimb(m, Capsule{before.col(k), before.col(k + 1), radii_[k]}, 0.5, sites, moved);
+    }
+  }
+  return moved;
+}
+
+void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step) {
+  if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  const Eigen::Matrix3d R_WB = arm_->R_WB();
+  const Eigen::VectorXd& w = arm_->chain_model().inverse_masses();
+  const double w_max = w.maxCoeff();
+  const double limb = arm_->shortest_limb();
+  // Trial moves scale with the hand's own move, so a slow hand never gets a jerking arm.
+  const double sigma_min = 1e-9 * limb;
+  const double sigma_max =
+      std::min(options_.max_step_fraction * limb, std::max(2.0 * hand_step, 0.01 * limb));
+  sigma_ = std::clamp(sigma_, sigma_min, sigma_max);
+  double cost = Cost(sites);
+  // Trials that push limbs out of the margin along the obstacle normal come first, then random
+  // ones; either kind is re-projected and kept only when the cost falls.
+  for (int push = 0; push < kPushTrials; ++push) {
+    Eigen::Matrix3Xd candidate = sites;
+    if (!PushOutOfMargin(candidate)) break;
+    IkStep scratch;
+    const double candidate_cost =
+        ProjectWithLimits(sites, candidate, scratch) ? Cost(candidate) : kInfinity;
+    step.iterations += scratch.iterations;
+    if (!(candidate_cost < cost)) break;
+    sites = std::move(candidate);
+    cost = candidate_cost;
+    ++step.trials_accepted;
+  }
+  for (int trial = 0; trial < options_.trials_per_step; ++trial) {
+    Eigen::Matrix3Xd candidate = sites;
+    for (int i = 1; i < arm_->hand(); ++i) {
+      Eigen::Vector3d kick(gauss(rng_), gauss(rng_), arm_->planar() ? 0.0 : gauss(rng_));
+      candidate.col(i) += (sigma_ * std::sqrt(w[i] / w_max)) * (R_WB * kick);
+    }
+    IkStep scratch;
+    const bool ok = ProjectWithLimits(sites, candidate, scratch);
+    const double candidate_cost = ok ? Cost(candidate) : kInfinity;
+    if (candidate_cost < cost) {
+      sites = std::move(candidate);
+      cost = candidate_cost;
+      ++step.trials_accepted;
+      sigma_ = std::min(sigma_max, sigma_ * 1.5);  // 1/5 success rule: grow on success ...
+    } else {
+      sigma_ = std::max(sigma_min, sigma_ * std::pow(1.5, -0.25));  // ... shrink on failure
+    }
+    step.iterations += scratch.iterations;
+  }
+}
+
+void ArmTracker::Commit(const Eigen::Matrix3Xd& sites) {
+  previous_ = current_;
+  current_ = sites;
+}
+
+bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
+                              IkStep& step) {
+  // Near full stretch the linearized projection is (nearly) singular. FABRIK-style reaching
+  // sweeps (hand to base placing each site at its limb length, then base to hand) need no
+  // Jacobian; a small sideways kink first breaks the symmetry of a straight arm.
+  const int h = arm_->hand();
+  const auto& limbs = arm_->spec().limbs;
+  sites = current_;
+  const Eigen::Vector3d axis = (hand - arm_->base()).normalized();
+  Eigen::Vector3d side = arm_->planar() ? arm_->R_WB().col(2).cross(axis)
+                                        : axis.unitOrthogonal();
+  for (int i = 1; i < h; ++i) sites.col(i) += (i % 2 ? 1e-3 : -1e-3) * limbs[i].length * side;
+  for (int sweep = 0; sweep < 500; ++sweep) {
+    sites.col(h) = hand;
+    for (int i = h - 1; i > 0; --i) {
+      const Eigen::Vector3d d = sites.col(i) - sites.col(i + 1);
+      if (d.norm() > 0.0) sites.col(i) = sites.col(i + 1) + limbs[i].length * d.normalized();
+    }
+    for (int i = 1; i <= h; ++i) {
+      const Eigen::Vector3d d = sites.col(i) - sites.col(i - 1);
+      if (d.norm() > 0.0) sites.col(i) = sites.col(i - 1) + limbs[i - 1].length * d.normalized();
+    }
+    if ((sites.col(h) - hand).norm() <= 1e-3 * arm_->shortest_limb()) break;
+  }
+  // Finish exactly: the hand on its target, then a projection from this near-solution.
+  const Eigen::Matrix3Xd reference = sites;
+  sites.col(h) = hand;
+  return ProjectWithLimits(reference, sites, step);
+}
+
+bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
+  const int h = arm_->hand();
+  const double distance = (hand - arm_->base()).norm();
+  const bool stretched = distance >= arm_->max_reach() * (1.0 - 1e-9);
+  const bool folded = arm_->min_reach() > 0.0 && distance <= arm_->min_reach() * (1.0 + 1e-9);
+  if (stretched || folded || h == 1) {
+    // On the reach shell the only solution is collinear (the projection is singular there).
+    Eigen::Matrix3Xd straight = StraightArm(hand, folded && !stretched);
+    if (h == 1 || arm_->LimitViolation(straight) <= 1e-9) {
+      Commit(straight);
+      return true;
+    }
+    return false;
+  }
+  // (b) predict interior sites by extrapolating the last two steps, then project.
+  // The extrapolation is scaled by this hand step over the last one: a hand that slows down
+  // (the end of a path) must not be overrun by the arm's momentum.
+  const double hand_step = (hand - current_.col(h)).norm();
+  const double last_step = (current_.col(h) - previous_.col(h)).norm();
+  momentum_ = last_step > 0.0 ? std::min(1.0, hand_step / last_step) : 0.0;
+  Eigen::Matrix3Xd predicted = current_ + momentum_ * (current_ - previous_);
+  predicted.col(0) = arm_->base();
+  predicted.col(h) = hand;
+  if (!ProjectWithLimits(current_, predicted, step)) {
+    predicted = current_;
+    predicted.col(h) = hand;
+    if (!ProjectWithLimits(current_, predicted, step) && !ReachFallback(hand, predicted, step)) {
+      if (depth >= kMaxBisections) return false;
+      const Eigen::Vector3d middle = 0.5 * (current_.col(h) + hand);
+      return SubStep(middle, depth + 1, step) && SubStep(hand, depth + 1, step);
+    }
+  }
+  // (c) stochastic optimization of obstacle clearance, smoothness and limits.
+  Optimize(hand_step, predicted, step);
+  Commit(predicted);
+  return true;
+}
+
+absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
+  if (!target.allFinite()) return absl::InvalidArgumentError("target must be finite");
+  rng_.seed(MixSeed(options_.seed, step_index_++));
+  IkStep step;
+  step.time = time;
+  const Eigen::Vector3d goal = ClampTarget(target);
+  const Eigen::Vector3d start = current_.col(arm_->hand());
+  const double max_step = options_.max_step_fraction * arm_->shortest_limb();
+  const int sub_steps = std::max(1, static_cast<int>(std::ceil((goal - start).norm() / max_step)));
+  bool blocked = false;
+  for (int s = 1; s <= sub_steps && !blocked; ++s) {
+    blocked = !SubStep(start + (goal - start) * (double(s) / sub_steps), 0, step);
+  }
+  step.sites = current_;
+  step.angles = arm_->AnglesFromSites(current_);
+  step.hand_error = (current_.col(arm_->hand()) - target).norm();
+  step.clamp_distance = (goal - target).norm();
+  step.min_clearance = MinClearance(current_);
+  step.constraint_residual = arm_->chain_model().MaxRelativeViolation(current_);
+  const double goal_distance = (goal - arm_->base()).norm();
+  const bool on_shell = arm_->num_limbs() > 1 &&
+                        (goal_distance >= arm_->max_reach() * (1.0 - 1e-9) ||
+                         goal_distance <= arm_->min_reach() * (1.0 + 1e-9));
+  if (blocked) {
+    step.status = StepStatus::kJointLimitBlocked;
+  } else if (step.min_clearance < 0.0) {
+    step.status = StepStatus::kInCollision;
+  } else if (step.clamp_distance > 1e-12 * arm_->max_reach() || on_shell) {
+    step.status = StepStatus::kClampedUnreachable;
+  }
+  return step;
+}
+
+absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
+                                                    const Trajectory& trajectory,
+                                                    double sample_period,
+                                                    const IkOptions& options,
+                                                    std::optional<Eigen::Matrix3Xd> initial_sites) {
+  auto times = trajectory.SampleTimes(sample_period);
+  if (!times.ok()) return times.status();
+  auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
+  if (!tracker.ok()) return tracker.status();
+  std::vector<IkStep> steps;
+  steps.reserve(times->size());
+  const double max_step = options.max_step_fraction * arm.shortest_limb();
+  double previous = times->front();
+  for (double t : *times) {
+    // Intermediate hand positions follow the path itself, not the chord between samples.
+    auto sub_times = trajectory.SubSteps(previous, t, max_step);
+    if (!sub_times.ok()) return sub_times.status();
+    for (size_t k = 0; k + 1 < sub_times->size(); ++k) {
+      if (auto s = tracker->StepTo(trajectory.PositionAt((*sub_times)[k])); !s.ok()) {
+        return s.status();
+      }
+    }
+    auto step = tracker->StepTo(trajectory.PositionAt(t), t);
+    if (!step.ok()) return step.status();
+    steps.push_back(*std::move(step));
+    previous = t;
+  }
+  return steps;
+}
+
+absl::StatusOr<IkStep> SolvePose(const Arm& arm, const Scene* scene, const Eigen::Vector3d& target,
+                                 const IkOptions& options,
+                                 std::optional<Eigen::Matrix3Xd> initial_sites) {
+  auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
+  if (!tracker.ok()) return tracker.status();
+  return tracker->StepTo(target);
+}
+
+}  // namespace ikd::ik

@@ -1,0 +1,294 @@
+#include "ikd/ik/tracker.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numbers>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ikd::ik {
+namespace {
+
+using ::testing::HasSubstr;
+constexpr double kPi = std::numbers::pi;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+Arm PlanarArm(int n, double total = 1.4) {
+  ArmSpec spec;
+  for (int k = 0; k < n; ++k) spec.limbs.push_back({total / n, 0.01});
+  return *Arm::Create(spec);
+}
+
+Arm SpatialArm(int n, double total = 1.4) {
+  ArmSpec spec;
+  spec.planar = false;
+  for (int k = 0; k < n; ++k) spec.limbs.push_back({total / n, 0.01});
+  return *Arm::Create(spec);
+}
+
+// Largest change of any joint angle (radians, wrapped) between consecutive steps, per unit of
+// hand motion measured in shortest-limb lengths: a joint jump shows up as a large ratio.
+// Paths stay between 0.4 and 0.8 of the reach, where no fold is forced.
+double WorstAngleRatePerHandStep(const Arm& arm, const std::vector<IkStep>& steps) {
+  double worst = 0.0;
+  for (size_t s = 1; s < steps.size(); ++s) {
+    const double hand = (steps[s].sites.col(arm.hand()) - steps[s - 1].sites.col(arm.hand())).norm();
+    double change = 0.0;
+    for (int k = 1; k < arm.num_limbs(); ++k) {
+      const double d = arm.JointAngle(steps[s].sites, k) - arm.JointAngle(steps[s - 1].sites, k);
+      change = std::max(change, std::abs(std::remainder(d, 2 * kPi)));
+    }
+    if (hand > 1e-12) worst = std::max(worst, change / (hand / arm.shortest_limb()));
+  }
+  return worst;
+}
+
+struct PathCase {
+  const char* name;
+  int limbs;
+  bool planar;
+  int path;  // 0 line, 1 circle, 2 polyline
+};
+
+class FreeSpaceTest : public ::testing::TestWithParam<PathCase> {};
+
+Trajectory MakePath(int path) {
+  switch (path) {
+    case 0:
+      return *Trajectory::Line({1.0, -0.3, 0.0}, {0.5, 0.7, 0.0}, 2.0);
+    case 1:
+      return *Trajectory::Arc({0.8, 0.2, 0.0}, {0, 0, 1}, {1.05, 0.2, 0.0}, 2 * kPi, 3.0);
+    default:
+      return *Trajectory::Polyline({{0.9, 0.0, 0.0}, {0.6, 0.6, 0.0}, {0.2, 0.8, 0.0},
+                                    {0.7, 0.3, 0.0}},
+                                   0.5);
+  }
+}
+
+// Issue 3: on reachable paths the hand error is <= 1e-9 x reach at every sample, limb lengths
+// hold to 1e-10 relative, and no joint jumps: the angle change per 5 ms sample stays below 10
+// rad per shortest-limb length of hand motion (measured <= 7.9; a joint flip, ~pi per sample,
+// would give 85-600).
+TEST_P(FreeSpaceTest, FollowsPathExactlyAndSmoothly) {
+  const PathCase c = GetParam();
+  const Arm arm = c.planar ? PlanarArm(c.limbs) : SpatialArm(c.limbs);
+  IkOptions options;
+  options.seed = 17;
+  auto steps = SolveTrajectory(arm, nullptr, MakePath(c.path), 0.005, options);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  for (const IkStep& s : *steps) {
+    ASSERT_EQ(s.status, StepStatus::kReached) << StepStatusName(s.status) << " at t=" << s.time;
+    EXPECT_LE(s.hand_error, 1e-9 * arm.max_reach()) << "t=" << s.time;
+    EXPECT_LE(s.constraint_residual, 1e-10) << "t=" << s.time;
+    EXPECT_TRUE(s.sites.allFinite());
+  }
+  EXPECT_LT(WorstAngleRatePerHandStep(arm, *steps), 10.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Arms, FreeSpaceTest,
+    ::testing::Values(PathCase{"planar3_line", 3, true, 0}, PathCase{"planar3_circle", 3, true, 1},
+                      PathCase{"planar7_line", 7, true, 0}, PathCase{"planar7_circle", 7, true, 1},
+                      PathCase{"planar7_polyline", 7, true, 2},
+                      PathCase{"planar20_circle", 20, true, 1},
+                      PathCase{"planar20_polyline", 20, true, 2},
+                      PathCase{"spatial6_line", 6, false, 0},
+                      PathCase{"spatial6_circle", 6, false, 1},
+                      PathCase{"spatial6_polyline", 6, false, 2}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// A 7-link planar arm (limbs 0.2 m, radius 0.02 m) whose hand sweeps in 100 steps from a to b
+// (default: x = 0.8 m from y = -0.5 to y = 0.6, past a pillar).
+struct SweepResult {
+  double min_obstacle_clearance = kInfinity;  // over all steps and limbs
+  double min_self_clearance = kInfinity;
+  double max_limit_violation = 0.0;
+  double max_hand_error = 0.0;
+  int not_reached = 0;
+  std::vector<IkStep> steps;
+};
+Arm SevenLink(std::vector<std::optional<JointLimit>> limits = {}) {
+  ArmSpec spec;
+  for (int k = 0; k < 7; ++k) spec.limbs.push_back({0.2, 0.02});
+  spec.joint_limits = std::move(limits);
+  return *Arm::Create(spec);
+}
+
+SweepResult Sweep(const Arm& arm, Scene* scene, const IkOptions& options,
+                  const std::function<void(int, Scene&)>& move_scene = {},
+                  const Eigen::Vector3d& a = {0.8, -0.5, 0.0},
+                  const Eigen::Vector3d& b = {0.8, 0.6, 0.0}) {
+  SweepResult r;
+  auto tracker = ArmTracker::Create(arm, scene, options);
+  EXPECT_TRUE(tracker.ok()) << tracker.status();
+  std::vector<double> radii(arm.num_limbs(), 0.02);
+  for (int s = 0; s <= 100; ++s) {
+    if (move_scene) move_scene(s, *scene);
+    auto step = tracker->StepTo(a + (b - a) * (s / 100.0), s * 0.01);
+    EXPECT_TRUE(step.ok());
+    for (int k = 0; k < arm.num_limbs() && scene != nullptr; ++k) {
+      r.min_obstacle_clearance = std::min(
+          r.min_obstacle_clearance,
+          scene->MinSignedDistance(step->sites.col(k), step->sites.col(k + 1), radii[k]));
+    }
+    r.min_self_clearance = std::min(r.min_self_clearance, MinSelfClearance(step->sites, radii));
+    r.max_limit_violation = std::max(r.max_limit_violation, arm.LimitViolation(step->sites));
+    r.max_hand_error = std::max(r.max_hand_error, step->hand_error);
+    if (step->status != StepStatus::kReached) ++r.not_reached;
+    r.steps.push_back(*std::move(step));
+  }
+  return r;
+}
+
+IkOptions Plain() {
+  IkOptions o;
+  o.trials_per_step = 0;
+  o.safety_margin = 0.02;
+  return o;
+}
+
+IkOptions Optimized(uint64_t seed = 1) {
+  IkOptions o;
+  o.seed = seed;
+  o.safety_margin = 0.02;
+  return o;
+}
+
+// Kastenmeier & Vesely step (c): plain projection (a)+(b) drives limbs through a pillar; the
+// stochastic optimization keeps every limb clear of it by the 0.02 m margin at every step.
+TEST(ObstacleTest, OptimizerKeepsLimbsOutOfThePillar) {
+  // Pillars (x, y, radius) that the plain projection crosses.
+  for (const Eigen::Vector3d& pillar : {Eigen::Vector3d(0.5, 0.3, 0.08),
+                                        Eigen::Vector3d(0.4, -0.1, 0.1),
+                                        Eigen::Vector3d(0.3, 0.3, 0.1)}) {
+    auto scene = *Scene::Create(
+        {{"pillar", Capsule{{pillar.x(), pillar.y(), -1}, {pillar.x(), pillar.y(), 1}, pillar.z()}}});
+    const Arm arm = SevenLink();
+    EXPECT_LT(Sweep(arm, &scene, Plain()).min_obstacle_clearance, 0.0);
+    const SweepResult optimized = Sweep(arm, &scene, Optimized());
+    EXPECT_GE(optimized.min_obstacle_clearance, 0.02);
+    EXPECT_GE(optimized.min_self_clearance, 0.02);
+    EXPECT_EQ(optimized.not_reached, 0);
+    EXPECT_LE(optimized.max_hand_error, 1e-9 * arm.max_reach());
+  }
+}
+
+// Pulling the hand in next to the base makes the plain projection fold non-adjacent limbs
+// across each other (planar self-collision, clearance -2 r = -0.04 m); the optimizer curls the
+// arm instead and keeps the limbs apart by the margin.
+TEST(ObstacleTest, OptimizerAvoidsSelfCollision) {
+  const Arm arm = SevenLink();
+  const Eigen::Vector3d from(0.9, 0.0, 0.0), to(0.1, 0.05, 0.0);
+  EXPECT_LT(Sweep(arm, nullptr, Plain(), {}, from, to).min_self_clearance, 0.0);
+  const SweepResult optimized = Sweep(arm, nullptr, Optimized(), {}, from, to);
+  EXPECT_GE(optimized.min_self_clearance, 0.02);
+  EXPECT_EQ(optimized.not_reached, 0);
+}
+
+// A ball moving towards the arm between steps (1 cm per step): the arm gives way and stays
+// clear by the margin while the hand keeps tracking.
+TEST(ObstacleTest, MovingObstacleIsAvoided) {
+  auto scene = *Scene::Create({{"ball", Sphere{{0.2, 0.9, 0.0}, 0.06}}});
+  const SweepResult r = Sweep(SevenLink(), &scene, Optimized(), [](int s, Scene& sc) {
+    if (s > 0) {
+      ASSERT_TRUE(sc.Move("ball", Eigen::Vector3d(0.0, -0.01, 0.0)).ok());
+    }
+  });
+  EXPECT_GE(r.min_obstacle_clearance, 0.02);
+  EXPECT_EQ(r.not_reached, 0);
+}
+
+// Joint limits of +-50 degrees are never exceeded (violation <= 1e-9 rad) along the sweep.
+TEST(JointLimitTest, LimitsAreNeverExceeded) {
+  std::vector<std::optional<JointLimit>> limits(6, JointLimit{-0.87, 0.87});
+  const Arm arm = SevenLink(limits);
+  const SweepResult r = Sweep(arm, nullptr, Optimized());
+  EXPECT_LE(r.max_limit_violation, 1e-9);
+  EXPECT_EQ(r.not_reached, 0);
+}
+
+// Beyond reach the hand stops at the closest reachable point (error = |target| - reach); at
+// exactly full reach the arm is straight (singular Jacobian) and finite; the stream goes on.
+TEST(ReachTest, UnreachableAndExactlyAtReachAreClampedAndFinite) {
+  const Arm arm = SevenLink();
+  auto tracker = *ArmTracker::Create(arm, nullptr, Optimized());
+  auto far = *tracker.StepTo({3.0, 0.0, 0.0});
+  EXPECT_EQ(far.status, StepStatus::kClampedUnreachable);
+  EXPECT_NEAR(far.hand_error, 3.0 - 1.4, 1e-12);
+  EXPECT_NEAR(far.clamp_distance, 1.6, 1e-12);
+  EXPECT_TRUE(far.sites.allFinite());
+  EXPECT_LE(far.constraint_residual, 1e-10);
+  auto at_reach = *tracker.StepTo({0.0, 1.4, 0.0});
+  EXPECT_EQ(at_reach.status, StepStatus::kClampedUnreachable);
+  EXPECT_LE(at_reach.hand_error, 1e-9 * 1.4);
+  EXPECT_TRUE(at_reach.sites.allFinite());
+  EXPECT_LE(at_reach.constraint_residual, 1e-10);
+  auto back = *tracker.StepTo({0.5, 0.5, 0.0});
+  EXPECT_EQ(back.status, StepStatus::kReached);
+  EXPECT_LE(back.hand_error, 1e-9 * 1.4);
+}
+
+// Inside the minimal reach (a long first limb folds back onto itself at best): clamped to the
+// inner shell, |hand| = 2 * 1.0 - 1.5 = 0.5.
+TEST(ReachTest, InsideMinimalReachIsClamped) {
+  ArmSpec spec;
+  spec.limbs = {{1.0, 0.0}, {0.3, 0.0}, {0.2, 0.0}};
+  auto arm = *Arm::Create(spec);
+  auto step = *SolvePose(arm, nullptr, {0.1, 0.0, 0.0}, Optimized());
+  EXPECT_EQ(step.status, StepStatus::kClampedUnreachable);
+  EXPECT_NEAR(step.sites.col(3).norm(), 0.5, 1e-9);
+  EXPECT_TRUE(step.sites.allFinite());
+}
+
+// Determinism: the same seed reproduces every byte; another seed gives another valid path.
+TEST(DeterminismTest, SeedReproducesBitsAndOtherSeedsDiffer) {
+  auto scene = *Scene::Create({{"pillar", Capsule{{0.5, 0.3, -1}, {0.5, 0.3, 1}, 0.08}}});
+  const Arm arm = SevenLink();
+  const SweepResult a = Sweep(arm, &scene, Optimized(5));
+  const SweepResult b = Sweep(arm, &scene, Optimized(5));
+  const SweepResult c = Sweep(arm, &scene, Optimized(6));
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  bool differs = false;
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(0, std::memcmp(a.steps[s].sites.data(), b.steps[s].sites.data(),
+                             sizeof(double) * a.steps[s].sites.size()));
+    differs = differs || a.steps[s].sites != c.steps[s].sites;
+  }
+  EXPECT_TRUE(differs);
+  EXPECT_EQ(c.not_reached, 0);
+  EXPECT_GE(c.min_obstacle_clearance, 0.02);
+}
+
+// Single-pose IK from home reaches a target anywhere inside the shell (error <= 1e-9 reach).
+TEST(SolvePoseTest, ReachesTargetFromHome) {
+  const Arm arm = SpatialArm(6);
+  auto step = SolvePose(arm, nullptr, {0.3, -0.6, 0.8}, Optimized());
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->status, StepStatus::kReached);
+  EXPECT_LE(step->hand_error, 1e-9 * arm.max_reach());
+  EXPECT_LE(step->constraint_residual, 1e-10);
+}
+
+TEST(BadInputTest, ErrorsNameTheField) {
+  const Arm arm = SevenLink();
+  auto tracker = *ArmTracker::Create(arm, nullptr, Optimized());
+  EXPECT_THAT(std::string(tracker.StepTo({NAN, 0, 0}).status().message()), HasSubstr("target"));
+  IkOptions bad = Optimized();
+  bad.safety_margin = -1.0;
+  EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
+              HasSubstr("safety_margin must be finite and >= 0"));
+  bad = Optimized();
+  bad.weights.velocity = NAN;
+  EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
+              HasSubstr("weights.velocity"));
+  Eigen::Matrix3Xd stretched = arm.HomeSites();
+  stretched(0, 3) += 0.1;
+  EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, Optimized(), stretched).status().message()),
+              HasSubstr("initial_sites: limb lengths violated"));
+}
+
+}  // namespace
+}  // namespace ikd::ik
