@@ -37,6 +37,10 @@ absl::Status IkOptions::Validate() const {
   if (trials_per_step < 0 || trials_per_step > 100000) {
     return RangeError("trials_per_step", "in [0, 100000]", trials_per_step);
   }
+  if (!std::isfinite(time_budget_seconds) || time_budget_seconds < 0.0 ||
+      time_budget_seconds > 3600.0) {
+    return RangeError("time_budget_seconds", "in [0, 3600]", time_budget_seconds);
+  }
   if (!std::isfinite(safety_margin) || safety_margin < 0.0) {
     return RangeError("safety_margin", "finite and >= 0", safety_margin);
   }
@@ -291,7 +295,9 @@ void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& ste
     cost = candidate_cost;
     ++step.trials_accepted;
   }
+  const bool budgeted = options_.time_budget_seconds > 0.0;
   for (int trial = 0; trial < options_.trials_per_step; ++trial) {
+    if (budgeted && std::chrono::steady_clock::now() >= deadline_) break;
     Eigen::Matrix3Xd candidate = sites;
     for (int i = 1; i < arm_->hand(); ++i) {
       Eigen::Vector3d kick(gauss(rng_), gauss(rng_), arm_->planar() ? 0.0 : gauss(rng_));
@@ -388,6 +394,11 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
 absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
   if (!target.allFinite()) return absl::InvalidArgumentError("target must be finite");
   rng_.seed(MixSeed(options_.seed, step_index_++));
+  if (options_.time_budget_seconds > 0.0) {
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options_.time_budget_seconds));
+  }
   IkStep step;
   step.time = time;
   const Eigen::Vector3d goal = ClampTarget(target);

@@ -262,6 +262,18 @@ TEST(DeterminismTest, SeedReproducesBitsAndOtherSeedsDiffer) {
   EXPECT_GE(c.min_obstacle_clearance, 0.02);
 }
 
+// A budget of 1 ns leaves no time for trials: the step is the plain projection (+ pushes),
+// still exact on the hand and the limbs.
+TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
+  IkOptions options = Optimized();
+  options.time_budget_seconds = 1e-9;
+  const Arm arm = SevenLink();
+  auto step = *SolvePose(arm, nullptr, {0.6, 0.6, 0.0}, options);
+  EXPECT_EQ(step.status, StepStatus::kReached);
+  EXPECT_EQ(step.trials_accepted, 0);
+  EXPECT_LE(step.hand_error, 1e-9 * arm.max_reach());
+}
+
 // Single-pose IK from home reaches a target anywhere inside the shell (error <= 1e-9 reach).
 TEST(SolvePoseTest, ReachesTargetFromHome) {
   const Arm arm = SpatialArm(6);
@@ -284,6 +296,10 @@ TEST(BadInputTest, ErrorsNameTheField) {
   bad.weights.velocity = NAN;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
               HasSubstr("weights.velocity"));
+  bad = Optimized();
+  bad.time_budget_seconds = -1.0;
+  EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
+              HasSubstr("time_budget_seconds must be in [0, 3600]"));
   Eigen::Matrix3Xd stretched = arm.HomeSites();
   stretched(0, 3) += 0.1;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, Optimized(), stretched).status().message()),

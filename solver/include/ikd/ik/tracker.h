@@ -15,6 +15,7 @@
 //   }
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,6 +47,9 @@ struct CostWeights {
 struct IkOptions {
   uint64_t seed = 1;              // the same seed reproduces the output bit for bit
   int trials_per_step = 24;       // stochastic trials per sub-step (0 = plain projection)
+  // Wall-clock budget for the trials of one StepTo call, in seconds; 0 = none. A budget that
+  // cuts trials short makes the output depend on machine speed: determinism needs 0.
+  double time_budget_seconds = 0.0;
   double safety_margin = 0.01;    // m: clearance below this is penalized
   double max_step_fraction = 0.1; // max hand move per sub-step, as a fraction of the shortest limb
   double tolerance = 1e-12;       // relative limb-length tolerance (Bailey eq. 24)
@@ -125,6 +129,7 @@ class ArmTracker {
   std::mt19937_64 rng_;
   double sigma_;
   double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
+  std::chrono::steady_clock::time_point deadline_;  // of the current StepTo when budgeted
   std::vector<double> radii_;  // limb collision radii
 };
 
