@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 source deploy/common.sh
 
 ikd_install_packages "${IKD_TEST_PACKAGES[@]}"
-ikd_configure -DIKD_BUILD_TESTS=ON -DIKD_BUILD_BENCH=OFF
+ikd_configure -DIKD_BUILD_TESTS=ON -DIKD_BUILD_BENCH=ON
 ikd_build
 cd "$IKD_BUILD_DIR"
 ctest --output-on-failure --timeout 900 -j "$IKD_JOBS"

@@ -25,9 +25,11 @@ struct Strand {
   std::vector<Eigen::Vector3d> d_ref;
   std::vector<Eigen::Vector3d> d_tilde;
 
+  std::vector<int> tails;  // sites[(k + 1) % n_sites], precomputed for the hot loops
+
   int num_links() const { return static_cast<int>(constraints.size()); }
   int head(int k) const { return sites[k]; }
-  int tail(int k) const { return sites[(k + 1) % sites.size()]; }
+  int tail(int k) const { return tails[k]; }
 };
 
 class MilcSolver final : public SolverBase {
@@ -40,6 +42,7 @@ class MilcSolver final : public SolverBase {
       s.sites = component.sites;
       s.constraints = component.constraints;
       const int n = s.num_links();
+      for (int k = 0; k < n; ++k) s.tails.push_back(s.sites[(k + 1) % s.sites.size()]);
       s.length.resize(n);
       for (int k = 0; k < n; ++k) s.length[k] = model.constraints()[s.constraints[k]].length;
       s.length_squared = s.length.array().square();
