@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the constraint benchmark (Release) and writes its results into docs/benchmarks.md.
+# Builds the constraint benchmark (Release; with OpenMM CCMA from libopenmm-dev) and writes its results into docs/benchmarks.md.
 # Usage: bench/run_constraint_bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
 IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-bench}"
-ikd_install_packages "${IKD_TEST_PACKAGES[@]}"
+ikd_install_packages "${IKD_TEST_PACKAGES[@]}" libopenmm-dev
 IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON
 cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target constraint_bench
 results=$(mktemp)
