@@ -1,18 +1,25 @@
 // The n-fold pendulum of Vesely sec. VII A (problems 1-3) in Cartesian coordinates: a fixed pivot
-// (inverse mass 0) and n bobs joined by rigid rods, stepped by the constraint engine with SHAKE
-// (position Verlet), RATTLE, MILC SHAKE or the matrix method (velocity Verlet).
+// (site 0, inverse mass 0) and n bobs joined by rigid rods, stepped by the constraint engine with
+// SHAKE (position Verlet), or RATTLE, MILC SHAKE, the matrix method or kAuto (velocity Verlet).
 //
-// Planar pendulums swing in the x-y plane with gravity along -y; angles[k] is rod k's angle from
-// the downward vertical (counter-clockwise positive), angular_velocities[k] its rate.
-// Spatial pendulums have gravity along -z; rod k has a polar angle theta from the downward
-// vertical and an azimuth alpha about +z: direction (sin t cos a, sin t sin a, -cos t);
-// angles = [theta_0, alpha_0, theta_1, alpha_1, ...], rates likewise.
+// Planar pendulums swing in the x-y plane with gravity along -y: angles[k] is rod k's absolute
+// angle from the downward vertical (counter-clockwise positive) and angular_velocities[k] its rate,
+// so rod k points along (sin phi, -cos phi, 0).
+// Spatial pendulums have gravity along -z: rod k has a polar angle theta from the downward
+// vertical and an azimuth alpha about +z, pointing along (sin t cos a, sin t sin a, -cos t);
+// angles = [theta_0, alpha_0, theta_1, alpha_1, ...] and angular_velocities likewise.
 //
 //   ikd::PendulumSpec spec;
-//   spec.masses = {1, 1}; spec.lengths = {1, 1}; spec.angles = {0.5, 1.0};
+//   spec.masses = {1, 1};
+//   spec.lengths = {1, 1};
+//   spec.angles = {0.5, 1.0};
 //   spec.angular_velocities = {0, 0};
 //   auto pendulum = ikd::Pendulum::Create(spec, ikd::Method::kRattle, {}, /*dt=*/1e-3);
-//   for (int n = 0; n < 1000; ++n) pendulum->Step();
+//   if (!pendulum.ok()) return pendulum.status();   // names the bad field
+//   for (int n = 0; n < 1000; ++n) {
+//     auto report = pendulum->Step();                // non-convergence -> non-OK status
+//   }
+//   double energy = pendulum->TotalEnergy();
 #pragma once
 
 #include <memory>
@@ -27,38 +34,61 @@ namespace ikd {
 
 struct PendulumSpec {
   bool planar = true;
-  std::vector<double> masses;              // n bobs, each finite and > 0
+  std::vector<double> masses;              // n bobs, 1 <= n <= kMaxBobs, each finite and > 0
   std::vector<double> lengths;             // n rods, each finite and > 0
-  std::vector<double> angles;              // planar: n values; spatial: 2 n
-  std::vector<double> angular_velocities;  // same size as angles
-  double gravity = 9.81;                   // finite, >= 0 (m/s^2)
+  std::vector<double> angles;              // radians; planar: n values, spatial: 2 n
+  std::vector<double> angular_velocities;  // rad/s; same size as angles
+  double gravity = 9.81;                   // g >= 0, finite (length units / s^2)
 
-  static constexpr int kMaxBobs = 100000;
+  // Beyond a few thousand links a pendulum is a polymer: use the chain tools instead.
+  static constexpr int kMaxBobs = 10000;
+
+  int num_bobs() const { return static_cast<int>(masses.size()); }
+  // Angles per rod: 1 (planar) or 2 (spatial).
+  int angles_per_rod() const { return planar ? 1 : 2; }
   // OK, or InvalidArgument naming the field and its bound.
   absl::Status Validate() const;
-  // Bob positions and velocities (3 x (n + 1), pivot first at the origin, at rest).
+  // Positions and velocities (3 x (n + 1)), the pivot first at the origin and at rest.
+  // Requires a valid spec.
   void InitialState(Eigen::Matrix3Xd& positions, Eigen::Matrix3Xd& velocities) const;
 };
 
 class Pendulum {
  public:
+  // Errors (InvalidArgument): an invalid spec, options or dt (finite and > 0).
   static absl::StatusOr<Pendulum> Create(const PendulumSpec& spec, Method method,
                                          const ProjectionOptions& options, double dt);
 
-  // One time step; a projection failure comes back as its status (state unchanged).
-  absl::Status Step();
+  // Advances by dt. A projection that does not converge comes back as its status (ABORTED,
+  // FAILED_PRECONDITION, OUT_OF_RANGE; see ConstrainedIntegrator::Step) and leaves the state.
+  absl::StatusOr<StepReport> Step();
 
+  int num_bobs() const { return spec_.num_bobs(); }
+  Method method() const { return integrator_->method(); }
+  double dt() const { return integrator_->dt(); }
   double time() const { return time_; }
+  // 3 x (n + 1): the pivot (column 0, the origin) and the bobs.
   const Eigen::Matrix3Xd& positions() const { return state_.positions; }
-  // For Method::kShake the half-step velocities (see DynamicsState).
+  // On-step velocities, except for Method::kShake after the first step: position Verlet only
+  // has the half-step velocities (r(t) - r(t - dt)) / dt (see DynamicsState).
   const Eigen::Matrix3Xd& velocities() const { return state_.velocities; }
-  // Planar: rod angles from the downward vertical, in (-pi, pi]; spatial: polar angles.
-  std::vector<double> RodAngles() const;
+
+  // Same layout as PendulumSpec::angles. Planar: absolute rod angles in (-pi, pi]. Spatial:
+  // polar angle in [0, pi] and azimuth in (-pi, pi] (0 when the rod is vertical).
+  std::vector<double> Angles() const;
+  // Same layout as PendulumSpec::angular_velocities, from velocities() (see the kShake caveat).
+  // Spatial, rod along the vertical: the polar rate is |horizontal relative velocity| / l and
+  // the azimuthal rate 0 (the azimuth is undefined there).
+  std::vector<double> AngularVelocities() const;
+
+  // sum m v^2 / 2 over the bobs (with velocities(): half-step values for kShake).
   double KineticEnergy() const;
+  // sum m g h over the bobs, h the height above the pivot.
   double PotentialEnergy() const;
   double TotalEnergy() const { return KineticEnergy() + PotentialEnergy(); }
+
+  const PendulumSpec& spec() const { return spec_; }
   const ConstraintModel& model() const { return *model_; }
-  const StepReport& last_report() const { return report_; }
 
  private:
   Pendulum() = default;
@@ -68,7 +98,6 @@ class Pendulum {
   std::unique_ptr<ForceField> field_;
   std::unique_ptr<ConstrainedIntegrator> integrator_;
   DynamicsState state_;
-  StepReport report_;
   double time_ = 0.0;
 };
 
