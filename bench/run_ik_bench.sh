@@ -1,11 +1,50 @@
 #!/usr/bin/env bash
-# Builds the IK benchmark (Release; with Orocos KDL when liborocos-kdl-dev is installed) and
-# prints its table. Usage: bench/run_ik_bench.sh [--quick]
+# Builds the IK benchmark (Release; side by side with Orocos KDL when liborocos-kdl-dev is
+# installed), runs it and writes its tables into docs/ik-benchmark.md.
+# Usage: bench/run_ik_bench.sh [ik_bench options, e.g. --quick]
+# Env:   IKD_BENCH_BUILD_DIR (default: build-bench), IKD_SKIP_APT=1 to skip apt-get,
+#        IKD_BENCH_NO_DOCS=1 to print only. A run with options (--quick, ...) prints only unless
+#        IKD_BENCH_DOCS=1: docs/ik-benchmark.md keeps the full default run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
 IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-bench}"
-ikd_install_packages "${IKD_TEST_PACKAGES[@]}" liborocos-kdl-dev
-IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON
+
+ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
+if [ "${IKD_SKIP_APT:-0}" != 1 ] &&
+   ! dpkg-query -W -f='${Status}' liborocos-kdl-dev 2>/dev/null | grep -q "install ok installed"; then
+  deploy/install-bench-peers.sh
+  ikd_install_packages liborocos-kdl-dev  # in case the peer list lacks it
+fi
+
+IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON -DIKD_BUILD_SERVER=OFF
 cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target ik_bench
-"$IKD_BUILD_DIR/bench/ik_bench" "$@"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$IKD_BUILD_DIR/bench/ik/ik_bench" "$@" | tee "$work/results.md"
+
+write_docs=1
+[ $# -gt 0 ] && write_docs="${IKD_BENCH_DOCS:-0}"
+[ "${IKD_BENCH_NO_DOCS:-0}" = 1 ] && write_docs=0
+[ "$write_docs" = 1 ] || exit 0
+
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+{
+  echo "Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores), commit" \
+       "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + local changes'):" \
+       "\`bench/run_ik_bench.sh${*:+ $*}\`"
+  echo
+  cat "$work/results.md"
+} > "$work/section.md"
+python3 - "$work/section.md" <<'PY'
+import re, sys
+doc = open("docs/ik-benchmark.md").read()
+body = open(sys.argv[1]).read()
+begin, end = "<!-- ik-bench:begin -->", "<!-- ik-bench:end -->"
+if begin not in doc or end not in doc:
+    sys.exit("docs/ik-benchmark.md lacks the ik-bench markers")
+doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: begin + "\n" + body + end, doc, flags=re.S)
+open("docs/ik-benchmark.md", "w").write(doc)
+PY
+echo "docs/ik-benchmark.md updated"
