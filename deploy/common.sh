@@ -1,7 +1,9 @@
 # Shared by deploy/run.sh and deploy/test.sh: Debian packages, configure, build.
 IKD_BUILD_DIR="${IKD_BUILD_DIR:-build}"
 IKD_JOBS="${IKD_JOBS:-2}"
-IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev)
+IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
+  golang-github-gogo-googleapis-dev)
 IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
 
 ikd_install_packages() {

@@ -1,0 +1,146 @@
+#include "conversions.h"
+
+#include <variant>
+
+namespace ikd::server {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+}  // namespace
+
+Eigen::Vector3d FromProto(const v1::Vector3& v) { return {v.x(), v.y(), v.z()}; }
+
+v1::Vector3 ToProto(const Eigen::Vector3d& v) {
+  v1::Vector3 out;
+  out.set_x(v.x());
+  out.set_y(v.y());
+  out.set_z(v.z());
+  return out;
+}
+
+Eigen::Quaterniond FromProto(const v1::Quaternion& q) {
+  if (q.x() == 0.0 && q.y() == 0.0 && q.z() == 0.0 && q.w() == 0.0) {
+    return Eigen::Quaterniond::Identity();  // proto3 default: absent means identity
+  }
+  return Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
+}
+
+v1::Quaternion ToProto(const Eigen::Quaterniond& q) {
+  v1::Quaternion out;
+  out.set_x(q.x());
+  out.set_y(q.y());
+  out.set_z(q.z());
+  out.set_w(q.w());
+  return out;
+}
+
+ik::ArmSpec FromProto(const v1::ArmSpec& spec) {
+  ik::ArmSpec out;
+  out.base_position = FromProto(spec.base_position());
+  out.base_orientation = FromProto(spec.base_orientation());
+  out.planar = spec.planar();
+  for (const v1::Limb& limb : spec.limbs()) out.limbs.push_back({limb.length(), limb.radius()});
+  for (const v1::JointLimit& limit : spec.joint_limits()) {
+    out.joint_limits.push_back(
+        limit.limited() ? std::optional<ik::JointLimit>({limit.min(), limit.max()}) : std::nullopt);
+  }
+  out.site_weights.assign(spec.site_weights().begin(), spec.site_weights().end());
+  out.home_angles.assign(spec.home_angles().begin(), spec.home_angles().end());
+  return out;
+}
+
+v1::ArmSpec ToProto(const ik::ArmSpec& spec) {
+  v1::ArmSpec out;
+  *out.mutable_base_position() = ToProto(spec.base_position);
+  *out.mutable_base_orientation() = ToProto(spec.base_orientation);
+  out.set_planar(spec.planar);
+  for (const ik::Limb& limb : spec.limbs) {
+    v1::Limb* l = out.add_limbs();
+    l->set_length(limb.length);
+    l->set_radius(limb.radius);
+  }
+  for (const std::optional<ik::JointLimit>& limit : spec.joint_limits) {
+    v1::JointLimit* l = out.add_joint_limits();
+    l->set_limited(limit.has_value());
+    if (limit) {
+      l->set_min(limit->min);
+      l->set_max(limit->max);
+    }
+  }
+  out.mutable_site_weights()->Add(spec.site_weights.begin(), spec.site_weights.end());
+  out.mutable_home_angles()->Add(spec.home_angles.begin(), spec.home_angles.end());
+  return out;
+}
+
+ik::Obstacle FromProto(const v1::Obstacle& obstacle) {
+  ik::Obstacle out{obstacle.id(), ik::Sphere{}};
+  switch (obstacle.shape_case()) {
+    case v1::Obstacle::kSphere:
+      out.shape = ik::Sphere{FromProto(obstacle.sphere().center()), obstacle.sphere().radius()};
+      break;
+    case v1::Obstacle::kCapsule:
+      out.shape = ik::Capsule{FromProto(obstacle.capsule().a()), FromProto(obstacle.capsule().b()),
+                              obstacle.capsule().radius()};
+      break;
+    case v1::Obstacle::kBox:
+      out.shape =
+          ik::Box{FromProto(obstacle.box().center()), FromProto(obstacle.box().orientation()),
+                  FromProto(obstacle.box().half_extents())};
+      break;
+    case v1::Obstacle::kHalfSpace:
+      out.shape =
+          ik::HalfSpace{FromProto(obstacle.half_space().normal()), obstacle.half_space().offset()};
+      break;
+    case v1::Obstacle::SHAPE_NOT_SET:
+      break;
+  }
+  return out;
+}
+
+v1::Obstacle ToProto(const ik::Obstacle& obstacle) {
+  v1::Obstacle out;
+  out.set_id(obstacle.id);
+  std::visit(Overloaded{
+                 [&](const ik::Sphere& s) {
+                   *out.mutable_sphere()->mutable_center() = ToProto(s.center);
+                   out.mutable_sphere()->set_radius(s.radius);
+                 },
+                 [&](const ik::Capsule& c) {
+                   *out.mutable_capsule()->mutable_a() = ToProto(c.a);
+                   *out.mutable_capsule()->mutable_b() = ToProto(c.b);
+                   out.mutable_capsule()->set_radius(c.radius);
+                 },
+                 [&](const ik::Box& b) {
+                   *out.mutable_box()->mutable_center() = ToProto(b.center);
+                   *out.mutable_box()->mutable_orientation() = ToProto(b.orientation);
+                   *out.mutable_box()->mutable_half_extents() = ToProto(b.half_extents);
+                 },
+                 [&](const ik::HalfSpace& h) {
+                   *out.mutable_half_space()->mutable_normal() = ToProto(h.normal);
+                   out.mutable_half_space()->set_offset(h.offset);
+                 },
+             },
+             obstacle.shape);
+  return out;
+}
+
+std::vector<ik::Obstacle> FromProto(const v1::SceneSpec& spec) {
+  std::vector<ik::Obstacle> out;
+  out.reserve(spec.obstacles_size());
+  for (const v1::Obstacle& obstacle : spec.obstacles()) out.push_back(FromProto(obstacle));
+  return out;
+}
+
+v1::SceneSpec ToProto(const ik::Scene& scene) {
+  v1::SceneSpec out;
+  for (const ik::Obstacle& obstacle : scene.obstacles()) *out.add_obstacles() = ToProto(obstacle);
+  return out;
+}
+
+}  // namespace ikd::server

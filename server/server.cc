@@ -1,0 +1,55 @@
+#include "server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace ikd::server {
+namespace {
+
+constexpr char kModelServiceName[] = "ikd.v1.ModelService";
+
+void SetServing(grpc::Server& server, bool serving) {
+  grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
+  if (health == nullptr) return;
+  health->SetServingStatus(serving);  // every service, including the overall ""
+  health->SetServingStatus(kModelServiceName, serving);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions& options,
+                                                            ModelStore* store) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::unique_ptr<IkdServer> ikd(new IkdServer());
+  ikd->model_service_ = std::make_unique<ModelServiceImpl>(store, options.limits);
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
+  builder.SetMaxReceiveMessageSize(options.max_request_bytes);
+  builder.RegisterService(ikd->model_service_.get());
+  ikd->server_ = builder.BuildAndStart();
+  if (ikd->server_ == nullptr || ikd->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  SetServing(*ikd->server_, true);
+  return ikd;
+}
+
+IkdServer::~IkdServer() { Shutdown(absl::ZeroDuration()); }
+
+void IkdServer::Shutdown(absl::Duration grace) {
+  if (shut_down_ || server_ == nullptr) return;
+  shut_down_ = true;
+  SetServing(*server_, false);
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+}
+
+void IkdServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+}  // namespace ikd::server

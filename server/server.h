@@ -1,0 +1,54 @@
+// Assembles the ikd gRPC server: ModelService, grpc.health.v1 (per-service status for
+// "ikd.v1.ModelService" and the overall "") and server reflection, on one listening address.
+//
+//   auto store = ikd::server::NewMemoryModelStore();
+//   auto server = ikd::server::IkdServer::Start({.listen = "127.0.0.1:0"}, store.get());
+//   int port = (*server)->port();   // the port the kernel picked
+//   (*server)->Shutdown(absl::Seconds(5));
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "model_service.h"
+#include "model_store.h"
+#include "validation.h"
+
+namespace ikd::server {
+
+struct ServerOptions {
+  // host:port; port 0 lets the kernel pick one (see IkdServer::port()).
+  std::string listen = "127.0.0.1:50051";
+  // Larger requests fail with RESOURCE_EXHAUSTED before any handler runs.
+  int max_request_bytes = 4 << 20;
+  ModelLimits limits;
+};
+
+class IkdServer {
+ public:
+  // Starts serving; `store` must outlive the server. UNAVAILABLE if the address cannot be
+  // bound.
+  static absl::StatusOr<std::unique_ptr<IkdServer>> Start(const ServerOptions& options,
+                                                          ModelStore* store);
+  ~IkdServer();
+
+  int port() const { return port_; }
+  // Health NOT_SERVING, then stops accepting calls and waits up to `grace` for running ones
+  // before cancelling them. Idempotent.
+  void Shutdown(absl::Duration grace);
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+ private:
+  IkdServer() = default;
+  std::unique_ptr<ModelServiceImpl> model_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace ikd::server

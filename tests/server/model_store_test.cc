@@ -1,0 +1,302 @@
+// ModelStore contract, run over both implementations (memory, SQLite): versions, etags,
+// conditional writes, pagination order, quotas, concurrent writers; SQLite durability across a
+// close and reopen. Not physics: each test states the invariant it checks and where it comes
+// from (model_store.h, AIP-154 optimistic concurrency).
+#include "model_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <latch>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace ikd::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A fresh directory under /tmp, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = "/tmp/ikd-store-test-XXXXXX";
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+PayloadUpdate SetTo(const std::string& payload) {
+  return [payload](const StoredModel&) -> absl::StatusOr<std::string> { return payload; };
+}
+
+enum class Backend { kMemory, kSqlite };
+void PrintTo(Backend backend, std::ostream* os) {
+  *os << (backend == Backend::kMemory ? "memory" : "sqlite");
+}
+
+class ModelStoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  std::unique_ptr<ModelStore> Open(StoreOptions options = {}) {
+    if (GetParam() == Backend::kMemory) return NewMemoryModelStore(options);
+    auto store = OpenSqliteModelStore(dir_.File("models.db"), options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+  TempDir dir_;
+};
+
+// Create -> version 1, non-empty etag, payload and times as written; Get returns the same.
+TEST_P(ModelStoreTest, CreateThenGetReturnsVersionOne) {
+  auto store = Open();
+  auto created = store->Create("arms", "a1", "payload-1");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->version, 1);
+  EXPECT_FALSE(created->etag.empty());
+  EXPECT_GT(created->create_time_ns, 0);
+  EXPECT_EQ(created->update_time_ns, created->create_time_ns);
+  auto got = store->Get("arms", "a1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->id, "a1");
+  EXPECT_EQ(got->payload, "payload-1");
+  EXPECT_EQ(got->etag, created->etag);
+  EXPECT_EQ(got->create_time_ns, created->create_time_ns);
+}
+
+// Error codes: ALREADY_EXISTS on a taken id, NOT_FOUND for unknown ids (also in another
+// collection: "arms/x" does not make "scenes/x").
+TEST_P(ModelStoreTest, DuplicateAndMissingIds) {
+  auto store = Open();
+  ASSERT_TRUE(store->Create("arms", "x", "p").ok());
+  EXPECT_EQ(store->Create("arms", "x", "q").status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store->Get("scenes", "x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Get("arms", "y").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Update("arms", "y", "", SetTo("p")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Delete("arms", "y", "").code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store->Create("scenes", "x", "s").ok());
+}
+
+// AIP-154: an update with the current etag bumps the version by exactly 1 and changes the
+// etag; the old etag then fails with ABORTED and leaves the model as it was; an empty etag is
+// an unconditional write.
+TEST_P(ModelStoreTest, UpdateIsConditionalOnEtag) {
+  auto store = Open();
+  auto v1 = store->Create("arms", "a", "one");
+  ASSERT_TRUE(v1.ok());
+  auto v2 = store->Update("arms", "a", v1->etag, SetTo("two"));
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  EXPECT_EQ(v2->version, 2);
+  EXPECT_NE(v2->etag, v1->etag);
+  EXPECT_EQ(v2->payload, "two");
+  EXPECT_EQ(v2->create_time_ns, v1->create_time_ns);
+  EXPECT_GE(v2->update_time_ns, v1->update_time_ns);
+
+  auto stale = store->Update("arms", "a", v1->etag, SetTo("lost"));
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(stale.status().message(), HasSubstr("stale"));
+  EXPECT_EQ(store->Get("arms", "a")->payload, "two");
+  EXPECT_EQ(store->Get("arms", "a")->version, 2);
+
+  auto v3 = store->Update("arms", "a", "", SetTo("three"));
+  ASSERT_TRUE(v3.ok());
+  EXPECT_EQ(v3->version, 3);
+}
+
+// An error from the update function aborts the write: version and payload stay.
+TEST_P(ModelStoreTest, FailedUpdateFunctionWritesNothing) {
+  auto store = Open();
+  ASSERT_TRUE(store->Create("scenes", "s", "kept").ok());
+  auto failed =
+      store->Update("scenes", "s", "", [](const StoredModel&) -> absl::StatusOr<std::string> {
+        return absl::InvalidArgumentError("no");
+      });
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument);
+  auto got = store->Get("scenes", "s");
+  EXPECT_EQ(got->version, 1);
+  EXPECT_EQ(got->payload, "kept");
+}
+
+// Delete honours the etag (ABORTED when stale); a re-created model starts at version 1 with
+// an etag different from the deleted model's (a stale client cannot overwrite the new one).
+TEST_P(ModelStoreTest, DeleteIsConditionalAndRecreateGetsNewEtag) {
+  auto store = Open();
+  auto v1 = store->Create("arms", "d", "p");
+  auto v2 = store->Update("arms", "d", "", SetTo("p2"));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(store->Delete("arms", "d", v1->etag).code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(store->Delete("arms", "d", v2->etag).ok());
+  EXPECT_EQ(store->Get("arms", "d").status().code(), absl::StatusCode::kNotFound);
+  auto again = store->Create("arms", "d", "p");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->version, 1);
+  EXPECT_NE(again->etag, v1->etag);
+  EXPECT_EQ(store->Update("arms", "d", v1->etag, SetTo("x")).status().code(),
+            absl::StatusCode::kAborted);
+}
+
+// List: ids strictly after `after_id`, in byte order, at most `limit`, one collection only.
+TEST_P(ModelStoreTest, ListPagesInIdOrder) {
+  auto store = Open();
+  for (const char* id : {"c", "a", "e", "b", "d"}) ASSERT_TRUE(store->Create("arms", id, id).ok());
+  ASSERT_TRUE(store->Create("scenes", "aa", "s").ok());
+  auto ids = [](const std::vector<StoredModel>& models) {
+    std::vector<std::string> out;
+    for (const auto& m : models) out.push_back(m.id);
+    return out;
+  };
+  EXPECT_THAT(ids(*store->List("arms", "", 2)), ElementsAre("a", "b"));
+  EXPECT_THAT(ids(*store->List("arms", "b", 2)), ElementsAre("c", "d"));
+  EXPECT_THAT(ids(*store->List("arms", "d", 2)), ElementsAre("e"));
+  EXPECT_TRUE(store->List("arms", "e", 2)->empty());
+  EXPECT_TRUE(store->List("robots", "", 2)->empty());
+}
+
+// Quota: with max_models_per_collection = 3 the 4th create is RESOURCE_EXHAUSTED; other
+// collections and freed slots are unaffected.
+TEST_P(ModelStoreTest, CollectionQuota) {
+  StoreOptions options;
+  options.max_models_per_collection = 3;
+  auto store = Open(options);
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(store->Create("arms", id, "p").ok());
+  EXPECT_EQ(store->Create("arms", "d", "p").status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(store->Create("scenes", "d", "p").ok());
+  ASSERT_TRUE(store->Delete("arms", "a", "").ok());
+  EXPECT_TRUE(store->Create("arms", "d", "p").ok());
+}
+
+// Concurrent writers (read, append a token, write with the etag read; retry on ABORTED):
+// every acknowledged write is in the final payload exactly once, in version order (no lost
+// update), versions run 2 .. 1 + writes without gaps, and each writer sees its own versions
+// strictly increase.
+TEST_P(ModelStoreTest, ConcurrentEtagWritersLoseNothing) {
+  constexpr int kWriters = 4;
+  constexpr int kWritesEach = 25;
+  auto store = Open();
+  ASSERT_TRUE(store->Create("arms", "hot", "").ok());
+  std::vector<std::vector<std::pair<int64_t, std::string>>> acked(kWriters);
+  std::atomic<int> retries{0};
+  std::latch start(kWriters);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      start.arrive_and_wait();
+      for (int k = 0; k < kWritesEach; ++k) {
+        const std::string token = absl::StrCat("w", w, "-", k);
+        while (true) {
+          auto current = store->Get("arms", "hot");
+          ASSERT_TRUE(current.ok()) << current.status();
+          const std::string next = current->payload + token + ";";
+          auto written = store->Update("arms", "hot", current->etag, SetTo(next));
+          if (written.ok()) {
+            acked[w].emplace_back(written->version, token);
+            break;
+          }
+          ASSERT_EQ(written.status().code(), absl::StatusCode::kAborted) << written.status();
+          ++retries;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::cout << "stale-etag retries: " << retries << "\n";
+
+  std::map<int64_t, std::string> by_version;
+  for (int w = 0; w < kWriters; ++w) {
+    ASSERT_EQ(acked[w].size(), static_cast<size_t>(kWritesEach));
+    for (size_t k = 1; k < acked[w].size(); ++k)
+      EXPECT_GT(acked[w][k].first, acked[w][k - 1].first);
+    for (const auto& [version, token] : acked[w]) {
+      EXPECT_TRUE(by_version.emplace(version, token).second) << "version " << version << " twice";
+    }
+  }
+  auto final_model = store->Get("arms", "hot");
+  ASSERT_TRUE(final_model.ok());
+  EXPECT_EQ(final_model->version, 1 + kWriters * kWritesEach);
+  EXPECT_EQ(by_version.begin()->first, 2);
+  EXPECT_EQ(by_version.rbegin()->first, 1 + kWriters * kWritesEach);
+  std::vector<std::string> expected;
+  for (const auto& [version, token] : by_version) expected.push_back(token);
+  std::vector<std::string> stored = absl::StrSplit(final_model->payload, ';', absl::SkipEmpty());
+  EXPECT_EQ(stored, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ModelStoreTest,
+                         ::testing::Values(Backend::kMemory, Backend::kSqlite),
+                         [](const auto& info) {
+                           return info.param == Backend::kMemory ? "Memory" : "Sqlite";
+                         });
+
+// Durability: models written, updated and deleted before the store is closed are exactly as
+// left (payload, version, etag, times) after reopening the same file; the file is in WAL mode.
+TEST(SqliteModelStoreTest, SurvivesCloseAndReopen) {
+  TempDir dir;
+  const std::string path = dir.File("models.db");
+  StoredModel kept;
+  {
+    auto store = OpenSqliteModelStore(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Create("arms", "kept", "v1").ok());
+    ASSERT_TRUE((*store)->Create("arms", "gone", "x").ok());
+    auto updated = (*store)->Update("arms", "kept", "", SetTo(std::string("v2\0bin", 6)));
+    ASSERT_TRUE(updated.ok());
+    kept = *updated;
+    ASSERT_TRUE((*store)->Delete("arms", "gone", "").ok());
+  }
+  auto reopened = OpenSqliteModelStore(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  auto got = (*reopened)->Get("arms", "kept");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->payload, std::string("v2\0bin", 6));
+  EXPECT_EQ(got->version, 2);
+  EXPECT_EQ(got->etag, kept.etag);
+  EXPECT_EQ(got->create_time_ns, kept.create_time_ns);
+  EXPECT_EQ(got->update_time_ns, kept.update_time_ns);
+  EXPECT_EQ((*reopened)->Get("arms", "gone").status().code(), absl::StatusCode::kNotFound);
+  // The etag read before the restart still makes a valid conditional write.
+  EXPECT_EQ((*reopened)->Update("arms", "kept", kept.etag, SetTo("v3"))->version, 3);
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close_v2(db);
+}
+
+// A store written by a newer schema is refused (FAILED_PRECONDITION), not silently misread;
+// an unopenable path is UNAVAILABLE.
+TEST(SqliteModelStoreTest, RefusesNewerSchemaAndBadPath) {
+  TempDir dir;
+  const std::string path = dir.File("models.db");
+  ASSERT_TRUE(OpenSqliteModelStore(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close_v2(db);
+  EXPECT_EQ(OpenSqliteModelStore(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(OpenSqliteModelStore(dir.File("missing-dir/models.db")).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace ikd::server
