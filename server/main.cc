@@ -1,12 +1,14 @@
-// ikd: the gRPC server. Serves ModelService, grpc.health.v1 and server reflection; models live
-// in a SQLite store (--store) that survives restarts. SIGTERM / SIGINT: health goes
-// NOT_SERVING, running calls get --grace to finish, exit 0.
+// ikd: the gRPC server. Serves ModelService, SimulationService, grpc.health.v1 and server
+// reflection; models live in a SQLite store (--store) that survives restarts. SIGTERM / SIGINT:
+// health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -22,6 +24,9 @@ ABSL_FLAG(int, max_request_bytes, 4 << 20, "larger requests fail with RESOURCE_E
 ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the store");
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
 ABSL_FLAG(int, max_obstacles, 10000, "maximum obstacles per scene (at most 10000)");
+ABSL_FLAG(int, threads, 0, "worker threads for solves and simulations (0: one per CPU core)");
+ABSL_FLAG(int, max_queued, 256,
+          "calls waiting for a worker; beyond it new calls get RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
           "on SIGTERM, how long running calls may take before they are cancelled");
 
@@ -59,6 +64,14 @@ int main(int argc, char** argv) {
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.limits.max_limbs = absl::GetFlag(FLAGS_max_limbs);
   options.limits.max_obstacles = absl::GetFlag(FLAGS_max_obstacles);
+  const int threads = absl::GetFlag(FLAGS_threads);
+  options.pool.threads =
+      threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  options.pool.max_queued = absl::GetFlag(FLAGS_max_queued);
+  if (threads < 0 || options.pool.max_queued < 1) {
+    std::fprintf(stderr, "ikd: --threads must be >= 0 and --max_queued >= 1\n");
+    return EXIT_FAILURE;
+  }
   auto server = ikd::server::IkdServer::Start(options, store->get());
   if (!server.ok()) {
     std::fprintf(stderr, "ikd: %s\n", server.status().ToString().c_str());

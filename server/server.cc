@@ -9,13 +9,13 @@
 namespace ikd::server {
 namespace {
 
-constexpr char kModelServiceName[] = "ikd.v1.ModelService";
+constexpr const char* kServiceNames[] = {"ikd.v1.ModelService", "ikd.v1.SimulationService"};
 
 void SetServing(grpc::Server& server, bool serving) {
   grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
   if (health == nullptr) return;
   health->SetServingStatus(serving);  // every service, including the overall ""
-  health->SetServingStatus(kModelServiceName, serving);
+  for (const char* name : kServiceNames) health->SetServingStatus(name, serving);
 }
 
 }  // namespace
@@ -25,12 +25,16 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<IkdServer> ikd(new IkdServer());
+  ikd->pool_ = std::make_unique<WorkerPool>(options.pool);
   ikd->model_service_ = std::make_unique<ModelServiceImpl>(store, options.limits);
+  ikd->simulation_service_ =
+      std::make_unique<SimulationServiceImpl>(ikd->pool_.get(), options.simulation);
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
   builder.RegisterService(ikd->model_service_.get());
+  builder.RegisterService(ikd->simulation_service_.get());
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

@@ -1,5 +1,6 @@
-// Assembles the ikd gRPC server: ModelService, grpc.health.v1 (per-service status for
-// "ikd.v1.ModelService" and the overall "") and server reflection, on one listening address.
+// Assembles the ikd gRPC server: ModelService, SimulationService (its computations on a bounded
+// WorkerPool), grpc.health.v1 (per-service status for "ikd.v1.ModelService",
+// "ikd.v1.SimulationService" and the overall "") and server reflection, on one address.
 //
 //   auto store = ikd::server::NewMemoryModelStore();
 //   auto server = ikd::server::IkdServer::Start({.listen = "127.0.0.1:0"}, store.get());
@@ -16,7 +17,9 @@
 #include "absl/time/time.h"
 #include "model_service.h"
 #include "model_store.h"
+#include "simulation_service.h"
 #include "validation.h"
+#include "worker_pool.h"
 
 namespace ikd::server {
 
@@ -26,6 +29,8 @@ struct ServerOptions {
   // Larger requests fail with RESOURCE_EXHAUSTED before any handler runs.
   int max_request_bytes = 4 << 20;
   ModelLimits limits;
+  WorkerPoolOptions pool;         // threads and queue of the solves
+  SimulationLimits simulation;    // SimulationService request bounds
 };
 
 class IkdServer {
@@ -45,7 +50,10 @@ class IkdServer {
 
  private:
   IkdServer() = default;
+  // Declared before server_: calls still running during shutdown finish on the pool.
+  std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<ModelServiceImpl> model_service_;
+  std::unique_ptr<SimulationServiceImpl> simulation_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;
