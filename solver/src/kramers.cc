@@ -32,7 +32,7 @@ void AddBondAngles(const Eigen::Matrix3Xd& r, AngleHistogram& histogram) {
 double MaxBondError(const Eigen::Matrix3Xd& r, double bond_length) {
   double worst = 0.0;
   for (Eigen::Index k = 0; k + 1 < r.cols(); ++k) {
-    worst = std::max(worst, std::abs((r.col(k + 1) - r.col(k)).norm() - bond_length));
+    worst = MaxKeepingNan(worst, std::abs((r.col(k + 1) - r.col(k)).norm() - bond_length));
   }
   return worst / bond_length;
 }

@@ -95,7 +95,7 @@ class MatrixSolver final : public SolverBase {
       double worst = 0.0;
       for (int a = 0; a < m; ++a) {
         const double d2 = (positions.col(heads_[a]) - positions.col(tails_[a])).squaredNorm();
-        worst = std::max(worst, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
+        worst = MaxKeepingNan(worst, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
         rhs_total_[a] += length_[a] * length_[a] - d2;
       }
       if (!std::isfinite(worst)) break;

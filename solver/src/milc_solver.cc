@@ -66,7 +66,7 @@ class MilcSolver final : public SolverBase {
       ProjectionSummary one = ProjectStrandPositions(s, reference, positions);
       if (!one.converged()) return one;
       iterations = std::max(iterations, one.iterations);
-      worst = std::max(worst, one.max_relative_violation);
+      worst = MaxKeepingNan(worst, one.max_relative_violation);
     }
     return Converged(iterations, worst);
   }
@@ -143,7 +143,7 @@ class MilcSolver final : public SolverBase {
       double worst = 0.0;
       for (int k = 0; k < n; ++k) {
         const double d2 = Link(s, positions, k).squaredNorm();
-        worst = std::max(worst, std::abs(std::sqrt(d2) - s.length[k]) / s.length[k]);
+        worst = MaxKeepingNan(worst, std::abs(std::sqrt(d2) - s.length[k]) / s.length[k]);
         s.rhs[k] = s.length_squared[k] - d2;
       }
       if (!std::isfinite(worst)) break;

@@ -86,7 +86,7 @@ double ConstraintModel::MaxRelativeViolation(const Eigen::Matrix3Xd& positions) 
   double worst = 0.0;
   for (const DistanceConstraint& c : constraints_) {
     const double r = (positions.col(c.i) - positions.col(c.j)).norm();
-    worst = std::max(worst, std::abs(r - c.length) / c.length);
+    worst = MaxKeepingNan(worst, std::abs(r - c.length) / c.length);
   }
   return worst;
 }
@@ -95,14 +95,14 @@ double ConstraintModel::MaxVelocityViolation(const Eigen::Matrix3Xd& positions,
                                              const Eigen::Matrix3Xd& velocities) const {
   double v_scale = 0.0;
   for (const DistanceConstraint& c : constraints_) {
-    v_scale = std::max(v_scale, (velocities.col(c.i) - velocities.col(c.j)).norm());
+    v_scale = MaxKeepingNan(v_scale, (velocities.col(c.i) - velocities.col(c.j)).norm());
   }
   if (v_scale == 0.0) return 0.0;
   double worst = 0.0;
   for (const DistanceConstraint& c : constraints_) {
     const double along = (positions.col(c.i) - positions.col(c.j))
                              .dot(velocities.col(c.i) - velocities.col(c.j));
-    worst = std::max(worst, std::abs(along) / (c.length * v_scale));
+    worst = MaxKeepingNan(worst, std::abs(along) / (c.length * v_scale));
   }
   return worst;
 }

@@ -29,7 +29,7 @@ class ShakeSolver final : public SolverBase {
         const double d2 = d.squaredNorm();
         const double l2 = c.length * c.length;
         const double violation = std::abs(std::sqrt(d2) - c.length) / c.length;
-        worst = std::max(worst, violation);
+        worst = MaxKeepingNan(worst, violation);
         if (violation <= options_.tolerance) continue;
         const Eigen::Vector3d d_ref = reference.col(c.i) - reference.col(c.j);
         const double alignment = d.dot(d_ref);
@@ -53,20 +53,22 @@ class ShakeSolver final : public SolverBase {
                                         Eigen::Matrix3Xd& velocities) override {
     const Eigen::VectorXd& w = model_.inverse_masses();
     const auto& constraints = model_.constraints();
-    double v_scale = 0.0;
-    for (int k : model_.active()) {
-      const DistanceConstraint& c = constraints[k];
-      v_scale = std::max(v_scale, (velocities.col(c.i) - velocities.col(c.j)).norm());
-    }
-    if (v_scale == 0.0) return Converged(0, 0.0);
     for (int sweep = 1; sweep <= options_.max_iterations; ++sweep) {
+      // The scale of the current velocities, as MaxVelocityViolation measures it: a sweep that
+      // changes nothing then reports exactly the violation of its output.
+      double v_scale = 0.0;
+      for (int k : model_.active()) {
+        const DistanceConstraint& c = constraints[k];
+        v_scale = MaxKeepingNan(v_scale, (velocities.col(c.i) - velocities.col(c.j)).norm());
+      }
+      if (v_scale == 0.0) return Converged(sweep - 1, 0.0);
       double worst = 0.0;
       for (int k : model_.active()) {
         const DistanceConstraint& c = constraints[k];
         const Eigen::Vector3d d = positions.col(c.i) - positions.col(c.j);
         const double along = d.dot(velocities.col(c.i) - velocities.col(c.j));
         const double violation = std::abs(along) / (c.length * v_scale);
-        worst = std::max(worst, violation);
+        worst = MaxKeepingNan(worst, violation);
         if (violation <= options_.tolerance) continue;
         // Vesely eq. 16: delta^V = mu (r_ij . v'_ij) / l^2, with the current |r_ij|^2.
         const double g = -along / ((w[c.i] + w[c.j]) * d.squaredNorm());

@@ -65,6 +65,27 @@ TEST(ConstraintModelTest, MeasuresRelativeViolation) {
   EXPECT_DOUBLE_EQ(model->MaxVelocityViolation(r, v), 3.0 / 4.0);
 }
 
+// A NaN coordinate anywhere (here in the second of two constraints, after a finite one) must
+// give a NaN violation, never 0 ("converged"): std::max would silently drop it.
+TEST(ConstraintModelTest, NonFiniteCoordinatesGiveNanViolations) {
+  auto model = ConstraintModel::Create(Ones(3), {{0, 1, 1.0}, {1, 2, 1.0}});
+  ASSERT_TRUE(model.ok());
+  Eigen::Matrix3Xd r(3, 3);
+  r << 0, 1, 2, 0, 0, 0, 0, 0, 0;
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, 3);
+  v(1, 1) = 1.0;
+  EXPECT_EQ(model->MaxRelativeViolation(r), 0.0);
+  r(0, 2) = std::nan("");
+  EXPECT_TRUE(std::isnan(model->MaxRelativeViolation(r)));
+  EXPECT_TRUE(std::isnan(model->MaxVelocityViolation(r, v)));
+  r(0, 2) = 2.0;
+  v(0, 2) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(model->MaxVelocityViolation(r, v)));
+  EXPECT_TRUE(std::isnan(MaxKeepingNan(0.5, std::nan(""))));
+  EXPECT_TRUE(std::isnan(MaxKeepingNan(std::nan(""), 0.5)));
+  EXPECT_EQ(MaxKeepingNan(0.25, 0.5), 0.5);
+}
+
 TEST(ConstraintModelTest, CheckFrozenNamesTheViolatedConstraint) {
   auto model = ConstraintModel::Create(Eigen::VectorXd::Zero(2), {{0, 1, 1.0}});
   ASSERT_TRUE(model.ok());

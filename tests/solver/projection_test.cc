@@ -195,6 +195,31 @@ TEST_P(ProjectionTest, BadInputIsAnError) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("positions[2] is not finite"));
 }
 
+// "Converged" must mean what the model measures on the output: the reported velocity
+// violation equals MaxVelocityViolation of the projected velocities and is <= tau, on 100
+// random velocity sets of a helix with random masses (it once used the input's scale).
+TEST_P(ProjectionTest, ReportedVelocityViolationIsTheOutputsAndWithinTolerance) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> mass(0.5, 2.0);
+  Eigen::VectorXd w(30);
+  for (int k = 0; k < 30; ++k) w[k] = 1.0 / mass(rng);
+  Fixture f = Helix(30, w);
+  const double tau = 1e-8;
+  auto solver = Solver(f.model, tau);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int trial = 0; trial < 100; ++trial) {
+    Eigen::Matrix3Xd v(3, 30);
+    for (int k = 0; k < v.size(); ++k) v.data()[k] = normal(rng);
+    auto summary = solver->ProjectVelocities(f.reference, v);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_TRUE(summary->converged()) << summary->message;
+    const double measured = f.model.MaxVelocityViolation(f.reference, v);
+    EXPECT_LE(measured, tau) << "trial " << trial;
+    EXPECT_LE(summary->max_relative_violation, tau) << "trial " << trial;
+    EXPECT_NEAR(summary->max_relative_violation, measured, 1e-12) << "trial " << trial;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSolvers, ProjectionTest,
                          ::testing::Values(Method::kShake, Method::kMilcShake, Method::kMatrix,
                                            Method::kAuto),

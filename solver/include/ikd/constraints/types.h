@@ -2,6 +2,7 @@
 // summary every projection returns.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -58,5 +59,9 @@ struct ProjectionSummary {
   // non-convergence, FAILED_PRECONDITION for a singular system, OUT_OF_RANGE for non-finite).
   absl::Status ToStatus() const;
 };
+
+// max(a, b) that keeps a NaN (std::max drops a NaN second argument): a violation computed from
+// non-finite coordinates must never look like 0 and so "converged".
+inline double MaxKeepingNan(double a, double b) { return (b > a || std::isnan(b)) ? b : a; }
 
 }  // namespace ikd
