@@ -1,6 +1,6 @@
-// ikd: the gRPC server. Serves ModelService, SimulationService, grpc.health.v1 and server
-// reflection; models live in a SQLite store (--store) that survives restarts. SIGTERM / SIGINT:
-// health goes NOT_SERVING, running calls get --grace to finish, exit 0.
+// ikd: the gRPC server. Serves ModelService, KinematicsService, SimulationService, health and
+// server reflection; models live in a SQLite store (--store) that survives restarts.
+// SIGTERM / SIGINT: health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
 #include <csignal>
@@ -23,6 +23,7 @@ ABSL_FLAG(std::string, store, "ikd-models.db",
 ABSL_FLAG(int, max_request_bytes, 4 << 20, "larger requests fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the store");
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
+ABSL_FLAG(int, max_samples, 100000, "maximum samples of one SolveTrajectory");
 ABSL_FLAG(int, max_obstacles, 10000, "maximum obstacles per scene (at most 10000)");
 ABSL_FLAG(int, threads, 0, "worker threads for solves and simulations (0: one per CPU core)");
 ABSL_FLAG(int, max_queued, 256,
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.limits.max_limbs = absl::GetFlag(FLAGS_max_limbs);
   options.limits.max_obstacles = absl::GetFlag(FLAGS_max_obstacles);
+  options.kinematics.max_samples = absl::GetFlag(FLAGS_max_samples);
   const int threads = absl::GetFlag(FLAGS_threads);
   options.pool.threads =
       threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

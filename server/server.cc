@@ -9,7 +9,8 @@
 namespace ikd::server {
 namespace {
 
-constexpr const char* kServiceNames[] = {"ikd.v1.ModelService", "ikd.v1.SimulationService"};
+constexpr const char* kServiceNames[] = {"ikd.v1.ModelService", "ikd.v1.KinematicsService",
+                                         "ikd.v1.SimulationService"};
 
 void SetServing(grpc::Server& server, bool serving) {
   grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
@@ -29,12 +30,15 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   ikd->model_service_ = std::make_unique<ModelServiceImpl>(store, options.limits);
   ikd->simulation_service_ =
       std::make_unique<SimulationServiceImpl>(ikd->pool_.get(), options.simulation);
+  ikd->kinematics_service_ = std::make_unique<KinematicsServiceImpl>(
+      store, ikd->pool_.get(), options.limits, options.kinematics);
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
   builder.RegisterService(ikd->model_service_.get());
   builder.RegisterService(ikd->simulation_service_.get());
+  builder.RegisterService(ikd->kinematics_service_.get());
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

@@ -1,6 +1,6 @@
-// Assembles the ikd gRPC server: ModelService, SimulationService (its computations on a bounded
-// WorkerPool), grpc.health.v1 (per-service status for "ikd.v1.ModelService",
-// "ikd.v1.SimulationService" and the overall "") and server reflection, on one address.
+// Assembles the ikd gRPC server: ModelService, KinematicsService and SimulationService (their
+// solves on a bounded WorkerPool), grpc.health.v1 (a status per service and the overall "")
+// and server reflection, on one address.
 //
 //   auto store = ikd::server::NewMemoryModelStore();
 //   auto server = ikd::server::IkdServer::Start({.listen = "127.0.0.1:0"}, store.get());
@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kinematics_service.h"
 #include "model_service.h"
 #include "model_store.h"
 #include "simulation_service.h"
@@ -31,6 +32,7 @@ struct ServerOptions {
   ModelLimits limits;
   WorkerPoolOptions pool;         // threads and queue of the solves
   SimulationLimits simulation;    // SimulationService request bounds
+  KinematicsLimits kinematics;    // KinematicsService request bounds
 };
 
 class IkdServer {
@@ -54,6 +56,7 @@ class IkdServer {
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<ModelServiceImpl> model_service_;
   std::unique_ptr<SimulationServiceImpl> simulation_service_;
+  std::unique_ptr<KinematicsServiceImpl> kinematics_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;

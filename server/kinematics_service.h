@@ -1,0 +1,42 @@
+// ikd.v1.KinematicsService on the gRPC callback API: the Cartesian IK engine
+// (solver/include/ikd/ik/tracker.h) for single poses (Solve) and streamed trajectories
+// (SolveTrajectory). Requests are validated and models resolved on the gRPC thread; every solve
+// runs on the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is
+// solved one sample at a time, the next only after the previous sample's write completed, so a
+// slow reader slows its own solve; cancellation and deadlines stop it at the next sample.
+// Track (bidirectional) is not served yet: gRPC answers UNIMPLEMENTED.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "model_store.h"
+#include "validation.h"
+#include "worker_pool.h"
+
+namespace ikd::server {
+
+struct KinematicsLimits {
+  int max_samples = 100'000;  // samples of one SolveTrajectory
+};
+
+class KinematicsServiceImpl final : public v1::KinematicsService::CallbackService {
+ public:
+  // `store` and `pool` must outlive every call.
+  KinematicsServiceImpl(ModelStore* store, WorkerPool* pool, ModelLimits model_limits,
+                        KinematicsLimits limits);
+
+  grpc::ServerUnaryReactor* Solve(grpc::CallbackServerContext* context,
+                                  const v1::SolveRequest* request,
+                                  v1::SolveResponse* response) override;
+  grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* SolveTrajectory(
+      grpc::CallbackServerContext* context, const v1::SolveTrajectoryRequest* request) override;
+
+ private:
+  ModelStore* const store_;
+  WorkerPool* const pool_;
+  const ModelLimits model_limits_;
+  const KinematicsLimits limits_;
+};
+
+}  // namespace ikd::server

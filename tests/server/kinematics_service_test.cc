@@ -1,0 +1,243 @@
+// KinematicsService end to end in process: the real server on 127.0.0.1:0 (memory store), a real
+// channel and the generated stub. Each test states what it checks and its reference in one line.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "ikd/v1/model_service.grpc.pb.h"
+#include "model_store.h"
+#include "server.h"
+
+namespace ikd::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Vector3 Vec(double x, double y, double z) {
+  v1::Vector3 v;
+  v.set_x(x);
+  v.set_y(y);
+  v.set_z(z);
+  return v;
+}
+
+// A planar arm of three limbs of 0.5 m at the origin: reach 1.5 m.
+v1::ArmSpec PlanarArm() {
+  v1::ArmSpec spec;
+  spec.set_planar(true);
+  for (int k = 0; k < 3; ++k) {
+    v1::Limb* limb = spec.add_limbs();
+    limb->set_length(0.5);
+    limb->set_radius(0.02);
+  }
+  return spec;
+}
+
+double Distance(const v1::Vector3& a, const v1::Vector3& b) {
+  return std::hypot(a.x() - b.x(), a.y() - b.y(), a.z() - b.z());
+}
+
+// Largest |limb length - 0.5| of the returned sites.
+double WorstLimbError(const v1::JointState& state) {
+  double worst = 0.0;
+  for (int k = 0; k + 1 < state.sites_size(); ++k) {
+    worst = std::max(worst, std::abs(Distance(state.sites(k), state.sites(k + 1)) - 0.5));
+  }
+  return worst;
+}
+
+class KinematicsServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = NewMemoryModelStore();
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.kinematics.max_samples = 5000;
+    auto server = IkdServer::Start(options, store_.get());
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::KinematicsService::NewStub(channel);
+    models_ = v1::ModelService::NewStub(channel);
+  }
+
+  static void SetDeadline(grpc::ClientContext& context) {
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  }
+
+  grpc::Status Solve(const v1::SolveRequest& request, v1::SolveResponse* response) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    return stub_->Solve(&context, request, response);
+  }
+
+  // The line request: hand from (1.2, 0.3) to (0.6, 0.9) in 1 s, sampled every `period`.
+  static v1::SolveTrajectoryRequest LineRequest(double period) {
+    v1::SolveTrajectoryRequest request;
+    *request.mutable_arm()->mutable_spec() = PlanarArm();
+    v1::LinePath* line = request.mutable_trajectory()->mutable_line();
+    *line->mutable_from() = Vec(1.2, 0.3, 0);
+    *line->mutable_to() = Vec(0.6, 0.9, 0);
+    line->set_duration(1.0);
+    request.set_sample_period(period);
+    return request;
+  }
+
+  grpc::Status SolveTrajectory(const v1::SolveTrajectoryRequest& request,
+                               std::vector<v1::SolveTrajectoryResponse>* messages) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    auto reader = stub_->SolveTrajectory(&context, request);
+    v1::SolveTrajectoryResponse message;
+    while (reader->Read(&message)) messages->push_back(message);
+    return reader->Finish();
+  }
+
+  std::unique_ptr<ModelStore> store_;
+  std::unique_ptr<IkdServer> server_;
+  std::unique_ptr<v1::KinematicsService::Stub> stub_;
+  std::unique_ptr<v1::ModelService::Stub> models_;
+};
+
+// A reachable pose: REACHED, hand on the target to 1e-9 m, limb lengths exact to 1e-9 m.
+TEST_F(KinematicsServiceTest, SolveReachesAReachableTargetWithExactLimbs) {
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  *request.mutable_target() = Vec(0.9, 0.6, 0);
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  const v1::JointState& state = response.state();
+  EXPECT_EQ(state.status(), v1::STEP_STATUS_REACHED);
+  ASSERT_EQ(state.sites_size(), 4);
+  EXPECT_LT(Distance(state.sites(3), Vec(0.9, 0.6, 0)), 1e-9);
+  EXPECT_LT(WorstLimbError(state), 1e-9);
+  EXPECT_THAT(response.joint_names(), ::testing::ElementsAre("joint_0", "joint_1", "joint_2"));
+  EXPECT_EQ(state.positions_size(), 3);
+}
+
+// Beyond reach: CLAMPED_UNREACHABLE, clamp distance = |target| - 1.5 m (analytic), stretched arm.
+TEST_F(KinematicsServiceTest, SolveBeyondReachClampsToTheShell) {
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  *request.mutable_target() = Vec(3.0, 4.0, 0);  // |target| = 5
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  EXPECT_EQ(response.state().status(), v1::STEP_STATUS_CLAMPED_UNREACHABLE);
+  EXPECT_NEAR(response.state().clamp_distance(), 5.0 - 1.5, 1e-9);
+  EXPECT_NEAR(std::hypot(response.state().sites(3).x(), response.state().sites(3).y()), 1.5, 1e-9);
+  EXPECT_LT(WorstLimbError(response.state()), 1e-9);
+}
+
+// A line inside the reach: one sample per 0.02 s (51), every one REACHED on its target, a
+// summary with fraction 1 last, joint names on the first message only.
+TEST_F(KinematicsServiceTest, TrajectoryAlongALineIsReachedEverywhere) {
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  ASSERT_TRUE(SolveTrajectory(LineRequest(0.02), &messages).ok());
+  ASSERT_EQ(messages.size(), 52u);
+  EXPECT_EQ(messages.front().joint_names_size(), 3);
+  EXPECT_EQ(messages[1].joint_names_size(), 0);
+  for (size_t k = 0; k + 1 < messages.size(); ++k) {
+    const v1::JointState& s = messages[k].sample();
+    EXPECT_EQ(s.status(), v1::STEP_STATUS_REACHED) << "sample " << k;
+    EXPECT_NEAR(s.time(), 0.02 * k, 1e-12);
+    EXPECT_LT(Distance(s.sites(3), s.target()), 1e-9) << "sample " << k;
+    EXPECT_LT(WorstLimbError(s), 1e-9) << "sample " << k;
+  }
+  ASSERT_TRUE(messages.back().has_summary());
+  EXPECT_EQ(messages.back().summary().samples(), 51);
+  EXPECT_DOUBLE_EQ(messages.back().summary().fraction_reached(), 1.0);
+}
+
+// The same request twice gives bit-identical samples (the seed fixes every random trial).
+TEST_F(KinematicsServiceTest, TrajectoryIsDeterministic) {
+  std::vector<v1::SolveTrajectoryResponse> first, second;
+  ASSERT_TRUE(SolveTrajectory(LineRequest(0.05), &first).ok());
+  ASSERT_TRUE(SolveTrajectory(LineRequest(0.05), &second).ok());
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t k = 0; k + 1 < first.size(); ++k) {
+    EXPECT_EQ(first[k].sample().SerializeAsString(), second[k].sample().SerializeAsString());
+  }
+}
+
+// An arm stored through the ModelService is used by name; an unknown name is NOT_FOUND.
+TEST_F(KinematicsServiceTest, NamedArmIsResolvedAndUnknownNameIsNotFound) {
+  v1::CreateArmRequest create;
+  create.set_arm_id("planar3");
+  *create.mutable_arm()->mutable_spec() = PlanarArm();
+  v1::Arm created;
+  grpc::ClientContext context;
+  ASSERT_TRUE(models_->CreateArm(&context, create, &created).ok());
+  v1::SolveRequest request;
+  request.mutable_arm()->set_name("arms/planar3");
+  *request.mutable_target() = Vec(0.9, 0.6, 0);
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED);
+  request.mutable_arm()->set_name("arms/missing");
+  EXPECT_EQ(Solve(request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Bad fields are INVALID_ARGUMENT naming the request path and the bound.
+TEST_F(KinematicsServiceTest, BadFieldsNameTheirPath) {
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  grpc::Status status = SolveTrajectory(LineRequest(0.0), &messages);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("sample_period"));
+  EXPECT_TRUE(messages.empty());
+  status = SolveTrajectory(LineRequest(1e-5), &messages);  // 100001 samples > 5000
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("5000"));
+
+  v1::SolveRequest request;
+  *request.mutable_target() = Vec(0.9, 0.6, 0);
+  v1::SolveResponse response;
+  status = Solve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("arm"));
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  request.mutable_arm()->mutable_spec()->mutable_limbs(1)->set_length(-1);
+  status = Solve(request, &response);
+  EXPECT_THAT(status.error_message(), HasSubstr("arm.spec.limbs[1].length"));
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  request.add_seed_positions(0.1);  // 1 of 3
+  status = Solve(request, &response);
+  EXPECT_THAT(status.error_message(), HasSubstr("seed_positions"));
+  request.clear_seed_positions();
+  request.mutable_options()->set_max_step_fraction(-1);
+  status = Solve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("options.max_step_fraction"));
+  request.clear_options();
+  request.mutable_target()->set_x(std::nan(""));
+  EXPECT_THAT(Solve(request, &response).error_message(), HasSubstr("target"));
+}
+
+// A client that cancels after two samples of a long trajectory gets CANCELLED; the server
+// stays healthy for the next call.
+TEST_F(KinematicsServiceTest, CancellationStopsTheStreamAndTheServerCarriesOn) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub_->SolveTrajectory(&context, LineRequest(0.0005));  // 2001 samples
+  v1::SolveTrajectoryResponse message;
+  ASSERT_TRUE(reader->Read(&message));
+  ASSERT_TRUE(reader->Read(&message));
+  context.TryCancel();
+  while (reader->Read(&message)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  EXPECT_TRUE(SolveTrajectory(LineRequest(0.25), &messages).ok());
+  EXPECT_EQ(messages.size(), 6u);
+}
+
+}  // namespace
+}  // namespace ikd::server
