@@ -370,6 +370,108 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   v1::SolveTrajectoryResponse message_;  // the message being written
 };
 
+
+// A Track stream, strictly one thing at a time: read -> (configure | edit the scene | solve on
+// the pool -> write) -> read ... So at most one of a read, a solve and a write is pending, and
+// each completion is the only party that may Finish; OnCancel makes the pending read or write
+// fail, which finishes the call.
+class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse> {
+ public:
+  TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& limits)
+      : store_(store), pool_(pool), limits_(limits) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::OK);  // the client half-closed (or cancelled)
+    absl::Status status = Handle();
+    if (!status.ok()) Finish(ToGrpcStatus(status));
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Finish(ToGrpcStatus(absl::CancelledError("the stream broke (client gone)")));
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  // Acts on request_; an error ends the stream with it.
+  absl::Status Handle() {
+    if (tracker_ == nullptr) return Configure();
+    switch (request_.request_case()) {
+      case v1::TrackRequest::kTarget:
+        return Solve();
+      case v1::TrackRequest::kSceneUpdate:
+        return UpdateScene();
+      default:
+        return FieldViolation("request", "after the config: a target or a scene_update");
+    }
+  }
+
+  absl::Status Configure() {
+    if (!request_.has_config()) return FieldViolation("config", "the first message must be a config");
+    const v1::TrackConfig& config = request_.config();
+    absl::StatusOr<std::shared_ptr<IkProblem>> problem =
+        MakeProblem(config.arm(), config.scene(), config.options(), config.initial_positions(),
+                    "config.initial_positions", *store_, limits_);
+    if (!problem.ok()) return AtPath(problem.status(), "config");
+    problem_ = *std::move(problem);
+    // Always a scene (maybe empty), so that scene updates have somewhere to go.
+    if (problem_->scene == nullptr) problem_->scene = std::make_unique<ik::Scene>(*ik::Scene::Create({}));
+    absl::StatusOr<ik::ArmTracker> tracker = ik::ArmTracker::Create(
+        *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
+    if (!tracker.ok()) return AtPath(tracker.status(), "config.initial_positions");
+    tracker_ = std::make_unique<ik::ArmTracker>(*std::move(tracker));
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  absl::Status UpdateScene() {
+    v1::EditSceneRequest edit;
+    *edit.mutable_operations() = request_.scene_update().operations();
+    absl::Status valid = ValidateOperations(edit, limits_);
+    if (!valid.ok()) return AtPath(valid, "scene_update");
+    ik::Scene edited = *problem_->scene;  // on error the copy is discarded
+    absl::Status applied = ApplyOperations(edit, "the stream's scene", limits_, edited);
+    if (!applied.ok()) return AtPath(applied, "scene_update");
+    *problem_->scene = std::move(edited);
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  absl::Status Solve() {
+    const v1::TrackTarget& target = request_.target();
+    absl::StatusOr<Eigen::Vector3d> position = FiniteTarget(target.position(), "target.position");
+    if (!position.ok()) return position.status();
+    if (!std::isfinite(target.time()) || (solved_ > 0 && target.time() < last_time_)) {
+      return FieldViolation("target.time", absl::StrCat("must be finite and >= the previous "
+                                                        "target's time ", last_time_, ", got ",
+                                                        target.time()));
+    }
+    last_time_ = target.time();
+    const bool submitted = pool_->TrySubmit([this, p = *position, t = target.time()] {
+      absl::StatusOr<ik::IkStep> step = tracker_->StepTo(p, t);
+      if (!step.ok()) return Finish(ToGrpcStatus(step.status()));
+      const v1::JointState previous = response_.state();
+      response_.Clear();
+      if (solved_ == 0) AddJointNames(*problem_->arm, response_.mutable_joint_names());
+      FillJointState(*step, p, solved_ == 0 ? nullptr : &previous, *response_.mutable_state());
+      ++solved_;
+      StartWrite(&response_);
+    });
+    return submitted ? absl::OkStatus() : Overloaded();
+  }
+
+  ModelStore* const store_;
+  WorkerPool* const pool_;
+  const ModelLimits limits_;
+  std::shared_ptr<IkProblem> problem_;
+  std::unique_ptr<ik::ArmTracker> tracker_;  // null until configured
+  int64_t solved_ = 0;
+  double last_time_ = 0.0;
+  v1::TrackRequest request_;
+  v1::TrackResponse response_;
+};
+
 }  // namespace
 
 KinematicsServiceImpl::KinematicsServiceImpl(ModelStore* store, WorkerPool* pool,
@@ -421,6 +523,11 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
   if (!tracker.ok()) return new TrajectoryReactor(AtPath(tracker.status(), "initial_positions"));
   return new TrajectoryReactor(pool_, *std::move(problem), *std::move(tracker),
                                *std::move(trajectory), *std::move(times));
+}
+
+grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(
+    grpc::CallbackServerContext* /*context*/) {
+  return new TrackReactor(store_, pool_, model_limits_);
 }
 
 }  // namespace ikd::server

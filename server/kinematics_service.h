@@ -1,10 +1,10 @@
 // ikd.v1.KinematicsService on the gRPC callback API: the Cartesian IK engine
 // (solver/include/ikd/ik/tracker.h) for single poses (Solve) and streamed trajectories
-// (SolveTrajectory). Requests are validated and models resolved on the gRPC thread; every solve
+// (SolveTrajectory) and live tracking (Track: one joint state per target, scene edits between
+// targets). Requests are validated and models resolved on the gRPC thread; every solve
 // runs on the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is
 // solved one sample at a time, the next only after the previous sample's write completed, so a
 // slow reader slows its own solve; cancellation and deadlines stop it at the next sample.
-// Track (bidirectional) is not served yet: gRPC answers UNIMPLEMENTED.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -31,6 +31,8 @@ class KinematicsServiceImpl final : public v1::KinematicsService::CallbackServic
                                   v1::SolveResponse* response) override;
   grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* SolveTrajectory(
       grpc::CallbackServerContext* context, const v1::SolveTrajectoryRequest* request) override;
+  grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* Track(
+      grpc::CallbackServerContext* context) override;
 
  private:
   ModelStore* const store_;

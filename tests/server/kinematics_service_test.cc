@@ -239,5 +239,66 @@ TEST_F(KinematicsServiceTest, CancellationStopsTheStreamAndTheServerCarriesOn) {
   EXPECT_EQ(messages.size(), 6u);
 }
 
+// Track: one joint state per target, in order, each REACHED on its target with exact limbs; a
+// scene update mid-stream (a sphere moved next to the fixed base) is applied and the arm stays clear
+// of it; a first message that is not a config is INVALID_ARGUMENT naming "config".
+TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdates) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto stream = stub_->Track(&context);
+  v1::TrackRequest request;
+  *request.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
+  v1::Obstacle* ball = request.mutable_config()->mutable_scene()->mutable_spec()->add_obstacles();
+  ball->set_id("ball");
+  *ball->mutable_sphere()->mutable_center() = Vec(5, 5, 0);
+  ball->mutable_sphere()->set_radius(0.05);
+  ASSERT_TRUE(stream->Write(request));
+  v1::TrackResponse response;
+  for (int k = 0; k < 20; ++k) {
+    if (k == 10) {  // move the ball to 0.15 m above the fixed base
+      v1::TrackRequest update;
+      v1::ObstacleOperation* move = update.mutable_scene_update()->add_operations();
+      move->set_operation(v1::ObstacleOperation::OPERATION_MOVE);
+      move->set_obstacle_id("ball");
+      *move->mutable_translation() = Vec(0 - 5, 0.15 - 5, 0);
+      ASSERT_TRUE(stream->Write(update));
+    }
+    v1::TrackRequest target;
+    target.mutable_target()->set_time(0.01 * k);
+    *target.mutable_target()->mutable_position() = Vec(1.2 - 0.01 * k, 0.3 + 0.01 * k, 0);
+    ASSERT_TRUE(stream->Write(target));
+    ASSERT_TRUE(stream->Read(&response)) << "target " << k;
+    EXPECT_EQ(response.joint_names_size(), k == 0 ? 3 : 0);
+    const v1::JointState& s = response.state();
+    EXPECT_NEAR(s.time(), 0.01 * k, 1e-15);
+    EXPECT_EQ(s.status(), v1::STEP_STATUS_REACHED) << "target " << k;
+    EXPECT_LT(Distance(s.sites(3), s.target()), 1e-9);
+    EXPECT_LT(WorstLimbError(s), 1e-9);
+    ASSERT_TRUE(s.has_min_clearance());
+    // Before: only the limbs' self clearance (~0.46 m). After: the base site, which cannot
+    // move, is 0.15 - 0.05 - 0.02 = 0.08 m from the ball's surface at most.
+    if (k < 10) {
+      EXPECT_GT(s.min_clearance(), 0.3) << "target " << k;
+    } else {
+      EXPECT_LE(s.min_clearance(), 0.08 + 1e-12) << "target " << k;
+    }
+    EXPECT_GE(s.min_clearance(), 0.0);
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_FALSE(stream->Read(&response));
+  EXPECT_TRUE(stream->Finish().ok());
+
+  grpc::ClientContext bad_context;
+  SetDeadline(bad_context);
+  auto bad = stub_->Track(&bad_context);
+  v1::TrackRequest target;
+  *target.mutable_target()->mutable_position() = Vec(1, 0, 0);
+  bad->Write(target);
+  bad->WritesDone();
+  grpc::Status status = bad->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("config"));
+}
+
 }  // namespace
 }  // namespace ikd::server
