@@ -5,9 +5,12 @@
 // runs on the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is
 // solved one sample at a time, the next only after the previous sample's write completed, so a
 // slow reader slows its own solve; cancellation and deadlines stop it at the next sample.
+// Wire <-> solver conversions live in ik_conversions.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+
+#include <cstdint>
 
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "model_store.h"
@@ -16,8 +19,14 @@
 
 namespace ikd::server {
 
+// Server bounds on KinematicsService requests; beyond them INVALID_ARGUMENT names the field
+// and the bound.
 struct KinematicsLimits {
-  int max_samples = 100'000;  // samples of one SolveTrajectory
+  int max_samples = 100'000;  // samples of one SolveTrajectory ("sample_period")
+  // Hand sub-steps of one sample or target (move / (max_step_fraction * shortest limb)):
+  // cancellation is checked between samples, so this bounds how long one sample can run. A
+  // full move across a 1000-limb arm at the default fraction takes 20000.
+  int64_t max_substeps_per_sample = 100'000;
 };
 
 class KinematicsServiceImpl final : public v1::KinematicsService::CallbackService {

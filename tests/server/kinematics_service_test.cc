@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "model_store.h"
@@ -19,6 +21,7 @@
 namespace ikd::server {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 
 v1::Vector3 Vec(double x, double y, double z) {
@@ -54,13 +57,44 @@ double WorstLimbError(const v1::JointState& state) {
   return worst;
 }
 
+// The field paths of the google.rpc.BadRequest in the status details (empty when there is none).
+std::vector<std::string> ViolatedFields(const grpc::Status& status) {
+  google::rpc::Status details;
+  std::vector<std::string> fields;
+  if (!details.ParseFromString(status.error_details())) return fields;
+  for (const google::protobuf::Any& any : details.details()) {
+    google::rpc::BadRequest bad_request;
+    if (!any.UnpackTo(&bad_request)) continue;
+    for (const auto& violation : bad_request.field_violations()) {
+      fields.push_back(violation.field());
+    }
+  }
+  return fields;
+}
+
+// Options that make every sample take milliseconds (many stochastic trials per sub-step), for
+// tests that need a stream to be still running when something happens to it.
+v1::IkOptions SlowOptions() {
+  v1::IkOptions options;
+  options.set_trials_per_step(20000);
+  return options;
+}
+
 class KinematicsServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = NewMemoryModelStore();
     ServerOptions options;
-    options.listen = "127.0.0.1:0";
     options.kinematics.max_samples = 5000;
+    StartServer(options);
+  }
+
+  // (Re)starts the server with `options` on a free port and connects the stubs.
+  void StartServer(ServerOptions options) {
+    stub_.reset();
+    models_.reset();
+    server_.reset();
+    store_ = NewMemoryModelStore();
+    options.listen = "127.0.0.1:0";
     auto server = IkdServer::Start(options, store_.get());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -157,6 +191,71 @@ TEST_F(KinematicsServiceTest, TrajectoryAlongALineIsReachedEverywhere) {
   EXPECT_DOUBLE_EQ(messages.back().summary().fraction_reached(), 1.0);
 }
 
+// A line wholly outside the 1.5 m reach (|p| >= 3/sqrt(2)): every sample CLAMPED_UNREACHABLE
+// with clamp distance |target| - 1.5 m (analytic) and the hand on the shell, fraction 0.
+TEST_F(KinematicsServiceTest, TrajectoryBeyondReachIsClampedEverywhere) {
+  v1::SolveTrajectoryRequest request = LineRequest(0.1);
+  *request.mutable_trajectory()->mutable_line()->mutable_from() = Vec(3, 0, 0);
+  *request.mutable_trajectory()->mutable_line()->mutable_to() = Vec(0, 3, 0);
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  ASSERT_TRUE(SolveTrajectory(request, &messages).ok());
+  ASSERT_EQ(messages.size(), 12u);
+  for (size_t k = 0; k + 1 < messages.size(); ++k) {
+    const v1::JointState& s = messages[k].sample();
+    const double target_norm = std::hypot(s.target().x(), s.target().y());
+    EXPECT_EQ(s.status(), v1::STEP_STATUS_CLAMPED_UNREACHABLE) << "sample " << k;
+    EXPECT_NEAR(s.clamp_distance(), target_norm - 1.5, 1e-9) << "sample " << k;
+    EXPECT_NEAR(std::hypot(s.sites(3).x(), s.sites(3).y()), 1.5, 1e-9) << "sample " << k;
+    EXPECT_LT(WorstLimbError(s), 1e-9) << "sample " << k;
+  }
+  const v1::TrajectorySummary& summary = messages.back().summary();
+  EXPECT_EQ(summary.samples(), 11);
+  EXPECT_EQ(summary.clamped(), 11);
+  EXPECT_EQ(summary.fraction_reached(), 0.0);
+  EXPECT_NEAR(summary.max_hand_error(), 3.0 - 1.5, 1e-9);  // at the ends, |target| = 3
+}
+
+// Joint velocities are the finite differences of consecutive samples' positions (zeros first),
+// and the summary's maxima are those of the samples.
+TEST_F(KinematicsServiceTest, VelocitiesAreFiniteDifferencesAndTheSummaryAddsUp) {
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  ASSERT_TRUE(SolveTrajectory(LineRequest(0.1), &messages).ok());
+  ASSERT_EQ(messages.size(), 12u);
+  EXPECT_THAT(messages[0].sample().velocities(), ::testing::Each(0.0));
+  double max_residual = 0.0;
+  for (size_t k = 1; k + 1 < messages.size(); ++k) {
+    const v1::JointState& previous = messages[k - 1].sample();
+    const v1::JointState& s = messages[k].sample();
+    ASSERT_EQ(s.velocities_size(), 3);
+    const double dt = s.time() - previous.time();
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_DOUBLE_EQ(s.velocities(j), (s.positions(j) - previous.positions(j)) / dt);
+    }
+    max_residual = std::max(max_residual, s.constraint_residual());
+  }
+  const v1::TrajectorySummary& summary = messages.back().summary();
+  EXPECT_EQ(summary.max_constraint_residual(),
+            std::max(max_residual, messages[0].sample().constraint_residual()));
+  EXPECT_GT(summary.solve_seconds(), 0.0);
+  ASSERT_TRUE(summary.has_min_clearance());  // the limbs' self clearance
+}
+
+// A spatial arm names two angles per limb ("joint_k_bend", "joint_k_azimuth", arm.h layout).
+TEST_F(KinematicsServiceTest, SpatialArmNamesBendAndAzimuthPerLimb) {
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  request.mutable_arm()->mutable_spec()->set_planar(false);
+  *request.mutable_target() = Vec(0.6, 0.5, 0.4);
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  EXPECT_THAT(response.joint_names(),
+              ::testing::ElementsAre("joint_0_bend", "joint_0_azimuth", "joint_1_bend",
+                                     "joint_1_azimuth", "joint_2_bend", "joint_2_azimuth"));
+  EXPECT_EQ(response.state().positions_size(), 6);
+  EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED);
+  EXPECT_LT(Distance(response.state().sites(3), Vec(0.6, 0.5, 0.4)), 1e-9);
+}
+
 // The same request twice gives bit-identical samples (the seed fixes every random trial).
 TEST_F(KinematicsServiceTest, TrajectoryIsDeterministic) {
   std::vector<v1::SolveTrajectoryResponse> first, second;
@@ -186,39 +285,103 @@ TEST_F(KinematicsServiceTest, NamedArmIsResolvedAndUnknownNameIsNotFound) {
   EXPECT_EQ(Solve(request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
-// Bad fields are INVALID_ARGUMENT naming the request path and the bound.
+// A scene stored through the ModelService is used by name (its sphere, off the path, makes
+// min_clearance present and >= 0); an unknown scene name is NOT_FOUND.
+TEST_F(KinematicsServiceTest, NamedSceneIsResolvedAndUnknownSceneIsNotFound) {
+  v1::CreateSceneRequest create;
+  create.set_scene_id("ball");
+  v1::Obstacle* ball = create.mutable_scene()->mutable_spec()->add_obstacles();
+  ball->set_id("ball");
+  *ball->mutable_sphere()->mutable_center() = Vec(0.75, -0.6, 0);
+  ball->mutable_sphere()->set_radius(0.1);
+  v1::Scene created;
+  grpc::ClientContext context;
+  ASSERT_TRUE(models_->CreateScene(&context, create, &created).ok());
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  request.mutable_scene()->set_name("scenes/ball");
+  *request.mutable_target() = Vec(0.9, 0.6, 0);
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED);
+  ASSERT_TRUE(response.state().has_min_clearance());
+  EXPECT_GE(response.state().min_clearance(), 0.0);
+  request.mutable_scene()->set_name("scenes/missing");
+  grpc::Status status = Solve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("missing"));
+}
+
+// Bad fields are INVALID_ARGUMENT whose BadRequest names the request path, the message the bound.
 TEST_F(KinematicsServiceTest, BadFieldsNameTheirPath) {
   std::vector<v1::SolveTrajectoryResponse> messages;
   grpc::Status status = SolveTrajectory(LineRequest(0.0), &messages);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("sample_period"));
+  EXPECT_THAT(ViolatedFields(status), Contains("sample_period"));
   EXPECT_TRUE(messages.empty());
   status = SolveTrajectory(LineRequest(1e-5), &messages);  // 100001 samples > 5000
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status), Contains("sample_period"));
   EXPECT_THAT(status.error_message(), HasSubstr("5000"));
+
+  v1::SolveTrajectoryRequest trajectory = LineRequest(0.1);
+  trajectory.mutable_trajectory()->mutable_line()->set_duration(-2);
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("trajectory.line.duration"));
+  EXPECT_THAT(status.error_message(), HasSubstr("> 0"));
+  trajectory = LineRequest(0.1);
+  v1::WaypointPath* path = trajectory.mutable_trajectory()->mutable_waypoints();
+  path->set_interpolation(v1::INTERPOLATION_CUBIC);
+  for (double time : {0.0, 1.0, 0.5}) {  // waypoints[2] goes back in time
+    v1::Waypoint* waypoint = path->add_waypoints();
+    waypoint->set_time(time);
+    *waypoint->mutable_position() = Vec(1, 0.2, 0);
+  }
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("trajectory.waypoints.waypoints[2].time"));
+  path->set_interpolation(v1::INTERPOLATION_UNSPECIFIED);
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("trajectory.waypoints.interpolation"));
+  trajectory = LineRequest(0.1);
+  trajectory.add_initial_positions(0.0);  // 1 of 3
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("initial_positions"));
+  EXPECT_THAT(status.error_message(), HasSubstr("3"));
+  // 1e-9 of a 0.5 m limb per sub-step: ~1e9 sub-steps in the first sample, over the limit.
+  trajectory = LineRequest(0.1);
+  trajectory.mutable_options()->set_max_step_fraction(1e-9);
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status), Contains("options.max_step_fraction"));
+  EXPECT_THAT(status.error_message(), HasSubstr("100000"));
+  EXPECT_TRUE(messages.empty());
 
   v1::SolveRequest request;
   *request.mutable_target() = Vec(0.9, 0.6, 0);
   v1::SolveResponse response;
   status = Solve(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("arm"));
+  EXPECT_THAT(ViolatedFields(status), Contains("arm"));
   *request.mutable_arm()->mutable_spec() = PlanarArm();
   request.mutable_arm()->mutable_spec()->mutable_limbs(1)->set_length(-1);
   status = Solve(request, &response);
-  EXPECT_THAT(status.error_message(), HasSubstr("arm.spec.limbs[1].length"));
+  EXPECT_THAT(ViolatedFields(status), Contains("arm.spec.limbs[1].length"));
   *request.mutable_arm()->mutable_spec() = PlanarArm();
   request.add_seed_positions(0.1);  // 1 of 3
   status = Solve(request, &response);
-  EXPECT_THAT(status.error_message(), HasSubstr("seed_positions"));
+  EXPECT_THAT(ViolatedFields(status), Contains("seed_positions"));
   request.clear_seed_positions();
   request.mutable_options()->set_max_step_fraction(-1);
   status = Solve(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("options.max_step_fraction"));
+  EXPECT_THAT(ViolatedFields(status), Contains("options.max_step_fraction"));
+  EXPECT_THAT(status.error_message(), HasSubstr("(0, 1]"));
+  request.clear_options();
+  request.mutable_options()->mutable_weights()->set_clearance(-1);
+  EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("options.weights.clearance"));
   request.clear_options();
   request.mutable_target()->set_x(std::nan(""));
-  EXPECT_THAT(Solve(request, &response).error_message(), HasSubstr("target"));
+  EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("target"));
 }
 
 // A client that cancels after two samples of a long trajectory gets CANCELLED; the server
@@ -237,6 +400,63 @@ TEST_F(KinematicsServiceTest, CancellationStopsTheStreamAndTheServerCarriesOn) {
   std::vector<v1::SolveTrajectoryResponse> messages;
   EXPECT_TRUE(SolveTrajectory(LineRequest(0.25), &messages).ok());
   EXPECT_EQ(messages.size(), 6u);
+}
+
+// A deadline that passes mid-stream ends it with DEADLINE_EXCEEDED well before the ~1000 slow
+// samples are done; the server then serves the next call.
+TEST_F(KinematicsServiceTest, DeadlineStopsTheStreamMidway) {
+  v1::SolveTrajectoryRequest request = LineRequest(0.001);  // 1001 samples
+  *request.mutable_options() = SlowOptions();
+  grpc::ClientContext context;
+  const auto start = std::chrono::steady_clock::now();
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  auto reader = stub_->SolveTrajectory(&context, request);
+  v1::SolveTrajectoryResponse message;
+  int received = 0;
+  while (reader->Read(&message)) ++received;
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_LT(received, 1001);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  EXPECT_TRUE(SolveTrajectory(LineRequest(0.25), &messages).ok());
+  EXPECT_EQ(messages.size(), 6u);
+}
+
+// With one worker and a queue of one, the third of several concurrent slow streams cannot be
+// admitted: RESOURCE_EXHAUSTED; every other stream runs (until cancelled), and after them the
+// server serves again.
+TEST_F(KinematicsServiceTest, FullPoolRefusesNewCallsWithResourceExhausted) {
+  ServerOptions options;
+  options.pool = {.threads = 1, .max_queued = 1};
+  StartServer(options);
+  v1::SolveTrajectoryRequest request = LineRequest(0.001);
+  *request.mutable_options() = SlowOptions();
+  constexpr int kStreams = 6;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::SolveTrajectoryResponse>>> readers;
+  for (int k = 0; k < kStreams; ++k) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    SetDeadline(*contexts.back());
+    readers.push_back(stub_->SolveTrajectory(contexts.back().get(), request));
+  }
+  int exhausted = 0;
+  for (int k = 0; k < kStreams; ++k) {
+    v1::SolveTrajectoryResponse message;
+    if (!readers[k]->Read(&message)) {  // refused before any sample
+      grpc::Status status = readers[k]->Finish();
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+      ++exhausted;
+      continue;
+    }
+    contexts[k]->TryCancel();
+    while (readers[k]->Read(&message)) {
+    }
+    EXPECT_EQ(readers[k]->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  EXPECT_GE(exhausted, 1);
+  EXPECT_LE(exhausted, kStreams - 1);  // the first call always finds an idle pool
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  EXPECT_TRUE(SolveTrajectory(LineRequest(0.25), &messages).ok());
 }
 
 // Track: one joint state per target, in order, each REACHED on its target with exact limbs; a

@@ -1,0 +1,283 @@
+#include "ik_conversions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "conversions.h"
+#include "errors.h"
+
+namespace ikd::server {
+namespace {
+
+std::string Below(const std::string& prefix, const std::string& field) {
+  return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
+}
+
+// The spec stored under resource name `name` ("arms/{id}", "scenes/{id}").
+template <class Spec>
+absl::StatusOr<Spec> LoadSpec(ModelStore& store, const char* collection, const std::string& name,
+                              const std::string& field) {
+  absl::StatusOr<std::string> id = IdFromName(name, collection, field);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<StoredModel> stored = store.Get(collection, *id);
+  if (!stored.ok()) return stored.status();
+  Spec spec;
+  if (!spec.ParseFromString(stored->payload)) {
+    return absl::DataLossError(absl::StrCat(name, ": stored model cannot be parsed"));
+  }
+  return spec;
+}
+
+ik::Interpolation InterpolationFromProto(v1::Interpolation interpolation) {
+  return interpolation == v1::INTERPOLATION_CUBIC ? ik::Interpolation::kCubic
+                                                  : ik::Interpolation::kLinear;
+}
+
+absl::StatusOr<ik::Trajectory> WaypointsFromProto(const v1::WaypointPath& path,
+                                                  const std::string& prefix) {
+  if (path.interpolation() != v1::INTERPOLATION_LINEAR &&
+      path.interpolation() != v1::INTERPOLATION_CUBIC) {
+    return FieldViolation(Below(prefix, "interpolation"),
+                          "must be INTERPOLATION_LINEAR or INTERPOLATION_CUBIC");
+  }
+  std::vector<ik::Waypoint> waypoints;
+  waypoints.reserve(path.waypoints_size());
+  for (const v1::Waypoint& w : path.waypoints()) {
+    waypoints.push_back({w.time(), FromProto(w.position())});
+  }
+  absl::StatusOr<ik::Trajectory> out =
+      ik::Trajectory::FromWaypoints(std::move(waypoints), InterpolationFromProto(path.interpolation()));
+  // The solver names "waypoints[k].time", the field of WaypointPath: the request path is
+  // "trajectory.waypoints.waypoints[k].time".
+  return out.ok() ? out : AtRequestPath(out.status(), prefix);
+}
+
+absl::StatusOr<ik::Trajectory> PolylineFromProto(const v1::PolylinePath& path,
+                                                 const std::string& prefix) {
+  std::vector<Eigen::Vector3d> points;
+  points.reserve(path.points_size());
+  for (const v1::Vector3& p : path.points()) points.push_back(FromProto(p));
+  absl::StatusOr<ik::Trajectory> out = ik::Trajectory::Polyline(std::move(points), path.speed());
+  return out.ok() ? out : AtRequestPath(out.status(), prefix);
+}
+
+}  // namespace
+
+absl::Status AtRequestPath(const absl::Status& solver_status, const std::string& prefix) {
+  return SolverFieldViolation(solver_status,
+                              [&](const std::string& field) { return Below(prefix, field); });
+}
+
+absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
+                                   ModelStore& store, const ModelLimits& limits) {
+  switch (ref.arm_case()) {
+    case v1::ArmRef::kSpec:
+      return ArmFromProto(ref.spec(), Below(path, "spec"), limits);
+    case v1::ArmRef::kName: {
+      absl::StatusOr<v1::ArmSpec> spec =
+          LoadSpec<v1::ArmSpec>(store, "arms", ref.name(), Below(path, "name"));
+      if (!spec.ok()) return spec.status();
+      return ArmFromProto(*spec, Below(path, "name"), limits);
+    }
+    default:
+      return FieldViolation(path, "required: a name (\"arms/{id}\") or an inline spec");
+  }
+}
+
+absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
+                                                        const std::string& path,
+                                                        ModelStore& store,
+                                                        const ModelLimits& limits) {
+  absl::StatusOr<ik::Scene> scene = absl::UnknownError("unset");
+  switch (ref.scene_case()) {
+    case v1::SceneRef::kSpec:
+      scene = SceneFromProto(ref.spec(), Below(path, "spec"), limits);
+      break;
+    case v1::SceneRef::kName: {
+      absl::StatusOr<v1::SceneSpec> spec =
+          LoadSpec<v1::SceneSpec>(store, "scenes", ref.name(), Below(path, "name"));
+      if (!spec.ok()) return spec.status();
+      scene = SceneFromProto(*spec, Below(path, "name"), limits);
+      break;
+    }
+    default:
+      return std::unique_ptr<ik::Scene>();  // free space
+  }
+  if (!scene.ok()) return scene.status();
+  return std::make_unique<ik::Scene>(*std::move(scene));
+}
+
+absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
+                                                 const std::string& path) {
+  ik::IkOptions out;
+  if (in.seed() != 0) out.seed = in.seed();
+  if (in.no_trials()) {
+    out.trials_per_step = 0;
+  } else if (in.trials_per_step() != 0) {
+    out.trials_per_step = in.trials_per_step();
+  }
+  if (in.safety_margin() != 0) out.safety_margin = in.safety_margin();
+  if (in.max_step_fraction() != 0) out.max_step_fraction = in.max_step_fraction();
+  if (in.tolerance() != 0) out.tolerance = in.tolerance();
+  out.time_budget_seconds = in.time_budget_seconds();
+  if (in.has_weights()) {
+    const v1::CostWeights& w = in.weights();
+    out.weights = {w.clearance(),    w.self_clearance(), w.velocity(),
+                   w.acceleration(), w.joint_limit(),    w.bending()};
+  }
+  // The solver's own check names the field ("max_step_fraction in (0, 1], got -1").
+  absl::Status valid = out.Validate();
+  if (!valid.ok()) return AtRequestPath(valid, path);
+  return out;
+}
+
+absl::StatusOr<std::optional<Eigen::Matrix3Xd>> SitesFromPositions(const ik::Arm& arm,
+                                                                   const PositionList& positions,
+                                                                   const std::string& path) {
+  if (positions.empty()) return std::optional<Eigen::Matrix3Xd>();
+  if (positions.size() != arm.num_angles()) {
+    return FieldViolation(path, absl::StrCat("must hold the arm's ", arm.num_angles(),
+                                             " joint positions, got ", positions.size()));
+  }
+  for (int k = 0; k < positions.size(); ++k) {
+    if (!std::isfinite(positions[k])) {
+      return FieldViolation(absl::StrCat(path, "[", k, "]"), "must be finite");
+    }
+  }
+  absl::StatusOr<Eigen::Matrix3Xd> sites =
+      arm.SitesFromAngles(std::vector<double>(positions.begin(), positions.end()));
+  if (!sites.ok()) return AtRequestPath(sites.status(), path);
+  return std::optional<Eigen::Matrix3Xd>(*std::move(sites));
+}
+
+absl::StatusOr<ik::Trajectory> TrajectoryFromProto(const v1::Trajectory& in,
+                                                   const std::string& path) {
+  absl::StatusOr<ik::Trajectory> out = absl::UnknownError("unset");
+  std::string prefix = path;
+  switch (in.path_case()) {
+    case v1::Trajectory::kLine:
+      prefix = Below(path, "line");
+      out = ik::Trajectory::Line(FromProto(in.line().from()), FromProto(in.line().to()),
+                                 in.line().duration());
+      break;
+    case v1::Trajectory::kArc:
+      prefix = Below(path, "arc");
+      out = ik::Trajectory::Arc(FromProto(in.arc().center()), FromProto(in.arc().axis()),
+                                FromProto(in.arc().start()), in.arc().angle(),
+                                in.arc().duration());
+      break;
+    case v1::Trajectory::kPolyline:
+      return PolylineFromProto(in.polyline(), Below(path, "polyline"));
+    case v1::Trajectory::kWaypoints:
+      return WaypointsFromProto(in.waypoints(), Below(path, "waypoints"));
+    default:
+      return FieldViolation(path, "required: waypoints, line, arc or polyline");
+  }
+  if (!out.ok()) return AtRequestPath(out.status(), prefix);
+  return out;
+}
+
+absl::StatusOr<Eigen::Vector3d> TargetFromProto(const v1::Vector3& target,
+                                                const std::string& path) {
+  const Eigen::Vector3d t = FromProto(target);
+  if (!t.allFinite()) return FieldViolation(path, "every coordinate must be finite");
+  return t;
+}
+
+int64_t SubStepsForMove(const ik::Arm& arm, const ik::IkOptions& options,
+                        const Eigen::Vector3d& from, const Eigen::Vector3d& to) {
+  const double distance = std::min((to - from).norm(), 2.0 * arm.max_reach());
+  const double step = options.max_step_fraction * arm.shortest_limb();
+  // Far beyond int64 only for absurd inputs: saturate rather than overflow.
+  const double steps = std::ceil(distance / step);
+  return steps >= 9e18 ? INT64_MAX : static_cast<int64_t>(steps);
+}
+
+std::vector<std::string> JointNames(const ik::Arm& arm) {
+  std::vector<std::string> names;
+  names.reserve(arm.num_angles());
+  for (int k = 0; k < arm.num_limbs(); ++k) {
+    if (arm.planar()) {
+      names.push_back(absl::StrCat("joint_", k));
+    } else {
+      names.push_back(absl::StrCat("joint_", k, "_bend"));
+      names.push_back(absl::StrCat("joint_", k, "_azimuth"));
+    }
+  }
+  return names;
+}
+
+v1::StepStatus ToProto(ik::StepStatus status) {
+  switch (status) {
+    case ik::StepStatus::kReached:
+      return v1::STEP_STATUS_REACHED;
+    case ik::StepStatus::kClampedUnreachable:
+      return v1::STEP_STATUS_CLAMPED_UNREACHABLE;
+    case ik::StepStatus::kInCollision:
+      return v1::STEP_STATUS_IN_COLLISION;
+    case ik::StepStatus::kJointLimitBlocked:
+      return v1::STEP_STATUS_JOINT_LIMIT_BLOCKED;
+  }
+  return v1::STEP_STATUS_UNSPECIFIED;
+}
+
+v1::JointState JointStateFromStep(const ik::IkStep& step, const Eigen::Vector3d& target,
+                                  const v1::JointState* previous) {
+  v1::JointState out;
+  out.set_time(step.time);
+  const double dt = previous != nullptr ? step.time - previous->time() : 0.0;
+  for (size_t k = 0; k < step.angles.size(); ++k) {
+    out.add_positions(step.angles[k]);
+    const bool has_rate = dt > 0 && static_cast<int>(k) < previous->positions_size();
+    out.add_velocities(has_rate ? (step.angles[k] - previous->positions(k)) / dt : 0.0);
+  }
+  for (int s = 0; s < step.sites.cols(); ++s) {
+    *out.add_sites() = ToProto(Eigen::Vector3d(step.sites.col(s)));
+  }
+  *out.mutable_target() = ToProto(target);
+  out.set_hand_error(step.hand_error);
+  out.set_clamp_distance(step.clamp_distance);
+  // +inf means nothing to collide with: the field stays absent.
+  if (std::isfinite(step.min_clearance)) out.set_min_clearance(step.min_clearance);
+  out.set_constraint_residual(step.constraint_residual);
+  out.set_iterations(step.iterations);
+  out.set_trials_accepted(step.trials_accepted);
+  out.set_status(ToProto(step.status));
+  return out;
+}
+
+void SummaryBuilder::Add(const v1::JointState& state) {
+  totals_.set_samples(totals_.samples() + 1);
+  switch (state.status()) {
+    case v1::STEP_STATUS_REACHED:
+      ++reached_;
+      break;
+    case v1::STEP_STATUS_CLAMPED_UNREACHABLE:
+      totals_.set_clamped(totals_.clamped() + 1);
+      break;
+    case v1::STEP_STATUS_IN_COLLISION:
+      totals_.set_in_collision(totals_.in_collision() + 1);
+      break;
+    default:
+      totals_.set_limit_blocked(totals_.limit_blocked() + 1);
+  }
+  totals_.set_max_hand_error(std::max(totals_.max_hand_error(), state.hand_error()));
+  totals_.set_max_constraint_residual(
+      std::max(totals_.max_constraint_residual(), state.constraint_residual()));
+  if (state.has_min_clearance() &&
+      (!totals_.has_min_clearance() || state.min_clearance() < totals_.min_clearance())) {
+    totals_.set_min_clearance(state.min_clearance());
+  }
+}
+
+v1::TrajectorySummary SummaryBuilder::Summary(double solve_seconds) const {
+  v1::TrajectorySummary summary = totals_;
+  summary.set_fraction_reached(
+      summary.samples() > 0 ? static_cast<double>(reached_) / summary.samples() : 0.0);
+  summary.set_solve_seconds(solve_seconds);
+  return summary;
+}
+
+}  // namespace ikd::server

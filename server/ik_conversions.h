@@ -1,0 +1,96 @@
+// Conversions between the KinematicsService wire types (ikd/v1/kinematics_service.proto) and the
+// IK solver (solver/include/ikd/ik): models by reference (ArmRef / SceneRef through the
+// ModelStore), tracker options, trajectories, start configurations and the joint states sent
+// back. Every error names the request path it comes from (INVALID_ARGUMENT with a BadRequest
+// field violation, e.g. "trajectory.line.duration", "options.max_step_fraction"); the `path`
+// arguments are the prefixes ("arm", "config.arm", ...) so that one function serves Solve,
+// SolveTrajectory and Track alike.
+//
+//   absl::StatusOr<ik::Arm> arm = ArmFromRef(request.arm(), "arm", store, limits);
+//   absl::StatusOr<ik::IkOptions> options = IkOptionsFromProto(request.options(), "options");
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "ikd/ik/tracker.h"
+#include "ikd/ik/trajectory.h"
+#include "ikd/v1/kinematics_service.pb.h"
+#include "model_store.h"
+#include "validation.h"
+
+namespace ikd::server {
+
+using PositionList = google::protobuf::RepeatedField<double>;
+
+// A solver InvalidArgument ("limbs[2].length must be ...") as a FieldViolation below request
+// path `prefix` ("arm.spec.limbs[2].length"); other codes unchanged.
+absl::Status AtRequestPath(const absl::Status& solver_status, const std::string& prefix);
+
+// The arm of `ref` (inline spec or a stored "arms/{id}"); NOT_FOUND for an unknown name, an
+// unset ref is INVALID_ARGUMENT naming `path`.
+absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
+                                   ModelStore& store, const ModelLimits& limits);
+
+// The scene of `ref`; null for an unset ref (free space). NOT_FOUND for an unknown name.
+absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
+                                                        const std::string& path,
+                                                        ModelStore& store,
+                                                        const ModelLimits& limits);
+
+// Tracker options; zero fields mean the solver's defaults (see IkOptions in the proto), an
+// absent `weights` the default weights.
+absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,
+                                                 const std::string& path);
+
+// Sites of a start configuration given as joint positions in the arm's convention (forward
+// kinematics); std::nullopt (the arm's home) when `positions` is empty.
+absl::StatusOr<std::optional<Eigen::Matrix3Xd>> SitesFromPositions(const ik::Arm& arm,
+                                                                   const PositionList& positions,
+                                                                   const std::string& path);
+
+// The hand path of a trajectory (any of its variants).
+absl::StatusOr<ik::Trajectory> TrajectoryFromProto(const v1::Trajectory& trajectory,
+                                                   const std::string& path);
+
+// A target position, every coordinate finite.
+absl::StatusOr<Eigen::Vector3d> TargetFromProto(const v1::Vector3& target,
+                                                const std::string& path);
+
+// Sub-steps the tracker takes to move the hand from `from` to `to` (moves longer than the arm's
+// diameter count as the diameter: the target is clamped to the reachable shell first).
+int64_t SubStepsForMove(const ik::Arm& arm, const ik::IkOptions& options,
+                        const Eigen::Vector3d& from, const Eigen::Vector3d& to);
+
+// "joint_0", ... (planar) or "joint_0_bend", "joint_0_azimuth", ... (spatial): one name per
+// entry of ik::IkStep::angles.
+std::vector<std::string> JointNames(const ik::Arm& arm);
+
+v1::StepStatus ToProto(ik::StepStatus status);
+
+// The wire joint state of a solver step towards `target`. Velocities are finite differences
+// from `previous` (the stream's previous state; zeros when null or when no time has passed).
+v1::JointState JointStateFromStep(const ik::IkStep& step, const Eigen::Vector3d& target,
+                                  const v1::JointState* previous);
+
+// Running totals of a trajectory: Add() every sample, then Summary() once at the end.
+class SummaryBuilder {
+ public:
+  void Add(const v1::JointState& state);
+  v1::TrajectorySummary Summary(double solve_seconds) const;
+
+ private:
+  int reached_ = 0;
+  v1::TrajectorySummary totals_;  // everything but fraction_reached and solve_seconds
+};
+
+}  // namespace ikd::server
