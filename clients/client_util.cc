@@ -1,0 +1,180 @@
+#include "client_util.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/support/error_details.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace ikd::clients {
+
+std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
+  return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+}
+
+void SetTimeout(grpc::ClientContext& context, absl::Duration timeout) {
+  if (timeout == absl::InfiniteDuration()) return;
+  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+}
+
+namespace {
+
+// The status code's canonical name; gRPC and absl codes are the same numbers.
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+void DescribeDetail(const google::protobuf::Any& detail, std::string* out) {
+  google::rpc::BadRequest bad_request;
+  google::rpc::QuotaFailure quota_failure;
+  if (detail.UnpackTo(&bad_request)) {
+    for (const auto& violation : bad_request.field_violations()) {
+      absl::StrAppend(out, "  field ", violation.field(), ": ", violation.description(), "\n");
+    }
+  } else if (detail.UnpackTo(&quota_failure)) {
+    for (const auto& violation : quota_failure.violations()) {
+      absl::StrAppend(out, "  quota ", violation.subject(), ": ", violation.description(), "\n");
+    }
+  } else {
+    absl::StrAppend(out, "  detail ", detail.type_url(), "\n");
+  }
+}
+
+}  // namespace
+
+std::string DescribeRpcError(const grpc::Status& status) {
+  std::string out = absl::StrCat(CodeName(status.error_code()), ": ", status.error_message(), "\n");
+  google::rpc::Status rpc_status;
+  // error_details() is the serialized google.rpc.Status of the grpc-status-details-bin trailer.
+  if (!status.error_details().empty() && rpc_status.ParseFromString(status.error_details())) {
+    for (const auto& detail : rpc_status.details()) DescribeDetail(detail, &out);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+absl::Status ParseJson(const std::string& json, google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
+  if (status.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("not a JSON ", message->GetDescriptor()->full_name(), ": ",
+                   std::string(status.message())));
+}
+
+std::string ToJson(const google::protobuf::Message& message, bool multiline) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = multiline;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  // Printing a valid message cannot fail (no Any fields with unknown types in ikd.v1).
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!multiline || json.empty() || json.back() != '\n') json += multiline ? "\n" : "";
+  return json;
+}
+
+namespace {
+
+// Parses `path` as `Whole` (e.g. Arm) and returns its `spec`, else as the bare spec type.
+template <typename Whole, typename Spec>
+absl::StatusOr<Spec> LoadSpec(const std::string& path) {
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  Whole whole;
+  if (ParseJson(*text, &whole).ok() && whole.has_spec()) return whole.spec();
+  Spec spec;
+  google::protobuf::util::JsonParseOptions options;  // unknown fields rejected
+  auto status = google::protobuf::util::JsonStringToMessage(*text, &spec, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a JSON ", Whole::descriptor()->full_name(), " or ",
+        Spec::descriptor()->full_name(), ": ", std::string(status.message())));
+  }
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ArmSpec> LoadArmSpec(const std::string& path) {
+  return LoadSpec<v1::Arm, v1::ArmSpec>(path);
+}
+
+absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path) {
+  return LoadSpec<v1::Scene, v1::SceneSpec>(path);
+}
+
+absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
+  double xyz[3];
+  bool ok = parts.size() == 3;
+  for (size_t k = 0; ok && k < 3; ++k) {
+    ok = absl::SimpleAtod(absl::StripAsciiWhitespace(parts[k]), &xyz[k]) && std::isfinite(xyz[k]);
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected three finite numbers x,y,z, got \"", text, "\""));
+  }
+  return MakeVector3(xyz[0], xyz[1], xyz[2]);
+}
+
+absl::StatusOr<std::pair<v1::Vector3, v1::Vector3>> ParseSegment(absl::string_view text,
+                                                                  absl::string_view what) {
+  std::vector<absl::string_view> ends = absl::StrSplit(text, ':');
+  if (ends.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected x0,y0,z0:x1,y1,z1, got \"", text, "\""));
+  }
+  auto from = ParseVector3(ends[0], what);
+  if (!from.ok()) return from.status();
+  auto to = ParseVector3(ends[1], what);
+  if (!to.ok()) return to.status();
+  return std::make_pair(*from, *to);
+}
+
+std::string ResourceName(absl::string_view collection, absl::string_view id_or_name) {
+  const std::string prefix = absl::StrCat(collection, "/");
+  if (absl::StartsWith(id_or_name, prefix)) return std::string(id_or_name);
+  return absl::StrCat(prefix, id_or_name);
+}
+
+std::string StepStatusName(v1::StepStatus status) {
+  return std::string(absl::StripPrefix(v1::StepStatus_Name(status), "STEP_STATUS_"));
+}
+
+v1::Vector3 MakeVector3(double x, double y, double z) {
+  v1::Vector3 v;
+  v.set_x(x);
+  v.set_y(y);
+  v.set_z(z);
+  return v;
+}
+
+double Distance(const v1::Vector3& a, const v1::Vector3& b) {
+  return std::hypot(a.x() - b.x(), a.y() - b.y(), a.z() - b.z());
+}
+
+}  // namespace ikd::clients

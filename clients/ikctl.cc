@@ -1,0 +1,597 @@
+// ikctl: command-line client of the ikd gRPC service (models, single solves, trajectories,
+// health). `ikctl --help` lists the commands with an example each.
+#include <google/protobuf/util/time_util.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "client_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "ikd/v1/model_service.grpc.pb.h"
+#include "table_printer.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(30),
+          "deadline of each call (a trajectory: of the whole stream); \"inf\" for none");
+ABSL_FLAG(std::string, format, "",
+          "json, csv or table; default: json for create/get/update/edit/solve, table for list, "
+          "csv for trajectory");
+ABSL_FLAG(std::string, arm, "", "solve/trajectory: stored arm, \"ID\" or \"arms/ID\"");
+ABSL_FLAG(std::string, arm_file, "", "solve/trajectory: inline arm from a JSON file");
+ABSL_FLAG(std::string, scene, "", "solve/trajectory: stored scene, \"ID\" or \"scenes/ID\"");
+ABSL_FLAG(std::string, scene_file, "", "solve/trajectory: inline scene from a JSON file");
+ABSL_FLAG(std::string, target, "", "solve: hand target x,y,z (m, world frame)");
+ABSL_FLAG(std::string, line, "", "trajectory: straight hand path x0,y0,z0:x1,y1,z1");
+ABSL_FLAG(std::string, waypoints_file, "",
+          "trajectory: timed waypoints, a JSON ikd.v1.WaypointPath "
+          "({\"waypoints\": [{\"time\": 0, \"position\": {\"x\": 1}}, ...]}; linear unless "
+          "\"interpolation\" says otherwise)");
+ABSL_FLAG(double, duration, 1.0, "trajectory --line: seconds from start to end");
+ABSL_FLAG(double, period, 0.01, "trajectory: sample period, seconds");
+ABSL_FLAG(uint64_t, seed, 0, "solve/trajectory: random seed (0: the server default)");
+ABSL_FLAG(int32_t, trials, 0, "solve/trajectory: stochastic trials per sub-step (0: default)");
+ABSL_FLAG(std::string, etag, "", "update/delete/edit: only if the model still has this etag");
+ABSL_FLAG(bool, wait_for_ready, false,
+          "health: wait (up to --timeout) for the server to come up instead of failing at once");
+
+namespace ikd::clients {
+namespace {
+
+constexpr char kUsage[] = R"(command-line client of the ikd gRPC service.
+
+Usage: ikctl [--server=HOST:PORT] [--timeout=30s] [--format=json|csv|table] COMMAND ARGS...
+
+Commands, an example each:
+  health                        ikctl health --wait_for_ready --timeout=20s
+  arms create ID FILE.json|-    ikctl arms create demo deploy/models/demo.arm.json
+  arms get NAME                 ikctl arms get demo
+  arms list                     ikctl arms list --format=csv
+  arms update NAME FILE.json    ikctl arms update demo arm.json --etag=<etag from get>
+  arms delete NAME              ikctl arms delete demo
+  scenes create ID FILE.json|-  ikctl scenes create demo deploy/models/demo.scene.json
+  scenes get|list|update|delete as for arms: ikctl scenes get demo
+  scenes edit NAME FILE.json    ikctl scenes edit demo ops.json   (an EditSceneRequest:
+                                {"operations": [{"operation": "OPERATION_MOVE",
+                                "obstacle_id": "ball", "translation": {"x": 0.1}}]})
+  solve                         ikctl solve --arm=demo --scene=demo --target=0.9,0.5,0
+  trajectory                    ikctl trajectory --arm=demo --scene=demo
+                                  --line=1.1,0.3,0:0.6,0.9,0 --duration=1 --period=0.05
+                                ikctl trajectory --arm_file=arm.json --waypoints_file=path.json
+
+Models are JSON in protobuf's JSON mapping of proto/ikd/v1/types.proto: an Arm (Scene) as
+`get` prints it, or a bare ArmSpec (SceneSpec). NAME is "ID" or "arms/ID" ("scenes/ID").
+trajectory prints one line per sample (time, status, hand error, clearance, joint positions)
+and a "# summary" line. Errors go to stderr with the gRPC code, message and every field
+violation; the exit status is 1 for an RPC error, 2 for bad usage or input.)";
+
+enum ExitCode { kExitOk = 0, kExitRpcError = 1, kExitUsage = 2 };
+enum class Format { kJson, kCsv, kTable };
+using Args = std::vector<std::string>;
+
+int UsageError(const std::string& message) {
+  std::cerr << "ikctl: " << message << " (see ikctl --help)\n";
+  return kExitUsage;
+}
+
+int InputError(const absl::Status& status) {
+  std::cerr << "ikctl: " << status.message() << "\n";
+  return kExitUsage;
+}
+
+int RpcError(const grpc::Status& status) {
+  std::cerr << "ikctl: " << DescribeRpcError(status);
+  return kExitRpcError;
+}
+
+// --format, or `fallback` when it is not given.
+absl::StatusOr<Format> OutputFormat(Format fallback) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format.empty()) return fallback;
+  if (format == "json") return Format::kJson;
+  if (format == "csv") return Format::kCsv;
+  if (format == "table") return Format::kTable;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format must be json, csv or table, got \"", format, "\""));
+}
+
+TablePrinter::Style StyleOf(Format format) {
+  return format == Format::kCsv ? TablePrinter::kCsv : TablePrinter::kTable;
+}
+
+void PrepareContext(grpc::ClientContext& context) {
+  SetTimeout(context, absl::GetFlag(FLAGS_timeout));
+}
+
+std::string FormatTime(const google::protobuf::Timestamp& time) {
+  return google::protobuf::util::TimeUtil::ToString(time);
+}
+
+std::string Number(double value) { return absl::StrFormat("%.6g", value); }
+
+// ---------------------------------------------------------------------------------------------
+// Models. Arms and scenes share their commands; the traits below say how each maps onto
+// ModelService.
+
+using ModelStub = v1::ModelService::Stub;
+
+struct ArmTraits {
+  using Resource = v1::Arm;
+  using Spec = v1::ArmSpec;
+  static constexpr char kCollection[] = "arms";
+
+  static absl::StatusOr<Spec> Load(const std::string& path) { return LoadArmSpec(path); }
+  static grpc::Status Create(ModelStub& stub, grpc::ClientContext* context, const std::string& id,
+                             const Spec& spec, Resource* out) {
+    v1::CreateArmRequest request;
+    request.set_arm_id(id);
+    *request.mutable_arm()->mutable_spec() = spec;
+    return stub.CreateArm(context, request, out);
+  }
+  static grpc::Status Get(ModelStub& stub, grpc::ClientContext* context, const std::string& name,
+                          Resource* out) {
+    v1::GetArmRequest request;
+    request.set_name(name);
+    return stub.GetArm(context, request, out);
+  }
+  static grpc::Status List(ModelStub& stub, grpc::ClientContext* context,
+                           const std::string& page_token, std::vector<Resource>* out,
+                           std::string* next_page_token) {
+    v1::ListArmsRequest request;
+    request.set_page_size(1000);
+    request.set_page_token(page_token);
+    v1::ListArmsResponse response;
+    grpc::Status status = stub.ListArms(context, request, &response);
+    out->insert(out->end(), response.arms().begin(), response.arms().end());
+    *next_page_token = response.next_page_token();
+    return status;
+  }
+  static grpc::Status Update(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const Spec& spec, const std::string& etag,
+                             Resource* out) {
+    v1::UpdateArmRequest request;
+    request.mutable_arm()->set_name(name);
+    request.mutable_arm()->set_etag(etag);
+    *request.mutable_arm()->mutable_spec() = spec;
+    return stub.UpdateArm(context, request, out);
+  }
+  static grpc::Status Delete(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const std::string& etag) {
+    v1::DeleteArmRequest request;
+    request.set_name(name);
+    request.set_etag(etag);
+    google::protobuf::Empty empty;
+    return stub.DeleteArm(context, request, &empty);
+  }
+  static std::vector<std::string> Header() {
+    return {"name", "version", "limbs", "planar", "updated", "etag"};
+  }
+  static std::vector<std::string> Row(const Resource& arm) {
+    return {arm.name(), absl::StrCat(arm.version()), absl::StrCat(arm.spec().limbs_size()),
+            arm.spec().planar() ? "yes" : "no", FormatTime(arm.update_time()), arm.etag()};
+  }
+};
+
+struct SceneTraits {
+  using Resource = v1::Scene;
+  using Spec = v1::SceneSpec;
+  static constexpr char kCollection[] = "scenes";
+
+  static absl::StatusOr<Spec> Load(const std::string& path) { return LoadSceneSpec(path); }
+  static grpc::Status Create(ModelStub& stub, grpc::ClientContext* context, const std::string& id,
+                             const Spec& spec, Resource* out) {
+    v1::CreateSceneRequest request;
+    request.set_scene_id(id);
+    *request.mutable_scene()->mutable_spec() = spec;
+    return stub.CreateScene(context, request, out);
+  }
+  static grpc::Status Get(ModelStub& stub, grpc::ClientContext* context, const std::string& name,
+                          Resource* out) {
+    v1::GetSceneRequest request;
+    request.set_name(name);
+    return stub.GetScene(context, request, out);
+  }
+  static grpc::Status List(ModelStub& stub, grpc::ClientContext* context,
+                           const std::string& page_token, std::vector<Resource>* out,
+                           std::string* next_page_token) {
+    v1::ListScenesRequest request;
+    request.set_page_size(1000);
+    request.set_page_token(page_token);
+    v1::ListScenesResponse response;
+    grpc::Status status = stub.ListScenes(context, request, &response);
+    out->insert(out->end(), response.scenes().begin(), response.scenes().end());
+    *next_page_token = response.next_page_token();
+    return status;
+  }
+  static grpc::Status Update(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const Spec& spec, const std::string& etag,
+                             Resource* out) {
+    v1::UpdateSceneRequest request;
+    request.mutable_scene()->set_name(name);
+    request.mutable_scene()->set_etag(etag);
+    *request.mutable_scene()->mutable_spec() = spec;
+    return stub.UpdateScene(context, request, out);
+  }
+  static grpc::Status Delete(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const std::string& etag) {
+    v1::DeleteSceneRequest request;
+    request.set_name(name);
+    request.set_etag(etag);
+    google::protobuf::Empty empty;
+    return stub.DeleteScene(context, request, &empty);
+  }
+  static std::vector<std::string> Header() {
+    return {"name", "version", "obstacles", "updated", "etag"};
+  }
+  static std::vector<std::string> Row(const Resource& scene) {
+    return {scene.name(), absl::StrCat(scene.version()),
+            absl::StrCat(scene.spec().obstacles_size()), FormatTime(scene.update_time()),
+            scene.etag()};
+  }
+};
+
+template <typename Traits>
+void PrintModels(const std::vector<typename Traits::Resource>& models, Format format) {
+  if (format == Format::kJson) {
+    for (const auto& model : models) std::cout << ToJson(model);
+    return;
+  }
+  TablePrinter table(Traits::Header(), StyleOf(format));
+  for (const auto& model : models) table.AddRow(Traits::Row(model));
+  table.Print(std::cout);
+}
+
+template <typename Traits>
+class ModelCommands {
+ public:
+  explicit ModelCommands(std::shared_ptr<grpc::Channel> channel)
+      : stub_(v1::ModelService::NewStub(channel)) {}
+
+  int Run(const std::string& verb, const Args& args) {
+    if (verb == "create" && args.size() == 2) return Create(args[0], args[1]);
+    if (verb == "get" && args.size() == 1) return Get(args[0]);
+    if (verb == "list" && args.empty()) return List();
+    if (verb == "update" && args.size() == 2) return Update(args[0], args[1]);
+    if (verb == "delete" && args.size() == 1) return Delete(args[0]);
+    return UsageError(absl::StrCat("unknown or incomplete command: ", Traits::kCollection, " ",
+                                   verb, " with ", args.size(), " argument(s)"));
+  }
+
+ protected:
+  std::string Name(const std::string& id_or_name) const {
+    return ResourceName(Traits::kCollection, id_or_name);
+  }
+
+  // Prints one model as the command's output (json unless --format says otherwise).
+  int PrintOne(const typename Traits::Resource& model) {
+    auto format = OutputFormat(Format::kJson);
+    if (!format.ok()) return InputError(format.status());
+    PrintModels<Traits>({model}, *format);
+    return kExitOk;
+  }
+
+  std::unique_ptr<ModelStub> stub_;
+
+ private:
+  int Create(const std::string& id, const std::string& path) {
+    auto spec = Traits::Load(path);
+    if (!spec.ok()) return InputError(spec.status());
+    grpc::ClientContext context;
+    PrepareContext(context);
+    typename Traits::Resource created;
+    grpc::Status status = Traits::Create(*stub_, &context, id, *spec, &created);
+    return status.ok() ? PrintOne(created) : RpcError(status);
+  }
+
+  int Get(const std::string& name) {
+    grpc::ClientContext context;
+    PrepareContext(context);
+    typename Traits::Resource model;
+    grpc::Status status = Traits::Get(*stub_, &context, Name(name), &model);
+    return status.ok() ? PrintOne(model) : RpcError(status);
+  }
+
+  int List() {
+    auto format = OutputFormat(Format::kTable);
+    if (!format.ok()) return InputError(format.status());
+    std::vector<typename Traits::Resource> models;
+    std::string page_token;
+    do {
+      grpc::ClientContext context;
+      PrepareContext(context);
+      grpc::Status status = Traits::List(*stub_, &context, page_token, &models, &page_token);
+      if (!status.ok()) return RpcError(status);
+    } while (!page_token.empty());
+    PrintModels<Traits>(models, *format);
+    return kExitOk;
+  }
+
+  int Update(const std::string& name, const std::string& path) {
+    auto spec = Traits::Load(path);
+    if (!spec.ok()) return InputError(spec.status());
+    grpc::ClientContext context;
+    PrepareContext(context);
+    typename Traits::Resource updated;
+    grpc::Status status = Traits::Update(*stub_, &context, Name(name), *spec,
+                                         absl::GetFlag(FLAGS_etag), &updated);
+    return status.ok() ? PrintOne(updated) : RpcError(status);
+  }
+
+  int Delete(const std::string& name) {
+    grpc::ClientContext context;
+    PrepareContext(context);
+    grpc::Status status = Traits::Delete(*stub_, &context, Name(name), absl::GetFlag(FLAGS_etag));
+    if (!status.ok()) return RpcError(status);
+    std::cout << "deleted " << Name(name) << "\n";
+    return kExitOk;
+  }
+};
+
+using ArmCommands = ModelCommands<ArmTraits>;
+
+// Scenes have one command more: edit (add, move, remove obstacles atomically).
+class SceneCommands : public ModelCommands<SceneTraits> {
+ public:
+  using ModelCommands::ModelCommands;
+
+  int Run(const std::string& verb, const Args& args) {
+    if (verb == "edit" && args.size() == 2) return Edit(args[0], args[1]);
+    return ModelCommands::Run(verb, args);
+  }
+
+ private:
+  int Edit(const std::string& name, const std::string& path) {
+    auto text = ReadTextFile(path);
+    if (!text.ok()) return InputError(text.status());
+    v1::EditSceneRequest request;
+    absl::Status parsed = ParseJson(*text, &request);
+    if (!parsed.ok()) return InputError(absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", parsed.message())));
+    request.set_name(Name(name));
+    if (!absl::GetFlag(FLAGS_etag).empty()) request.set_etag(absl::GetFlag(FLAGS_etag));
+    grpc::ClientContext context;
+    PrepareContext(context);
+    v1::Scene edited;
+    grpc::Status status = stub_->EditScene(&context, request, &edited);
+    return status.ok() ? PrintOne(edited) : RpcError(status);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Health
+
+int Health(std::shared_ptr<grpc::Channel> channel) {
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext context;
+  PrepareContext(context);
+  context.set_wait_for_ready(absl::GetFlag(FLAGS_wait_for_ready));
+  grpc::health::v1::HealthCheckRequest request;  // service "": the server as a whole
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return RpcError(status);
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
+            << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk
+                                                                              : kExitRpcError;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinematics
+
+absl::StatusOr<v1::ArmRef> ArmFromFlags() {
+  const std::string name = absl::GetFlag(FLAGS_arm);
+  const std::string file = absl::GetFlag(FLAGS_arm_file);
+  if (name.empty() == file.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --arm=NAME and --arm_file=FILE");
+  }
+  v1::ArmRef ref;
+  if (!name.empty()) {
+    ref.set_name(ResourceName("arms", name));
+    return ref;
+  }
+  auto spec = LoadArmSpec(file);
+  if (!spec.ok()) return spec.status();
+  *ref.mutable_spec() = *spec;
+  return ref;
+}
+
+// No scene flag: free space (an unset SceneRef).
+absl::StatusOr<v1::SceneRef> SceneFromFlags() {
+  const std::string name = absl::GetFlag(FLAGS_scene);
+  const std::string file = absl::GetFlag(FLAGS_scene_file);
+  v1::SceneRef ref;
+  if (!name.empty() && !file.empty()) {
+    return absl::InvalidArgumentError("give at most one of --scene=NAME and --scene_file=FILE");
+  }
+  if (!name.empty()) ref.set_name(ResourceName("scenes", name));
+  if (!file.empty()) {
+    auto spec = LoadSceneSpec(file);
+    if (!spec.ok()) return spec.status();
+    *ref.mutable_spec() = *spec;
+  }
+  return ref;
+}
+
+v1::IkOptions OptionsFromFlags() {
+  v1::IkOptions options;
+  options.set_seed(absl::GetFlag(FLAGS_seed));
+  options.set_trials_per_step(absl::GetFlag(FLAGS_trials));
+  return options;
+}
+
+std::string ClearanceText(const v1::JointState& state, Format format) {
+  if (state.has_min_clearance()) return Number(state.min_clearance());
+  return format == Format::kCsv ? "" : "-";
+}
+
+std::vector<std::string> SampleHeader(
+    const google::protobuf::RepeatedPtrField<std::string>& joints) {
+  std::vector<std::string> header = {"time", "status", "hand_error", "min_clearance"};
+  header.insert(header.end(), joints.begin(), joints.end());
+  return header;
+}
+
+std::vector<std::string> SampleCells(const v1::JointState& state, Format format) {
+  std::vector<std::string> cells = {Number(state.time()), StepStatusName(state.status()),
+                                    absl::StrFormat("%.3e", state.hand_error()),
+                                    ClearanceText(state, format)};
+  for (double position : state.positions()) cells.push_back(absl::StrFormat("%.6f", position));
+  return cells;
+}
+
+int Solve(std::shared_ptr<grpc::Channel> channel) {
+  auto format = OutputFormat(Format::kJson);
+  if (!format.ok()) return InputError(format.status());
+  v1::SolveRequest request;
+  auto arm = ArmFromFlags();
+  if (!arm.ok()) return InputError(arm.status());
+  auto scene = SceneFromFlags();
+  if (!scene.ok()) return InputError(scene.status());
+  auto target = ParseVector3(absl::GetFlag(FLAGS_target), "--target");
+  if (!target.ok()) return InputError(target.status());
+  *request.mutable_arm() = *arm;
+  *request.mutable_scene() = *scene;
+  *request.mutable_target() = *target;
+  *request.mutable_options() = OptionsFromFlags();
+
+  auto stub = v1::KinematicsService::NewStub(channel);
+  grpc::ClientContext context;
+  PrepareContext(context);
+  v1::SolveResponse response;
+  grpc::Status status = stub->Solve(&context, request, &response);
+  if (!status.ok()) return RpcError(status);
+  if (*format == Format::kJson) {
+    std::cout << ToJson(response);
+  } else {
+    TablePrinter table(SampleHeader(response.joint_names()), StyleOf(*format));
+    table.AddRow(SampleCells(response.state(), *format));
+    table.Print(std::cout);
+  }
+  return kExitOk;
+}
+
+absl::StatusOr<v1::Trajectory> TrajectoryFromFlags() {
+  const std::string line = absl::GetFlag(FLAGS_line);
+  const std::string waypoints_file = absl::GetFlag(FLAGS_waypoints_file);
+  if (line.empty() == waypoints_file.empty()) {
+    return absl::InvalidArgumentError(
+        "give exactly one of --line=x0,y0,z0:x1,y1,z1 and --waypoints_file=FILE");
+  }
+  v1::Trajectory trajectory;
+  if (!line.empty()) {
+    auto ends = ParseSegment(line, "--line");
+    if (!ends.ok()) return ends.status();
+    *trajectory.mutable_line()->mutable_from() = ends->first;
+    *trajectory.mutable_line()->mutable_to() = ends->second;
+    trajectory.mutable_line()->set_duration(absl::GetFlag(FLAGS_duration));
+    return trajectory;
+  }
+  auto text = ReadTextFile(waypoints_file);
+  if (!text.ok()) return text.status();
+  v1::WaypointPath* path = trajectory.mutable_waypoints();
+  absl::Status parsed = ParseJson(*text, path);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(waypoints_file, ": ", parsed.message()));
+  }
+  if (path->interpolation() == v1::INTERPOLATION_UNSPECIFIED) {
+    path->set_interpolation(v1::INTERPOLATION_LINEAR);
+  }
+  return trajectory;
+}
+
+std::string SummaryLine(const v1::TrajectorySummary& summary) {
+  std::string line = absl::StrCat(
+      "# summary samples=", summary.samples(), " fraction_reached=",
+      Number(summary.fraction_reached()), " clamped=", summary.clamped(),
+      " in_collision=", summary.in_collision(), " limit_blocked=", summary.limit_blocked(),
+      " max_hand_error=", absl::StrFormat("%.3e", summary.max_hand_error()),
+      " max_constraint_residual=", absl::StrFormat("%.3e", summary.max_constraint_residual()));
+  if (summary.has_min_clearance()) {
+    absl::StrAppend(&line, " min_clearance=", Number(summary.min_clearance()));
+  }
+  absl::StrAppend(&line, " solve_seconds=", Number(summary.solve_seconds()));
+  return line;
+}
+
+// Prints the stream as it arrives: csv/table one line per sample, json one object per message.
+void PrintTrajectoryMessage(const v1::SolveTrajectoryResponse& response, Format format) {
+  if (format == Format::kJson) {
+    std::cout << ToJson(response, /*multiline=*/false) << "\n";
+    return;
+  }
+  if (response.joint_names_size() > 0) {
+    TablePrinter::PrintLine(std::cout, SampleHeader(response.joint_names()), StyleOf(format));
+  }
+  if (response.has_sample()) {
+    TablePrinter::PrintLine(std::cout, SampleCells(response.sample(), format), StyleOf(format));
+  } else if (response.has_summary()) {
+    std::cout << SummaryLine(response.summary()) << "\n";
+  }
+}
+
+int SolveTrajectory(std::shared_ptr<grpc::Channel> channel) {
+  auto format = OutputFormat(Format::kCsv);
+  if (!format.ok()) return InputError(format.status());
+  v1::SolveTrajectoryRequest request;
+  auto arm = ArmFromFlags();
+  if (!arm.ok()) return InputError(arm.status());
+  auto scene = SceneFromFlags();
+  if (!scene.ok()) return InputError(scene.status());
+  auto trajectory = TrajectoryFromFlags();
+  if (!trajectory.ok()) return InputError(trajectory.status());
+  *request.mutable_arm() = *arm;
+  *request.mutable_scene() = *scene;
+  *request.mutable_trajectory() = *trajectory;
+  request.set_sample_period(absl::GetFlag(FLAGS_period));
+  *request.mutable_options() = OptionsFromFlags();
+
+  auto stub = v1::KinematicsService::NewStub(channel);
+  grpc::ClientContext context;
+  PrepareContext(context);
+  auto reader = stub->SolveTrajectory(&context, request);
+  v1::SolveTrajectoryResponse response;
+  while (reader->Read(&response)) PrintTrajectoryMessage(response, *format);
+  std::cout.flush();
+  grpc::Status status = reader->Finish();
+  return status.ok() ? kExitOk : RpcError(status);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int Dispatch(const Args& positional) {
+  if (positional.empty() || positional[0] == "help") {
+    std::cerr << "ikctl: " << kUsage << "\n";
+    return positional.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string& command = positional[0];
+  auto channel = Connect(absl::GetFlag(FLAGS_server));
+  const bool is_model = command == "arms" || command == "scenes";
+  if (is_model && positional.size() < 2) return UsageError(command + " needs a verb");
+  const Args rest = is_model ? Args(positional.begin() + 2, positional.end()) : Args{};
+  if (command == "arms") return ArmCommands(channel).Run(positional[1], rest);
+  if (command == "scenes") return SceneCommands(channel).Run(positional[1], rest);
+  if (positional.size() > 1) return UsageError(command + " takes no arguments, only flags");
+  if (command == "health") return Health(channel);
+  if (command == "solve") return Solve(channel);
+  if (command == "trajectory") return SolveTrajectory(channel);
+  return UsageError("unknown command \"" + command + "\"");
+}
+
+}  // namespace
+}  // namespace ikd::clients
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(ikd::clients::kUsage);
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  // args[0] is the program; the rest are the command and its operands.
+  return ikd::clients::Dispatch(ikd::clients::Args(args.begin() + 1, args.end()));
+}

@@ -1,0 +1,441 @@
+// mock_arm: a simulated robot controller. It opens KinematicsService.Track, streams hand
+// targets along a circle or a line at --rate_hz, "executes" every JointState it gets back
+// (checks that it answers the target sent at that position in the stream, that the limbs keep
+// their lengths, that no joint moves more than --max_joint_step per target), optionally moves
+// an obstacle mid-stream with a scene_update, and prints a key=value summary.
+//
+//   mock_arm --arm=demo --scene=demo --path=circle --center=0.7,0.2,0 --radius=0.25
+//            --rate_hz=100 --duration=2 --move_obstacle=ball --move_by=0,-0.2,0
+//
+// Exit status 0 only if every state arrived, in order, and every check passed.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "client_util.h"
+#include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "ikd/v1/model_service.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of the whole Track stream");
+ABSL_FLAG(std::string, arm, "", "stored arm, \"ID\" or \"arms/ID\"");
+ABSL_FLAG(std::string, arm_file, "", "inline arm from a JSON file (Arm or ArmSpec)");
+ABSL_FLAG(std::string, scene, "", "stored scene, \"ID\" or \"scenes/ID\" (default: free space)");
+ABSL_FLAG(std::string, scene_file, "", "inline scene from a JSON file (Scene or SceneSpec)");
+ABSL_FLAG(std::string, path, "circle", "hand path: circle or line");
+ABSL_FLAG(std::string, center, "0.7,0.2,0", "circle: centre x,y,z (m)");
+ABSL_FLAG(double, radius, 0.25, "circle: radius (m)");
+ABSL_FLAG(std::string, axis, "0,0,1", "circle: axis x,y,z; the circle starts on the x side");
+ABSL_FLAG(double, revolution_seconds, 0, "circle: seconds per turn (0: one turn in --duration)");
+ABSL_FLAG(std::string, line, "1.1,0.3,0:0.6,0.9,0", "line: x0,y0,z0:x1,y1,z1");
+ABSL_FLAG(double, rate_hz, 100, "targets per second");
+ABSL_FLAG(double, duration, 2, "seconds of trajectory (targets at 0, 1/rate, ..., duration)");
+ABSL_FLAG(bool, realtime, true, "pace the targets at --rate_hz; false: send as fast as possible");
+ABSL_FLAG(double, max_joint_step, 0.5, "check: largest joint position change per target (rad)");
+ABSL_FLAG(double, limb_tolerance, 1e-6, "check: largest relative limb-length error");
+ABSL_FLAG(double, min_reached_fraction, 0,
+          "check: at least this fraction of states must be REACHED");
+ABSL_FLAG(std::string, move_obstacle, "", "scene_update mid-stream: obstacle id to move");
+ABSL_FLAG(std::string, move_by, "0,-0.2,0", "scene_update: translation x,y,z (m)");
+ABSL_FLAG(double, update_at, -1, "scene_update before the first target at this time "
+                                  "(s; negative: half way)");
+ABSL_FLAG(uint64_t, seed, 0, "IK random seed (0: the server default)");
+
+namespace ikd::clients {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------------
+// Set-up: the arm (its limb lengths are needed for the checks), scene and targets.
+
+struct Setup {
+  v1::TrackConfig config;
+  std::vector<double> limb_lengths;
+  std::vector<v1::TrackTarget> targets;
+  std::optional<v1::SceneUpdate> scene_update;
+  size_t update_before = 0;  // index of the first target after the scene update
+};
+
+absl::StatusOr<v1::ArmSpec> FetchArm(const std::shared_ptr<grpc::Channel>& channel,
+                                     const std::string& name) {
+  auto stub = v1::ModelService::NewStub(channel);
+  grpc::ClientContext context;
+  SetTimeout(context, absl::Seconds(10));
+  v1::GetArmRequest request;
+  request.set_name(name);
+  v1::Arm arm;
+  grpc::Status status = stub->GetArm(&context, request, &arm);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("GetArm ", name, ": ", DescribeRpcError(status)));
+  }
+  return arm.spec();
+}
+
+absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
+  const std::string name = absl::GetFlag(FLAGS_arm);
+  const std::string file = absl::GetFlag(FLAGS_arm_file);
+  if (name.empty() == file.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --arm=NAME and --arm_file=FILE");
+  }
+  absl::StatusOr<v1::ArmSpec> spec;
+  if (!name.empty()) {
+    setup->config.mutable_arm()->set_name(ResourceName("arms", name));
+    spec = FetchArm(channel, setup->config.arm().name());
+  } else {
+    spec = LoadArmSpec(file);
+    if (spec.ok()) *setup->config.mutable_arm()->mutable_spec() = *spec;
+  }
+  if (!spec.ok()) return spec.status();
+  for (const auto& limb : spec->limbs()) setup->limb_lengths.push_back(limb.length());
+  return absl::OkStatus();
+}
+
+absl::Status ResolveScene(Setup* setup) {
+  const std::string name = absl::GetFlag(FLAGS_scene);
+  const std::string file = absl::GetFlag(FLAGS_scene_file);
+  if (!name.empty() && !file.empty()) {
+    return absl::InvalidArgumentError("give at most one of --scene and --scene_file");
+  }
+  if (!name.empty()) setup->config.mutable_scene()->set_name(ResourceName("scenes", name));
+  if (!file.empty()) {
+    auto spec = LoadSceneSpec(file);
+    if (!spec.ok()) return spec.status();
+    *setup->config.mutable_scene()->mutable_spec() = *spec;
+  }
+  return absl::OkStatus();
+}
+
+struct Vec {
+  double x, y, z;
+};
+Vec ToVec(const v1::Vector3& v) { return {v.x(), v.y(), v.z()}; }
+Vec Cross(Vec a, Vec b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+Vec Scaled(Vec a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+Vec Normalized(Vec a) { return Scaled(a, 1.0 / std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z)); }
+
+// Hand position at time t, a function of the --path flags.
+using PathFunction = std::function<v1::Vector3(double)>;
+
+absl::StatusOr<PathFunction> CirclePath(double duration) {
+  auto center = ParseVector3(absl::GetFlag(FLAGS_center), "--center");
+  if (!center.ok()) return center.status();
+  auto axis_flag = ParseVector3(absl::GetFlag(FLAGS_axis), "--axis");
+  if (!axis_flag.ok()) return axis_flag.status();
+  const Vec axis = ToVec(*axis_flag);
+  if (std::hypot(axis.x, axis.y, axis.z) < 1e-9) {
+    return absl::InvalidArgumentError("--axis must not be zero");
+  }
+  const Vec a = Normalized(axis);
+  // u: the world x axis projected onto the circle's plane (y when x is nearly along the axis).
+  const Vec reference = std::abs(a.x) < 0.9 ? Vec{1, 0, 0} : Vec{0, 1, 0};
+  const Vec u = Normalized(Cross(Cross(a, reference), a));
+  const Vec v = Cross(a, u);
+  const double radius = absl::GetFlag(FLAGS_radius);
+  const double turn = absl::GetFlag(FLAGS_revolution_seconds) > 0
+                          ? absl::GetFlag(FLAGS_revolution_seconds)
+                          : duration;
+  const Vec c = ToVec(*center);
+  return PathFunction([=](double t) {
+    const double phi = 2 * M_PI * t / turn;
+    const double cu = radius * std::cos(phi), sv = radius * std::sin(phi);
+    return MakeVector3(c.x + cu * u.x + sv * v.x, c.y + cu * u.y + sv * v.y,
+                       c.z + cu * u.z + sv * v.z);
+  });
+}
+
+absl::StatusOr<PathFunction> LinePath(double duration) {
+  auto ends = ParseSegment(absl::GetFlag(FLAGS_line), "--line");
+  if (!ends.ok()) return ends.status();
+  const Vec from = ToVec(ends->first), to = ToVec(ends->second);
+  return PathFunction([=](double t) {
+    const double s = duration > 0 ? t / duration : 1.0;
+    return MakeVector3(from.x + s * (to.x - from.x), from.y + s * (to.y - from.y),
+                       from.z + s * (to.z - from.z));
+  });
+}
+
+absl::Status MakeTargets(Setup* setup) {
+  const double rate = absl::GetFlag(FLAGS_rate_hz);
+  const double duration = absl::GetFlag(FLAGS_duration);
+  if (!(rate > 0) || !(duration >= 0) || duration * rate > 1e6) {
+    return absl::InvalidArgumentError("need --rate_hz > 0, --duration >= 0, at most 1e6 targets");
+  }
+  const std::string kind = absl::GetFlag(FLAGS_path);
+  absl::StatusOr<PathFunction> path =
+      kind == "circle" ? CirclePath(duration)
+      : kind == "line" ? LinePath(duration)
+                       : absl::InvalidArgumentError("--path must be circle or line");
+  if (!path.ok()) return path.status();
+  const int count = static_cast<int>(std::floor(duration * rate + 1e-9)) + 1;
+  for (int k = 0; k < count; ++k) {
+    v1::TrackTarget target;
+    target.set_time(k / rate);
+    *target.mutable_position() = (*path)(target.time());
+    setup->targets.push_back(target);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MakeSceneUpdate(Setup* setup) {
+  const std::string obstacle = absl::GetFlag(FLAGS_move_obstacle);
+  if (obstacle.empty()) return absl::OkStatus();
+  auto by = ParseVector3(absl::GetFlag(FLAGS_move_by), "--move_by");
+  if (!by.ok()) return by.status();
+  v1::SceneUpdate update;
+  v1::ObstacleOperation* move = update.add_operations();
+  move->set_operation(v1::ObstacleOperation::OPERATION_MOVE);
+  move->set_obstacle_id(obstacle);
+  *move->mutable_translation() = *by;
+  setup->scene_update = update;
+  const double at = absl::GetFlag(FLAGS_update_at) >= 0 ? absl::GetFlag(FLAGS_update_at)
+                                                         : absl::GetFlag(FLAGS_duration) / 2;
+  setup->update_before = setup->targets.size();
+  for (size_t k = 0; k < setup->targets.size(); ++k) {
+    if (setup->targets[k].time() >= at) {
+      setup->update_before = k;
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
+  Setup setup;
+  for (absl::Status status : {ResolveArm(channel, &setup), ResolveScene(&setup),
+                              MakeTargets(&setup), MakeSceneUpdate(&setup)}) {
+    if (!status.ok()) return status;
+  }
+  setup.config.mutable_options()->set_seed(absl::GetFlag(FLAGS_seed));
+  return setup;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executing the returned states: the checks a controller would make before moving motors.
+
+struct Report {
+  size_t targets_sent = 0;
+  size_t states_received = 0;
+  size_t scene_updates_sent = 0;
+  size_t out_of_order = 0;     // states whose time or target differs from the one sent there
+  size_t bad_limbs = 0;        // states whose limbs are not their lengths
+  size_t joint_jumps = 0;      // states with a joint step above --max_joint_step
+  size_t reached = 0;
+  double max_hand_error = 0;
+  double max_limb_error = 0;   // relative
+  double max_joint_step = 0;   // rad
+  std::optional<double> min_clearance;
+  std::vector<double> latencies_ms;
+  grpc::Status rpc_status;
+};
+
+// Angle differences are taken modulo 2 pi: a planar first-limb angle going from pi to -pi has
+// moved by a little, not by 2 pi.
+double JointStep(const v1::JointState& state, const v1::JointState* previous) {
+  if (previous == nullptr || previous->positions_size() != state.positions_size()) return 0;
+  double largest = 0;
+  for (int j = 0; j < state.positions_size(); ++j) {
+    const double step = std::remainder(state.positions(j) - previous->positions(j), 2 * M_PI);
+    largest = std::max(largest, std::abs(step));
+  }
+  return largest;
+}
+
+double LimbError(const v1::JointState& state, const std::vector<double>& lengths) {
+  if (state.sites_size() != static_cast<int>(lengths.size()) + 1) {
+    return std::numeric_limits<double>::infinity();
+  }
+  double worst = 0;
+  for (size_t k = 0; k < lengths.size(); ++k) {
+    const double length = Distance(state.sites(k), state.sites(k + 1));
+    worst = std::max(worst, std::abs(length - lengths[k]) / lengths[k]);
+  }
+  return worst;
+}
+
+bool AnswersTarget(const v1::JointState& state, const v1::TrackTarget& target) {
+  return state.time() == target.time() && Distance(state.target(), target.position()) == 0;
+}
+
+void Execute(const v1::JointState& state, const v1::JointState* previous, const Setup& setup,
+             size_t index, Report* report) {
+  if (index >= setup.targets.size() || !AnswersTarget(state, setup.targets[index])) {
+    ++report->out_of_order;
+  }
+  const double limb_error = LimbError(state, setup.limb_lengths);
+  report->max_limb_error = std::max(report->max_limb_error, limb_error);
+  if (!(limb_error <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
+  const double step = JointStep(state, previous);
+  report->max_joint_step = std::max(report->max_joint_step, step);
+  if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
+  if (state.status() == v1::STEP_STATUS_REACHED) ++report->reached;
+  report->max_hand_error = std::max(report->max_hand_error, state.hand_error());
+  if (state.has_min_clearance()) {
+    report->min_clearance = std::min(report->min_clearance.value_or(INFINITY),
+                                     state.min_clearance());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stream: a writer thread paces the targets while this thread reads and executes states.
+
+using TrackStream = grpc::ClientReaderWriter<v1::TrackRequest, v1::TrackResponse>;
+
+struct SendLog {
+  explicit SendLog(size_t n) : sent_ns(n) {}
+  std::vector<std::atomic<int64_t>> sent_ns;  // when target k was written
+  std::atomic<size_t> targets_sent{0};
+  std::atomic<size_t> scene_updates_sent{0};
+  std::atomic<bool> stop{false};
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+void WriteTargets(TrackStream& stream, const Setup& setup, SendLog& log) {
+  const bool realtime = absl::GetFlag(FLAGS_realtime);
+  const Clock::time_point start = Clock::now();
+  for (size_t k = 0; k < setup.targets.size() && !log.stop; ++k) {
+    if (setup.scene_update && k == setup.update_before) {
+      v1::TrackRequest update;
+      *update.mutable_scene_update() = *setup.scene_update;
+      if (!stream.Write(update)) break;
+      ++log.scene_updates_sent;
+    }
+    if (realtime) {
+      std::this_thread::sleep_until(
+          start + std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(setup.targets[k].time())));
+    }
+    v1::TrackRequest request;
+    *request.mutable_target() = setup.targets[k];
+    log.sent_ns[k] = NowNs();
+    if (!stream.Write(request)) break;
+    ++log.targets_sent;
+  }
+  stream.WritesDone();
+}
+
+Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setup) {
+  auto stub = v1::KinematicsService::NewStub(channel);
+  grpc::ClientContext context;
+  SetTimeout(context, absl::GetFlag(FLAGS_timeout));
+  std::unique_ptr<TrackStream> stream = stub->Track(&context);
+  Report report;
+  v1::TrackRequest config;
+  *config.mutable_config() = setup.config;
+  SendLog log(setup.targets.size());
+  if (stream->Write(config)) {
+    std::thread writer([&] { WriteTargets(*stream, setup, log); });
+    v1::TrackResponse response;
+    v1::JointState previous;
+    while (stream->Read(&response)) {
+      const size_t index = report.states_received++;
+      Execute(response.state(), index == 0 ? nullptr : &previous, setup, index, &report);
+      if (index < log.sent_ns.size()) {
+        report.latencies_ms.push_back((NowNs() - log.sent_ns[index]) * 1e-6);
+      }
+      previous = response.state();
+    }
+    log.stop = true;  // the server ended the stream: nothing more will be answered
+    writer.join();
+  }
+  report.rpc_status = stream->Finish();
+  report.targets_sent = log.targets_sent;
+  report.scene_updates_sent = log.scene_updates_sent;
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+
+double Percentile(std::vector<double> values, double fraction) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t index = static_cast<size_t>(std::ceil(fraction * values.size())) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+bool Passed(const Report& report, const Setup& setup) {
+  const double reached_fraction =
+      report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
+  return report.rpc_status.ok() && report.targets_sent == setup.targets.size() &&
+         report.states_received == report.targets_sent && report.out_of_order == 0 &&
+         report.bad_limbs == 0 && report.joint_jumps == 0 &&
+         reached_fraction >= absl::GetFlag(FLAGS_min_reached_fraction);
+}
+
+void PrintSummary(const Report& report, bool passed) {
+  const double reached_fraction =
+      report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
+  std::printf("mock_arm summary\n");
+  std::printf("targets_sent=%zu\n", report.targets_sent);
+  std::printf("states_received=%zu\n", report.states_received);
+  std::printf("scene_updates_sent=%zu\n", report.scene_updates_sent);
+  std::printf("out_of_order=%zu\n", report.out_of_order);
+  std::printf("bad_limbs=%zu\n", report.bad_limbs);
+  std::printf("joint_jumps=%zu\n", report.joint_jumps);
+  std::printf("reached_fraction=%.6g\n", reached_fraction);
+  std::printf("max_hand_error=%.3e\n", report.max_hand_error);
+  std::printf("max_limb_error=%.3e\n", report.max_limb_error);
+  std::printf("max_joint_step=%.6g\n", report.max_joint_step);
+  if (report.min_clearance) {
+    std::printf("min_clearance=%.6g\n", *report.min_clearance);
+  } else {
+    std::printf("min_clearance=none\n");
+  }
+  std::printf("latency_p50_ms=%.3f\n", Percentile(report.latencies_ms, 0.50));
+  std::printf("latency_p99_ms=%.3f\n", Percentile(report.latencies_ms, 0.99));
+  std::printf("rpc_status=%s\n",
+              absl::StatusCodeToString(static_cast<absl::StatusCode>(
+                                           report.rpc_status.error_code()))
+                  .c_str());
+  std::printf("passed=%s\n", passed ? "true" : "false");
+  std::fflush(stdout);
+  if (!report.rpc_status.ok()) std::cerr << "mock_arm: " << DescribeRpcError(report.rpc_status);
+}
+
+int Main() {
+  auto channel = Connect(absl::GetFlag(FLAGS_server));
+  auto setup = MakeSetup(channel);
+  if (!setup.ok()) {
+    std::cerr << "mock_arm: " << setup.status().message() << "\n";
+    return 2;
+  }
+  const Report report = RunTrack(channel, *setup);
+  const bool passed = Passed(report, *setup);
+  PrintSummary(report, passed);
+  return passed ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+}  // namespace
+}  // namespace ikd::clients
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "mock_arm --arm=NAME|--arm_file=F [--scene=NAME] [--path=circle|line] [--rate_hz=100] "
+      "[--duration=2] [--move_obstacle=ID --move_by=x,y,z]: a simulated controller streaming "
+      "targets through KinematicsService.Track and checking every joint state");
+  absl::ParseCommandLine(argc, argv);
+  return ikd::clients::Main();
+}
