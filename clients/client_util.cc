@@ -127,6 +127,14 @@ absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path) {
   return LoadSpec<v1::Scene, v1::SceneSpec>(path);
 }
 
+absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message) {
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  absl::Status parsed = ParseJson(*text, message);
+  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", parsed.message()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
   double xyz[3];

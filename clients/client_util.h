@@ -51,6 +51,9 @@ std::string ToJson(const google::protobuf::Message& message, bool multiline = tr
 absl::StatusOr<v1::ArmSpec> LoadArmSpec(const std::string& path);
 absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path);
 
+// `message` from the JSON file `path` ("-": standard input); errors name the file.
+absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message);
+
 // "1,2,3" (spaces allowed) -> Vector3; anything else is InvalidArgument naming `what`.
 absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what);
 // "x0,y0,z0:x1,y1,z1" -> the two ends of a segment.

@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,20 +14,20 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "client_util.h"
+#include "ikctl_common.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
+#include "svg_plot.h"
 #include "table_printer.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
-ABSL_FLAG(absl::Duration, timeout, absl::Seconds(30),
-          "deadline of each call (a trajectory: of the whole stream); \"inf\" for none");
-ABSL_FLAG(std::string, format, "",
-          "json, csv or table; default: json for create/get/update/edit/solve, table for list, "
-          "csv for trajectory");
 ABSL_FLAG(std::string, arm, "", "solve/trajectory: stored arm, \"ID\" or \"arms/ID\"");
 ABSL_FLAG(std::string, arm_file, "", "solve/trajectory: inline arm from a JSON file");
 ABSL_FLAG(std::string, scene, "", "solve/trajectory: stored scene, \"ID\" or \"scenes/ID\"");
@@ -40,7 +42,17 @@ ABSL_FLAG(double, duration, 1.0, "trajectory --line: seconds from start to end")
 ABSL_FLAG(double, period, 0.01, "trajectory: sample period, seconds");
 ABSL_FLAG(uint64_t, seed, 0, "solve/trajectory: random seed (0: the server default)");
 ABSL_FLAG(int32_t, trials, 0, "solve/trajectory: stochastic trials per sub-step (0: default)");
+ABSL_FLAG(std::string, options_file, "",
+          "solve/trajectory/track: IK options as a JSON ikd.v1.IkOptions (weights, margin, "
+          "max_step_fraction, ...); --seed and --trials override its fields");
 ABSL_FLAG(std::string, etag, "", "update/delete/edit: only if the model still has this etag");
+ABSL_FLAG(std::string, targets_file, "-",
+          "track: hand targets, one \"time,x,y,z\" line each (s, m; '#' lines and a header "
+          "ignored); \"-\" reads standard input, answering each line as it arrives");
+ABSL_FLAG(std::string, svg, "",
+          "solve/trajectory/track: also draw the arm's sweep, the hand path and the obstacles "
+          "into this SVG file");
+ABSL_FLAG(std::string, svg_view, "auto", "--svg projection: auto, xy, xz or yz");
 ABSL_FLAG(bool, wait_for_ready, false,
           "health: wait (up to --timeout) for the server to come up instead of failing at once");
 
@@ -66,57 +78,26 @@ Commands, an example each:
   solve                         ikctl solve --arm=demo --scene=demo --target=0.9,0.5,0
   trajectory                    ikctl trajectory --arm=demo --scene=demo
                                   --line=1.1,0.3,0:0.6,0.9,0 --duration=1 --period=0.05
+                                  --svg=sweep.svg
                                 ikctl trajectory --arm_file=arm.json --waypoints_file=path.json
+  track                         ikctl track --arm=demo --scene=demo --targets_file=targets.csv
+                                  (lines "time,x,y,z"; "-" or no file: standard input, live)
+  pendulum                      ikctl pendulum --lengths=1,1 --angles=1.5,0 --dt=1e-3
+                                  --steps=5000 --stride=100 --method=rattle
+  chain                         ikctl chain --shape=helix --sites=100 --bending=1 --dt=0.05
+                                  --steps=1000 --method=milc
+                                ikctl chain --request_file=step_chain_request.json
 
 Models are JSON in protobuf's JSON mapping of proto/ikd/v1/types.proto: an Arm (Scene) as
 `get` prints it, or a bare ArmSpec (SceneSpec). NAME is "ID" or "arms/ID" ("scenes/ID").
-trajectory prints one line per sample (time, status, hand error, clearance, joint positions)
-and a "# summary" line. Errors go to stderr with the gRPC code, message and every field
-violation; the exit status is 1 for an RPC error, 2 for bad usage or input.)";
-
-enum ExitCode { kExitOk = 0, kExitRpcError = 1, kExitUsage = 2 };
-enum class Format { kJson, kCsv, kTable };
-using Args = std::vector<std::string>;
-
-int UsageError(const std::string& message) {
-  std::cerr << "ikctl: " << message << " (see ikctl --help)\n";
-  return kExitUsage;
-}
-
-int InputError(const absl::Status& status) {
-  std::cerr << "ikctl: " << status.message() << "\n";
-  return kExitUsage;
-}
-
-int RpcError(const grpc::Status& status) {
-  std::cerr << "ikctl: " << DescribeRpcError(status);
-  return kExitRpcError;
-}
-
-// --format, or `fallback` when it is not given.
-absl::StatusOr<Format> OutputFormat(Format fallback) {
-  const std::string format = absl::GetFlag(FLAGS_format);
-  if (format.empty()) return fallback;
-  if (format == "json") return Format::kJson;
-  if (format == "csv") return Format::kCsv;
-  if (format == "table") return Format::kTable;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--format must be json, csv or table, got \"", format, "\""));
-}
-
-TablePrinter::Style StyleOf(Format format) {
-  return format == Format::kCsv ? TablePrinter::kCsv : TablePrinter::kTable;
-}
-
-void PrepareContext(grpc::ClientContext& context) {
-  SetTimeout(context, absl::GetFlag(FLAGS_timeout));
-}
+trajectory and track print one line per sample (time, status, hand error, clearance, joint
+positions); trajectory ends with a "# summary" line. pendulum and chain print one line per
+frame. Errors go to stderr with the gRPC code, message and every field violation; the exit
+status is 1 for an RPC error, 2 for bad usage or input.)";
 
 std::string FormatTime(const google::protobuf::Timestamp& time) {
   return google::protobuf::util::TimeUtil::ToString(time);
 }
-
-std::string Number(double value) { return absl::StrFormat("%.6g", value); }
 
 // ---------------------------------------------------------------------------------------------
 // Models. Arms and scenes share their commands; the traits below say how each maps onto
@@ -421,10 +402,16 @@ absl::StatusOr<v1::SceneRef> SceneFromFlags() {
   return ref;
 }
 
-v1::IkOptions OptionsFromFlags() {
+// --options_file first, then --seed and --trials where they are given (non-zero).
+absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   v1::IkOptions options;
-  options.set_seed(absl::GetFlag(FLAGS_seed));
-  options.set_trials_per_step(absl::GetFlag(FLAGS_trials));
+  const std::string path = absl::GetFlag(FLAGS_options_file);
+  if (!path.empty()) {
+    absl::Status loaded = LoadJsonFile(path, &options);
+    if (!loaded.ok()) return loaded;
+  }
+  if (absl::GetFlag(FLAGS_seed) != 0) options.set_seed(absl::GetFlag(FLAGS_seed));
+  if (absl::GetFlag(FLAGS_trials) != 0) options.set_trials_per_step(absl::GetFlag(FLAGS_trials));
   return options;
 }
 
@@ -448,9 +435,59 @@ std::vector<std::string> SampleCells(const v1::JointState& state, Format format)
   return cells;
 }
 
+// The obstacles to draw for --svg: the inline scene, or the stored one fetched by name.
+absl::StatusOr<v1::SceneSpec> SceneToDraw(const std::shared_ptr<grpc::Channel>& channel,
+                                          const v1::SceneRef& ref) {
+  if (ref.has_spec()) return ref.spec();
+  if (ref.name().empty()) return v1::SceneSpec();
+  auto stub = v1::ModelService::NewStub(channel);
+  grpc::ClientContext context;
+  PrepareContext(context);
+  v1::GetSceneRequest request;
+  request.set_name(ref.name());
+  v1::Scene scene;
+  grpc::Status status = stub->GetScene(&context, request, &scene);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("--svg: ", DescribeRpcError(status)));
+  }
+  return scene.spec();
+}
+
+// Collects the states of a command and, when --svg is given, draws them at the end.
+class SvgOutput {
+ public:
+  // Checks --svg_view up front, so that a bad flag fails before any call.
+  static absl::StatusOr<SvgOutput> FromFlags() {
+    auto view = SweepPlot::ParseView(absl::GetFlag(FLAGS_svg_view));
+    if (!view.ok()) return view.status();
+    return SvgOutput(absl::GetFlag(FLAGS_svg), *view);
+  }
+
+  void Add(const v1::JointState& state) {
+    if (!path_.empty()) plot_.AddState(state);
+  }
+
+  // kExitOk, or the exit code of the failure (reported on stderr).
+  int Write(const std::shared_ptr<grpc::Channel>& channel, const v1::SceneRef& scene) {
+    if (path_.empty()) return kExitOk;
+    auto spec = SceneToDraw(channel, scene);
+    if (!spec.ok()) return InputError(spec.status());
+    plot_.AddScene(*spec);
+    absl::Status written = plot_.WriteFile(path_);
+    return written.ok() ? kExitOk : InputError(written);
+  }
+
+ private:
+  SvgOutput(std::string path, SweepPlot::View view) : path_(std::move(path)), plot_(view) {}
+  std::string path_;
+  SweepPlot plot_;
+};
+
 int Solve(std::shared_ptr<grpc::Channel> channel) {
   auto format = OutputFormat(Format::kJson);
   if (!format.ok()) return InputError(format.status());
+  auto svg = SvgOutput::FromFlags();
+  if (!svg.ok()) return InputError(svg.status());
   v1::SolveRequest request;
   auto arm = ArmFromFlags();
   if (!arm.ok()) return InputError(arm.status());
@@ -461,7 +498,9 @@ int Solve(std::shared_ptr<grpc::Channel> channel) {
   *request.mutable_arm() = *arm;
   *request.mutable_scene() = *scene;
   *request.mutable_target() = *target;
-  *request.mutable_options() = OptionsFromFlags();
+  auto options = OptionsFromFlags();
+  if (!options.ok()) return InputError(options.status());
+  *request.mutable_options() = *options;
 
   auto stub = v1::KinematicsService::NewStub(channel);
   grpc::ClientContext context;
@@ -476,7 +515,8 @@ int Solve(std::shared_ptr<grpc::Channel> channel) {
     table.AddRow(SampleCells(response.state(), *format));
     table.Print(std::cout);
   }
-  return kExitOk;
+  svg->Add(response.state());
+  return svg->Write(channel, *scene);
 }
 
 absl::StatusOr<v1::Trajectory> TrajectoryFromFlags() {
@@ -541,6 +581,8 @@ void PrintTrajectoryMessage(const v1::SolveTrajectoryResponse& response, Format 
 int SolveTrajectory(std::shared_ptr<grpc::Channel> channel) {
   auto format = OutputFormat(Format::kCsv);
   if (!format.ok()) return InputError(format.status());
+  auto svg = SvgOutput::FromFlags();
+  if (!svg.ok()) return InputError(svg.status());
   v1::SolveTrajectoryRequest request;
   auto arm = ArmFromFlags();
   if (!arm.ok()) return InputError(arm.status());
@@ -552,17 +594,115 @@ int SolveTrajectory(std::shared_ptr<grpc::Channel> channel) {
   *request.mutable_scene() = *scene;
   *request.mutable_trajectory() = *trajectory;
   request.set_sample_period(absl::GetFlag(FLAGS_period));
-  *request.mutable_options() = OptionsFromFlags();
+  auto options = OptionsFromFlags();
+  if (!options.ok()) return InputError(options.status());
+  *request.mutable_options() = *options;
 
   auto stub = v1::KinematicsService::NewStub(channel);
   grpc::ClientContext context;
   PrepareContext(context);
   auto reader = stub->SolveTrajectory(&context, request);
   v1::SolveTrajectoryResponse response;
-  while (reader->Read(&response)) PrintTrajectoryMessage(response, *format);
+  while (reader->Read(&response)) {
+    PrintTrajectoryMessage(response, *format);
+    if (response.has_sample()) svg->Add(response.sample());
+  }
   std::cout.flush();
   grpc::Status status = reader->Finish();
-  return status.ok() ? kExitOk : RpcError(status);
+  if (!status.ok()) return RpcError(status);
+  return svg->Write(channel, *scene);
+}
+
+// One "time,x,y,z" line of --targets_file; nothing for blank, '#' and header lines.
+// A header ("time,x,y,z") may only come before the first target.
+absl::StatusOr<std::optional<v1::TrackTarget>> ParseTargetLine(const std::string& line,
+                                                               int line_number,
+                                                               bool header_allowed) {
+  const absl::string_view text = absl::StripAsciiWhitespace(line);
+  if (text.empty() || text[0] == '#') return std::nullopt;
+  if (header_allowed && absl::ascii_isalpha(text[0])) return std::nullopt;
+  std::vector<double> values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double value = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) values.clear();
+    else values.push_back(value);
+    if (values.empty()) break;
+  }
+  if (values.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--targets_file line ", line_number, ": expected \"time,x,y,z\", got \"", text, "\""));
+  }
+  v1::TrackTarget target;
+  target.set_time(values[0]);
+  *target.mutable_position() = MakeVector3(values[1], values[2], values[3]);
+  return target;
+}
+
+void PrintTrackResponse(const v1::TrackResponse& response, Format format) {
+  if (format == Format::kJson) {
+    std::cout << ToJson(response, /*multiline=*/false) << std::endl;
+    return;
+  }
+  if (response.joint_names_size() > 0) {
+    TablePrinter::PrintLine(std::cout, SampleHeader(response.joint_names()), StyleOf(format));
+  }
+  TablePrinter::PrintLine(std::cout, SampleCells(response.state(), format), StyleOf(format));
+  std::cout.flush();  // a live controller reads each answer as soon as it exists
+}
+
+// Track is answered one state per target, in order: write a target, read its state, print it.
+// Reading the targets one line at a time makes `ikctl track` usable live from a pipe.
+int Track(std::shared_ptr<grpc::Channel> channel) {
+  auto format = OutputFormat(Format::kCsv);
+  if (!format.ok()) return InputError(format.status());
+  auto svg = SvgOutput::FromFlags();
+  if (!svg.ok()) return InputError(svg.status());
+  v1::TrackRequest config;
+  auto arm = ArmFromFlags();
+  if (!arm.ok()) return InputError(arm.status());
+  auto scene = SceneFromFlags();
+  if (!scene.ok()) return InputError(scene.status());
+  *config.mutable_config()->mutable_arm() = *arm;
+  *config.mutable_config()->mutable_scene() = *scene;
+  auto options = OptionsFromFlags();
+  if (!options.ok()) return InputError(options.status());
+  *config.mutable_config()->mutable_options() = *options;
+  const std::string path = absl::GetFlag(FLAGS_targets_file);
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) return InputError(absl::NotFoundError(absl::StrCat("cannot read ", path)));
+  }
+  std::istream& input = path == "-" ? std::cin : file;
+
+  auto stub = v1::KinematicsService::NewStub(channel);
+  grpc::ClientContext context;
+  PrepareContext(context);
+  auto stream = stub->Track(&context);
+  bool open = stream->Write(config);
+  std::string line;
+  int line_number = 0, targets = 0;
+  while (open && std::getline(input, line)) {
+    auto target = ParseTargetLine(line, ++line_number, /*header_allowed=*/targets == 0);
+    if (!target.ok()) {
+      context.TryCancel();
+      stream->Finish();
+      return InputError(target.status());
+    }
+    if (!target->has_value()) continue;
+    ++targets;
+    v1::TrackRequest request;
+    *request.mutable_target() = **target;
+    v1::TrackResponse response;
+    open = stream->Write(request) && stream->Read(&response);
+    if (!open) break;
+    PrintTrackResponse(response, *format);
+    svg->Add(response.state());
+  }
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return RpcError(status);
+  return svg->Write(channel, *scene);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -583,6 +723,9 @@ int Dispatch(const Args& positional) {
   if (command == "health") return Health(channel);
   if (command == "solve") return Solve(channel);
   if (command == "trajectory") return SolveTrajectory(channel);
+  if (command == "track") return Track(channel);
+  if (command == "pendulum") return StepPendulumCommand(channel);
+  if (command == "chain") return StepChainCommand(channel);
   return UsageError("unknown command \"" + command + "\"");
 }
 

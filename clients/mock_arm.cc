@@ -1,13 +1,22 @@
 // mock_arm: a simulated robot controller. It opens KinematicsService.Track, streams hand
-// targets along a circle or a line at --rate_hz, "executes" every JointState it gets back
-// (checks that it answers the target sent at that position in the stream, that the limbs keep
-// their lengths, that no joint moves more than --max_joint_step per target), optionally moves
-// an obstacle mid-stream with a scene_update, and prints a key=value summary.
+// targets along a circle or a line at --rate_hz, and "executes" every JointState it gets back
+// the way a careful controller would before moving motors:
+//  - the state answers the target sent at that position in the stream;
+//  - the limbs keep their lengths and the joint positions are the angles of the sites;
+//  - no joint limit of the arm is exceeded, no limb penetrates an obstacle of the scene (kept
+//    in step with the scene updates it sends) or another limb, computed here from the sites;
+//  - a REACHED state has the hand on the target (--max_hand_error);
+//  - servo dynamics: the joints follow the commanded positions under rate and acceleration
+//    limits (--max_joint_rate, --max_joint_accel) at the control rate, and the servo's
+//    tracking error stays below --max_tracking_error; no commanded step exceeds
+//    --max_joint_step.
+// It prints a key=value summary.
 //
 //   mock_arm --arm=demo --scene=demo --path=circle --center=0.7,0.2,0 --radius=0.25
 //            --rate_hz=100 --duration=2 --move_obstacle=ball --move_by=0,-0.2,0
 //
-// Exit status 0 only if every state arrived, in order, and every check passed.
+// Exit status 0 only if every state arrived, in order, and every check passed; 1 if a check
+// failed or the stream broke; 2 for bad flags or models.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,6 +38,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "client_util.h"
+#include "conversions.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "validation.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 
@@ -49,6 +62,11 @@ ABSL_FLAG(double, duration, 2, "seconds of trajectory (targets at 0, 1/rate, ...
 ABSL_FLAG(bool, realtime, true, "pace the targets at --rate_hz; false: send as fast as possible");
 ABSL_FLAG(double, max_joint_step, 0.5, "check: largest joint position change per target (rad)");
 ABSL_FLAG(double, limb_tolerance, 1e-6, "check: largest relative limb-length error");
+ABSL_FLAG(double, max_hand_error, 1e-6, "check: largest hand error of a REACHED state (m)");
+ABSL_FLAG(double, max_joint_rate, 4.0, "servo: joint rate limit (rad/s)");
+ABSL_FLAG(double, max_joint_accel, 200.0, "servo: joint acceleration limit (rad/s^2)");
+ABSL_FLAG(double, max_tracking_error, 0.05,
+          "check: largest servo tracking error |commanded - actual| of any joint (rad)");
 ABSL_FLAG(double, min_reached_fraction, 0,
           "check: at least this fraction of states must be REACHED");
 ABSL_FLAG(std::string, move_obstacle, "", "scene_update mid-stream: obstacle id to move");
@@ -56,6 +74,11 @@ ABSL_FLAG(std::string, move_by, "0,-0.2,0", "scene_update: translation x,y,z (m)
 ABSL_FLAG(double, update_at, -1, "scene_update before the first target at this time "
                                   "(s; negative: half way)");
 ABSL_FLAG(uint64_t, seed, 0, "IK random seed (0: the server default)");
+ABSL_FLAG(std::string, options_file, "",
+          "IK options as a JSON ikd.v1.IkOptions; --seed overrides its seed when given");
+ABSL_FLAG(bool, approach, true,
+          "before tracking, move to the path's start (KinematicsService.Solve) and start the "
+          "stream from there, as a controller moves to the start of a Cartesian path first");
 
 namespace ikd::clients {
 namespace {
@@ -67,7 +90,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Setup {
   v1::TrackConfig config;
-  std::vector<double> limb_lengths;
+  v1::ArmSpec arm;      // what the server solves with, for the checks
+  v1::SceneSpec scene;  // empty: free space
   std::vector<v1::TrackTarget> targets;
   std::optional<v1::SceneUpdate> scene_update;
   size_t update_before = 0;  // index of the first target after the scene update
@@ -88,6 +112,22 @@ absl::StatusOr<v1::ArmSpec> FetchArm(const std::shared_ptr<grpc::Channel>& chann
   return arm.spec();
 }
 
+absl::StatusOr<v1::SceneSpec> FetchScene(const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::string& name) {
+  auto stub = v1::ModelService::NewStub(channel);
+  grpc::ClientContext context;
+  SetTimeout(context, absl::Seconds(10));
+  v1::GetSceneRequest request;
+  request.set_name(name);
+  v1::Scene scene;
+  grpc::Status status = stub->GetScene(&context, request, &scene);
+  if (!status.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("GetScene ", name, ": ", DescribeRpcError(status)));
+  }
+  return scene.spec();
+}
+
 absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
   const std::string name = absl::GetFlag(FLAGS_arm);
   const std::string file = absl::GetFlag(FLAGS_arm_file);
@@ -103,21 +143,27 @@ absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* se
     if (spec.ok()) *setup->config.mutable_arm()->mutable_spec() = *spec;
   }
   if (!spec.ok()) return spec.status();
-  for (const auto& limb : spec->limbs()) setup->limb_lengths.push_back(limb.length());
+  setup->arm = *spec;
   return absl::OkStatus();
 }
 
-absl::Status ResolveScene(Setup* setup) {
+absl::Status ResolveScene(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
   const std::string name = absl::GetFlag(FLAGS_scene);
   const std::string file = absl::GetFlag(FLAGS_scene_file);
   if (!name.empty() && !file.empty()) {
     return absl::InvalidArgumentError("give at most one of --scene and --scene_file");
   }
-  if (!name.empty()) setup->config.mutable_scene()->set_name(ResourceName("scenes", name));
+  if (!name.empty()) {
+    setup->config.mutable_scene()->set_name(ResourceName("scenes", name));
+    auto spec = FetchScene(channel, setup->config.scene().name());
+    if (!spec.ok()) return spec.status();
+    setup->scene = *spec;
+  }
   if (!file.empty()) {
     auto spec = LoadSceneSpec(file);
     if (!spec.ok()) return spec.status();
     *setup->config.mutable_scene()->mutable_spec() = *spec;
+    setup->scene = *spec;
   }
   return absl::OkStatus();
 }
@@ -220,12 +266,43 @@ absl::Status MakeSceneUpdate(Setup* setup) {
 
 absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
   Setup setup;
-  for (absl::Status status : {ResolveArm(channel, &setup), ResolveScene(&setup),
+  for (absl::Status status : {ResolveArm(channel, &setup), ResolveScene(channel, &setup),
                               MakeTargets(&setup), MakeSceneUpdate(&setup)}) {
     if (!status.ok()) return status;
   }
-  setup.config.mutable_options()->set_seed(absl::GetFlag(FLAGS_seed));
+  const std::string options_file = absl::GetFlag(FLAGS_options_file);
+  if (!options_file.empty()) {
+    absl::Status loaded = LoadJsonFile(options_file, setup.config.mutable_options());
+    if (!loaded.ok()) return loaded;
+  }
+  if (absl::GetFlag(FLAGS_seed) != 0) setup.config.mutable_options()->set_seed(absl::GetFlag(FLAGS_seed));
   return setup;
+}
+
+// Solves for the first target from home and makes the result the stream's start
+// configuration; the stream then starts settled instead of swinging in from home.
+absl::Status ApproachStart(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
+  if (setup->targets.empty()) return absl::OkStatus();
+  auto stub = v1::KinematicsService::NewStub(channel);
+  grpc::ClientContext context;
+  SetTimeout(context, absl::Seconds(10));
+  v1::SolveRequest request;
+  *request.mutable_arm() = setup->config.arm();
+  *request.mutable_scene() = setup->config.scene();
+  *request.mutable_options() = setup->config.options();
+  *request.mutable_target() = setup->targets.front().position();
+  v1::SolveResponse response;
+  grpc::Status status = stub->Solve(&context, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("approach: ", DescribeRpcError(status)));
+  }
+  if (response.state().status() != v1::STEP_STATUS_REACHED) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("approach: the path's start is not reachable: ",
+                     StepStatusName(response.state().status())));
+  }
+  *setup->config.mutable_initial_positions() = response.state().positions();
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,64 +312,190 @@ struct Report {
   size_t targets_sent = 0;
   size_t states_received = 0;
   size_t scene_updates_sent = 0;
-  size_t out_of_order = 0;     // states whose time or target differs from the one sent there
-  size_t bad_limbs = 0;        // states whose limbs are not their lengths
-  size_t joint_jumps = 0;      // states with a joint step above --max_joint_step
+  size_t out_of_order = 0;       // states whose time or target differs from the one sent there
+  size_t bad_limbs = 0;          // states whose limbs are not their lengths
+  size_t bad_positions = 0;      // joint positions that are not the angles of the sites
+  size_t limit_violations = 0;   // states beyond a joint limit
+  size_t collisions = 0;         // states with a limb inside an obstacle or another limb
+  size_t missed_targets = 0;     // REACHED states whose hand is not on the target
+  size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
+  size_t servo_overruns = 0;     // control ticks with tracking error above the bound
   size_t reached = 0;
   double max_hand_error = 0;
-  double max_limb_error = 0;   // relative
-  double max_joint_step = 0;   // rad
-  std::optional<double> min_clearance;
+  double max_limb_error = 0;     // relative
+  double max_position_error = 0; // rad, reported positions vs angles of the sites
+  double max_limit_violation = 0;
+  double max_joint_step = 0;     // rad
+  double max_tracking_error = 0; // rad, servo
+  std::optional<double> min_clearance;  // computed here from the sites and the scene
   std::vector<double> latencies_ms;
   grpc::Status rpc_status;
 };
 
 // Angle differences are taken modulo 2 pi: a planar first-limb angle going from pi to -pi has
 // moved by a little, not by 2 pi.
+double AngleDifference(double a, double b) { return std::remainder(a - b, 2 * M_PI); }
+
 double JointStep(const v1::JointState& state, const v1::JointState* previous) {
   if (previous == nullptr || previous->positions_size() != state.positions_size()) return 0;
   double largest = 0;
   for (int j = 0; j < state.positions_size(); ++j) {
-    const double step = std::remainder(state.positions(j) - previous->positions(j), 2 * M_PI);
+    const double step = AngleDifference(state.positions(j), previous->positions(j));
     largest = std::max(largest, std::abs(step));
   }
   return largest;
-}
-
-double LimbError(const v1::JointState& state, const std::vector<double>& lengths) {
-  if (state.sites_size() != static_cast<int>(lengths.size()) + 1) {
-    return std::numeric_limits<double>::infinity();
-  }
-  double worst = 0;
-  for (size_t k = 0; k < lengths.size(); ++k) {
-    const double length = Distance(state.sites(k), state.sites(k + 1));
-    worst = std::max(worst, std::abs(length - lengths[k]) / lengths[k]);
-  }
-  return worst;
 }
 
 bool AnswersTarget(const v1::JointState& state, const v1::TrackTarget& target) {
   return state.time() == target.time() && Distance(state.target(), target.position()) == 0;
 }
 
-void Execute(const v1::JointState& state, const v1::JointState* previous, const Setup& setup,
-             size_t index, Report* report) {
-  if (index >= setup.targets.size() || !AnswersTarget(state, setup.targets[index])) {
-    ++report->out_of_order;
+// Joints that follow commanded positions under rate and acceleration limits: each tick the
+// velocity moves toward the one that would close the error in one tick, by at most
+// accel * dt, and is clamped to the rate limit (a first-order servo with saturation).
+class Servo {
+ public:
+  Servo(double dt, double max_rate, double max_accel)
+      : dt_(dt), max_rate_(max_rate), max_accel_(max_accel) {}
+
+  // Moves toward `command` for one tick; returns the largest |command - actual| after it.
+  double Tick(const google::protobuf::RepeatedField<double>& command) {
+    if (actual_.size() != static_cast<size_t>(command.size())) {  // first command: start there
+      actual_.assign(command.begin(), command.end());
+      velocity_.assign(command.size(), 0.0);
+      return 0;
+    }
+    double worst = 0;
+    for (size_t j = 0; j < actual_.size(); ++j) {
+      const double wanted = AngleDifference(command[j], actual_[j]) / dt_;
+      const double dv = std::clamp(wanted - velocity_[j], -max_accel_ * dt_, max_accel_ * dt_);
+      velocity_[j] = std::clamp(velocity_[j] + dv, -max_rate_, max_rate_);
+      actual_[j] += velocity_[j] * dt_;
+      worst = std::max(worst, std::abs(AngleDifference(command[j], actual_[j])));
+    }
+    return worst;
   }
-  const double limb_error = LimbError(state, setup.limb_lengths);
-  report->max_limb_error = std::max(report->max_limb_error, limb_error);
-  if (!(limb_error <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
-  const double step = JointStep(state, previous);
-  report->max_joint_step = std::max(report->max_joint_step, step);
-  if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
-  if (state.status() == v1::STEP_STATUS_REACHED) ++report->reached;
-  report->max_hand_error = std::max(report->max_hand_error, state.hand_error());
-  if (state.has_min_clearance()) {
-    report->min_clearance = std::min(report->min_clearance.value_or(INFINITY),
-                                     state.min_clearance());
+
+ private:
+  double dt_, max_rate_, max_accel_;
+  std::vector<double> actual_, velocity_;
+};
+
+// The controller's own model of the arm and of the scene (updated as the stream updates it),
+// built with the same validation the server applies.
+class Executor {
+ public:
+  static absl::StatusOr<Executor> Create(const Setup& setup) {
+    server::ModelLimits limits;
+    auto arm = server::ArmFromProto(setup.arm, "arm", limits);
+    if (!arm.ok()) return arm.status();
+    auto scene = server::SceneFromProto(setup.scene, "scene", limits);
+    if (!scene.ok()) return scene.status();
+    return Executor(setup, *std::move(arm), *std::move(scene));
   }
-}
+
+  void ApplySceneUpdate(const v1::SceneUpdate& update) {
+    v1::EditSceneRequest edit;
+    *edit.mutable_operations() = update.operations();
+    absl::Status applied =
+        server::ApplyOperations(edit, "mock scene", server::ModelLimits(), scene_);
+    if (!applied.ok()) std::cerr << "mock_arm: local scene update failed: " << applied << "\n";
+  }
+
+  void Execute(const v1::JointState& state, const v1::JointState* previous, size_t index,
+               Report* report) {
+    if (index >= setup_.targets.size() || !AnswersTarget(state, setup_.targets[index])) {
+      ++report->out_of_order;
+    }
+    if (state.sites_size() != arm_.num_sites()) {
+      ++report->bad_limbs;
+      report->max_limb_error = INFINITY;
+      return;
+    }
+    const Eigen::Matrix3Xd sites = Sites(state);
+    CheckLimbs(sites, report);
+    CheckPositions(state, sites, report);
+    CheckLimits(sites, report);
+    CheckClearance(sites, report);
+    CheckHand(state, sites, report);
+    const double step = JointStep(state, previous);
+    report->max_joint_step = std::max(report->max_joint_step, step);
+    if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
+    const double tracking = servo_.Tick(state.positions());
+    report->max_tracking_error = std::max(report->max_tracking_error, tracking);
+    if (tracking > absl::GetFlag(FLAGS_max_tracking_error)) ++report->servo_overruns;
+  }
+
+ private:
+  Executor(const Setup& setup, ik::Arm arm, ik::Scene scene)
+      : setup_(setup),
+        arm_(std::move(arm)),
+        scene_(std::move(scene)),
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
+               absl::GetFlag(FLAGS_max_joint_accel)) {
+    for (const auto& limb : arm_.spec().limbs) radii_.push_back(limb.radius);
+  }
+
+  static Eigen::Matrix3Xd Sites(const v1::JointState& state) {
+    Eigen::Matrix3Xd sites(3, state.sites_size());
+    for (int k = 0; k < state.sites_size(); ++k) sites.col(k) = server::FromProto(state.sites(k));
+    return sites;
+  }
+
+  void CheckLimbs(const Eigen::Matrix3Xd& sites, Report* report) const {
+    double worst = 0;
+    for (int k = 0; k < arm_.num_limbs(); ++k) {
+      const double length = arm_.spec().limbs[k].length;
+      worst = std::max(worst, std::abs((sites.col(k + 1) - sites.col(k)).norm() - length) / length);
+    }
+    report->max_limb_error = std::max(report->max_limb_error, worst);
+    if (!(worst <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
+  }
+
+  void CheckPositions(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
+                      Report* report) const {
+    const std::vector<double> angles = arm_.AnglesFromSites(sites);
+    double worst = state.positions_size() == static_cast<int>(angles.size()) ? 0 : INFINITY;
+    for (size_t j = 0; j < angles.size() && j < static_cast<size_t>(state.positions_size()); ++j) {
+      worst = std::max(worst, std::abs(AngleDifference(state.positions(j), angles[j])));
+    }
+    report->max_position_error = std::max(report->max_position_error, worst);
+    if (!(worst <= 1e-6)) ++report->bad_positions;
+  }
+
+  void CheckLimits(const Eigen::Matrix3Xd& sites, Report* report) const {
+    const double violation = arm_.LimitViolation(sites);
+    report->max_limit_violation = std::max(report->max_limit_violation, violation);
+    if (!(violation <= 1e-9)) ++report->limit_violations;
+  }
+
+  void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
+    double clearance = ik::MinSelfClearance(sites, radii_);
+    for (int k = 0; k < arm_.num_limbs(); ++k) {
+      clearance = std::min(
+          clearance, scene_.MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+    }
+    if (std::isfinite(clearance)) {
+      report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
+    }
+    if (clearance < 0) ++report->collisions;
+  }
+
+  void CheckHand(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
+                 Report* report) const {
+    const double error = (sites.col(arm_.hand()) - server::FromProto(state.target())).norm();
+    report->max_hand_error = std::max(report->max_hand_error, error);
+    if (state.status() != v1::STEP_STATUS_REACHED) return;
+    ++report->reached;
+    if (!(error <= absl::GetFlag(FLAGS_max_hand_error))) ++report->missed_targets;
+  }
+
+  const Setup& setup_;
+  ik::Arm arm_;
+  ik::Scene scene_;
+  std::vector<double> radii_;
+  Servo servo_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // The stream: a writer thread paces the targets while this thread reads and executes states.
@@ -336,7 +539,8 @@ void WriteTargets(TrackStream& stream, const Setup& setup, SendLog& log) {
   stream.WritesDone();
 }
 
-Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setup) {
+Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setup,
+                Executor& executor) {
   auto stub = v1::KinematicsService::NewStub(channel);
   grpc::ClientContext context;
   SetTimeout(context, absl::GetFlag(FLAGS_timeout));
@@ -351,7 +555,11 @@ Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setu
     v1::JointState previous;
     while (stream->Read(&response)) {
       const size_t index = report.states_received++;
-      Execute(response.state(), index == 0 ? nullptr : &previous, setup, index, &report);
+      // The server applied the update before this target: so does the controller's model.
+      if (setup.scene_update && index == setup.update_before) {
+        executor.ApplySceneUpdate(*setup.scene_update);
+      }
+      executor.Execute(response.state(), index == 0 ? nullptr : &previous, index, &report);
       if (index < log.sent_ns.size()) {
         report.latencies_ms.push_back((NowNs() - log.sent_ns[index]) * 1e-6);
       }
@@ -381,7 +589,9 @@ bool Passed(const Report& report, const Setup& setup) {
       report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
   return report.rpc_status.ok() && report.targets_sent == setup.targets.size() &&
          report.states_received == report.targets_sent && report.out_of_order == 0 &&
-         report.bad_limbs == 0 && report.joint_jumps == 0 &&
+         report.bad_limbs == 0 && report.bad_positions == 0 && report.limit_violations == 0 &&
+         report.collisions == 0 && report.missed_targets == 0 && report.joint_jumps == 0 &&
+         report.servo_overruns == 0 &&
          reached_fraction >= absl::GetFlag(FLAGS_min_reached_fraction);
 }
 
@@ -394,11 +604,19 @@ void PrintSummary(const Report& report, bool passed) {
   std::printf("scene_updates_sent=%zu\n", report.scene_updates_sent);
   std::printf("out_of_order=%zu\n", report.out_of_order);
   std::printf("bad_limbs=%zu\n", report.bad_limbs);
+  std::printf("bad_positions=%zu\n", report.bad_positions);
+  std::printf("limit_violations=%zu\n", report.limit_violations);
+  std::printf("collisions=%zu\n", report.collisions);
+  std::printf("missed_targets=%zu\n", report.missed_targets);
   std::printf("joint_jumps=%zu\n", report.joint_jumps);
+  std::printf("servo_overruns=%zu\n", report.servo_overruns);
   std::printf("reached_fraction=%.6g\n", reached_fraction);
   std::printf("max_hand_error=%.3e\n", report.max_hand_error);
   std::printf("max_limb_error=%.3e\n", report.max_limb_error);
+  std::printf("max_position_error=%.3e\n", report.max_position_error);
+  std::printf("max_limit_violation=%.3e\n", report.max_limit_violation);
   std::printf("max_joint_step=%.6g\n", report.max_joint_step);
+  std::printf("max_tracking_error=%.6g\n", report.max_tracking_error);
   if (report.min_clearance) {
     std::printf("min_clearance=%.6g\n", *report.min_clearance);
   } else {
@@ -422,7 +640,19 @@ int Main() {
     std::cerr << "mock_arm: " << setup.status().message() << "\n";
     return 2;
   }
-  const Report report = RunTrack(channel, *setup);
+  if (absl::GetFlag(FLAGS_approach)) {
+    absl::Status approached = ApproachStart(channel, &*setup);
+    if (!approached.ok()) {
+      std::cerr << "mock_arm: " << approached.message() << "\n";
+      return EXIT_FAILURE;
+    }
+  }
+  auto executor = Executor::Create(*setup);
+  if (!executor.ok()) {
+    std::cerr << "mock_arm: the arm or scene is invalid: " << executor.status().message() << "\n";
+    return 2;
+  }
+  const Report report = RunTrack(channel, *setup, *executor);
   const bool passed = Passed(report, *setup);
   PrintSummary(report, passed);
   return passed ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -1,278 +1,17 @@
-// Integration tests across processes: the real `ikd` binary on a kernel-chosen port (read from
-// its "ikd listening on port N" line), driven by the real `ikctl` and `mock_arm` binaries.
-// Every child is killed and reaped in teardown. Models come from deploy/models (the demo arm
-// reaches 1.3 m in the plane z = 0; the demo scene keeps clear of the paths used here).
-#include <fcntl.h>
-#include <google/protobuf/util/json_util.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
-#include <optional>
+// Integration tests of ikctl against the real ikd binary (fixture: tests/testing/
+// integration_fixture.h): every model operation, field violations, trajectories, tracking,
+// simulations and the SVG drawing.
+#include <cmath>
 #include <regex>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
+#include <tuple>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "ikd/v1/types.pb.h"
+#include "testing/integration_fixture.h"
 
-extern char** environ;
-
+namespace ikd::integration {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using Clock = std::chrono::steady_clock;
-
-const std::string kIkd = IKD_BINARY;
-const std::string kIkctl = IKCTL_BINARY;
-const std::string kMockArm = MOCK_ARM_BINARY;
-const std::string kModels = IKD_MODELS_DIR;
-const std::string kDemoArm = kModels + "/demo.arm.json";
-const std::string kDemoScene = kModels + "/demo.scene.json";
-
-// ---------------------------------------------------------------------------------------------
-// Child processes
-
-// A spawned process. The destructor kills (SIGKILL) and reaps it unless it was waited for, so
-// a failing test leaves nothing running.
-class Child {
- public:
-  // Runs argv[0] with stdout and stderr on the given descriptors (-1: inherit).
-  static std::unique_ptr<Child> Spawn(const std::vector<std::string>& argv, int stdout_fd,
-                                      int stderr_fd) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-    if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-    std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) return nullptr;
-    return std::unique_ptr<Child>(new Child(pid));
-  }
-
-  ~Child() {
-    if (!exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  void Signal(int signal) { kill(pid_, signal); }
-
-  // The wait status once the process has exited, or nothing after `timeout`.
-  std::optional<int> Wait(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (true) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return status;
-      }
-      if (Clock::now() > deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-
- private:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  pid_t pid_;
-  bool exited_ = false;
-};
-
-struct RunResult {
-  int exit_code = -1;  // -1: killed by a signal or timed out
-  std::string out;
-  std::string err;
-};
-
-std::string ReadAll(FILE* file) {
-  std::rewind(file);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
-  return text;
-}
-
-// Runs a client to completion (killed after `timeout`), capturing its output.
-RunResult RunProcess(const std::vector<std::string>& argv,
-              std::chrono::milliseconds timeout = std::chrono::seconds(8)) {
-  RunResult result;
-  FILE* out = std::tmpfile();
-  FILE* err = std::tmpfile();
-  {
-    auto child = Child::Spawn(argv, fileno(out), fileno(err));
-    if (child == nullptr) {
-      result.err = "cannot spawn " + argv[0];
-    } else if (auto status = child->Wait(timeout); status && WIFEXITED(*status)) {
-      result.exit_code = WEXITSTATUS(*status);
-    }
-  }  // a child still running is killed here
-  result.out = ReadAll(out);
-  result.err += ReadAll(err);
-  std::fclose(out);
-  std::fclose(err);
-  return result;
-}
-
-std::string Describe(const RunResult& result) {
-  return "exit " + std::to_string(result.exit_code) + "\nstdout:\n" + result.out +
-         "\nstderr:\n" + result.err;
-}
-
-// The ikd server as a child process on a port the kernel picked.
-class IkdProcess {
- public:
-  // Starts ikd and waits (up to 5 s) for its "ikd listening on port N" line.
-  static std::unique_ptr<IkdProcess> Start(const std::string& store) {
-    int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) return nullptr;
-    auto process = std::unique_ptr<IkdProcess>(new IkdProcess(pipe_fds[0]));
-    process->child_ = Child::Spawn({kIkd, "--listen=127.0.0.1:0", "--store=" + store,
-                                    "--threads=2", "--grace=3s"},
-                                   pipe_fds[1], -1);
-    close(pipe_fds[1]);
-    if (process->child_ == nullptr || !process->ReadPort()) return nullptr;
-    return process;
-  }
-
-  ~IkdProcess() {
-    child_.reset();  // killed and reaped before its stdout pipe closes (no SIGPIPE races)
-    close(stdout_fd_);
-  }
-
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  Child& child() { return *child_; }
-
- private:
-  explicit IkdProcess(int stdout_fd) : stdout_fd_(stdout_fd) {}
-
-  bool ReadPort() {
-    const std::regex listening("ikd listening on port (\\d+)");
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
-    std::string text;
-    std::smatch match;
-    while (!std::regex_search(text, match, listening) || text.find('\n', match.position()) ==
-                                                             std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                             Clock::now());
-      pollfd descriptor{stdout_fd_, POLLIN, 0};
-      if (left.count() <= 0 || poll(&descriptor, 1, static_cast<int>(left.count())) <= 0) {
-        return false;
-      }
-      char buffer[512];
-      const ssize_t n = read(stdout_fd_, buffer, sizeof buffer);
-      if (n <= 0) return false;  // ikd exited before listening
-      text.append(buffer, n);
-    }
-    port_ = std::stoi(match[1]);
-    return port_ > 0;
-  }
-
-  int stdout_fd_;
-  std::unique_ptr<Child> child_;
-  int port_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Output parsing
-
-template <typename Message>
-Message ParseJson(const std::string& json) {
-  Message message;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &message).ok()) << json;
-  return message;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream stream(line);
-  for (std::string cell; std::getline(stream, cell, ',');) cells.push_back(cell);
-  return cells;
-}
-
-// mock_arm's summary: one key=value per line.
-std::map<std::string, std::string> KeyValues(const std::string& text) {
-  std::map<std::string, std::string> values;
-  for (const auto& line : Lines(text)) {
-    const size_t equals = line.find('=');
-    if (equals != std::string::npos) values[line.substr(0, equals)] = line.substr(equals + 1);
-  }
-  return values;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-class IntegrationTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base ? base : "/tmp") + "/ikd-integration-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  void StartServer(const std::string& store = ":memory:") {
-    server_ = IkdProcess::Start(store);
-    ASSERT_NE(server_, nullptr) << "ikd did not report its port";
-  }
-
-  RunResult Ikctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {kIkctl, "--server=" + server_->address(), "--timeout=5s"});
-    return RunProcess(args);
-  }
-
-  void CreateDemoModels() {
-    RunResult arm = Ikctl({"arms", "create", "demo", kDemoArm});
-    ASSERT_EQ(arm.exit_code, 0) << Describe(arm);
-    RunResult scene = Ikctl({"scenes", "create", "demo", kDemoScene});
-    ASSERT_EQ(scene.exit_code, 0) << Describe(scene);
-  }
-
-  std::string WriteFile(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
-
-  ikd::v1::Arm GetArm(const std::string& name) {
-    RunResult get = Ikctl({"arms", "get", name, "--format=json"});
-    EXPECT_EQ(get.exit_code, 0) << Describe(get);
-    return ParseJson<ikd::v1::Arm>(get.out);
-  }
-
-  std::string dir_;
-  std::unique_ptr<IkdProcess> server_;
-};
 
 // (a) create from the demo file, list, get, delete; after delete, get is NOT_FOUND (exit 1).
 TEST_F(IntegrationTest, IkctlArmRoundTrip) {
@@ -343,61 +82,6 @@ TEST_F(IntegrationTest, IkctlSceneEdit) {
   EXPECT_DOUBLE_EQ(scene.spec().obstacles(0).sphere().center().x(), -0.5 + 0.25);
 }
 
-// (b) models survive a SIGTERM restart (exit 0 within the grace) and a kill -9, with the same
-// version and etag.
-TEST_F(IntegrationTest, ModelsSurviveRestartAndKill) {
-  const std::string store = dir_ + "/models.db";
-  StartServer(store);
-  CreateDemoModels();
-  const auto before = GetArm("demo");
-
-  server_->child().Signal(SIGTERM);
-  const auto status = server_->child().Wait(std::chrono::seconds(5));
-  ASSERT_TRUE(status.has_value()) << "ikd did not exit within 5 s of SIGTERM";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
-
-  StartServer(store);
-  const auto after_restart = GetArm("demo");
-  EXPECT_EQ(after_restart.version(), before.version());
-  EXPECT_EQ(after_restart.etag(), before.etag());
-
-  RunResult update = Ikctl({"arms", "update", "demo", kDemoArm, "--etag=" + before.etag()});
-  ASSERT_EQ(update.exit_code, 0) << Describe(update);
-  const auto updated = ParseJson<ikd::v1::Arm>(update.out);
-  EXPECT_EQ(updated.version(), 2);
-  server_->child().Signal(SIGKILL);
-  ASSERT_TRUE(server_->child().Wait(std::chrono::seconds(5)).has_value());
-
-  StartServer(store);
-  const auto after_kill = GetArm("demo");
-  EXPECT_EQ(after_kill.version(), 2);
-  EXPECT_EQ(after_kill.etag(), updated.etag());
-  RunResult scenes = Ikctl({"scenes", "list", "--format=csv"});
-  EXPECT_THAT(scenes.out, HasSubstr("scenes/demo,1,3,"));
-}
-
-// (c) mock_arm tracks a 1 s circle at 100 Hz through Track, with an obstacle moved half way:
-// 101 states, in order, exact limbs, every one REACHED; exit 0.
-TEST_F(IntegrationTest, MockArmTracksCircle) {
-  StartServer();
-  CreateDemoModels();
-  RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=8s",
-                              "--arm=demo", "--scene=demo", "--path=circle", "--center=0.7,0.2,0",
-                              "--radius=0.25", "--rate_hz=100", "--duration=1",
-                              "--move_obstacle=ball", "--move_by=0.6,-0.5,0",
-                              "--min_reached_fraction=1"});
-  ASSERT_EQ(run.exit_code, 0) << Describe(run);
-  auto summary = KeyValues(run.out);
-  EXPECT_EQ(summary["targets_sent"], "101");
-  EXPECT_EQ(summary["states_received"], "101");
-  EXPECT_EQ(summary["scene_updates_sent"], "1");
-  EXPECT_EQ(summary["out_of_order"], "0");
-  EXPECT_EQ(summary["reached_fraction"], "1");
-  EXPECT_EQ(summary["rpc_status"], "OK");
-  EXPECT_EQ(summary["passed"], "true");
-  EXPECT_LT(std::stod(summary["max_limb_error"]), 1e-9);
-}
-
 // (d) ikctl trajectory on a line: 1 s sampled every 0.05 s = 21 samples, each REACHED with a
 // hand error below 1e-9 m, four joint columns, and a summary with fraction_reached=1.
 TEST_F(IntegrationTest, IkctlTrajectoryLineEverySampleReached) {
@@ -430,4 +114,148 @@ TEST_F(IntegrationTest, IkctlSolveUnknownArmIsNotFound) {
   EXPECT_THAT(run.err, HasSubstr("arms/nope"));
 }
 
+// ikctl track answers every target line in order (a header and comments skipped): the state's
+// time is the line's time, REACHED, the hand on the target (hand error < 1e-9 m).
+TEST_F(IntegrationTest, IkctlTrackAnswersEveryTargetInOrder) {
+  StartServer();
+  CreateDemoModels();
+  std::string targets = "time,x,y,z\n# a quarter circle about (0.7, 0.2)\n";
+  for (int k = 0; k <= 20; ++k) {
+    const double phi = 0.5 * M_PI * k / 20;
+    targets += std::to_string(0.01 * k) + "," + std::to_string(0.7 + 0.25 * std::cos(phi)) +
+               "," + std::to_string(0.2 + 0.25 * std::sin(phi)) + ",0\n";
+  }
+  const std::string file = WriteFile("targets.csv", targets);
+  RunResult run = Ikctl({"track", "--arm=demo", "--scene=demo", "--targets_file=" + file});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  const auto lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 22u) << run.out;
+  EXPECT_EQ(lines[0], "time,status,hand_error,min_clearance,joint_0,joint_1,joint_2,joint_3");
+  for (int k = 0; k <= 20; ++k) {
+    const auto cells = SplitCsv(lines[k + 1]);
+    ASSERT_EQ(cells.size(), 8u) << lines[k + 1];
+    EXPECT_NEAR(std::stod(cells[0]), 0.01 * k, 1e-12);
+    EXPECT_EQ(cells[1], "REACHED");
+    EXPECT_LT(std::stod(cells[2]), 1e-9);
+  }
+}
+
+// A malformed target line after the first target: exit 2 naming the line; nothing hangs.
+TEST_F(IntegrationTest, IkctlTrackRejectsMalformedLine) {
+  StartServer();
+  CreateDemoModels();
+  const std::string file = WriteFile("bad.csv", "0,1,0.3,0\n0.1,0.9,zero,0\n");
+  RunResult run = Ikctl({"track", "--arm=demo", "--targets_file=" + file});
+  EXPECT_EQ(run.exit_code, 2) << Describe(run);
+  EXPECT_THAT(run.err, HasSubstr("line 2"));
+}
+
+// --svg draws the scene's obstacles (sphere and pillar; the wall at x >= 1.4 lies outside the
+// view), one faint arm per sample up to 40, the hand path through every sample, and the final
+// arm; the hand path's first point is the first sample's hand, mapped to pixels.
+TEST_F(IntegrationTest, IkctlSvgDrawsSweepPathAndObstacles) {
+  StartServer();
+  CreateDemoModels();
+  const std::string svg = dir_ + "/sweep.svg";
+  RunResult run = Ikctl({"trajectory", "--arm=demo", "--scene=demo",
+                         "--line=1.1,0.3,0:0.6,0.9,0", "--duration=1", "--period=0.05",
+                         "--svg=" + svg});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  std::ifstream file(svg);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(text, ::testing::EndsWith("</svg>\n"));
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("class=\"obstacle\""), 2u);  // ball and pillar
+  EXPECT_EQ(count("<title>wall</title>"), 1u);   // listed, outside the view
+  EXPECT_EQ(count("class=\"sweep\""), 21u);
+  EXPECT_EQ(count("class=\"hand-path\""), 1u);
+  EXPECT_EQ(count("class=\"site\""), 5u);      // base, 3 joints, hand of the final arm
+  EXPECT_EQ(count("class=\"not-reached\""), 0u);
+  std::smatch points;
+  const std::regex hand_path("class=\"hand-path\"[^>]*points=\"([^\"]*)\"");
+  ASSERT_TRUE(std::regex_search(text, points, hand_path));
+  EXPECT_EQ(SplitCsv(std::regex_replace(std::string(points[1]), std::regex(" "), ",")).size(),
+            2u * 21u);
+}
+
+// Single pendulum, l = 1 m, g = 9.81, released at 0.5 rad: the period from the zero crossings
+// of the streamed angle matches the exact 4 sqrt(l/g) K(sin(theta0/2)) within 1e-3 (RATTLE,
+// dt = 1e-3), and the energy error stays a bounded oscillation below (omega dt)^2 E ~ 1.2e-5 J
+// (E = m g l (1 - cos 0.5) = 1.2 J, omega = 3.13/s).
+TEST_F(IntegrationTest, IkctlPendulumPeriodMatchesEllipticIntegral) {
+  StartServer();
+  RunResult run = Ikctl({"pendulum", "--lengths=1", "--angles=0.5", "--dt=0.001",
+                         "--steps=4200", "--stride=1", "--method=rattle"});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  const auto lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 4201u);
+  EXPECT_EQ(lines[0], "step,time,angle_0,kinetic_energy,potential_energy,total_energy,"
+                      "max_relative_violation,iterations");
+  std::vector<double> crossings;
+  double previous_time = 0, previous_angle = 0.5, first_energy = 0, worst_drift = 0;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    const auto cells = SplitCsv(lines[k]);
+    const double time = std::stod(cells[1]), angle = std::stod(cells[2]);
+    const double energy = std::stod(cells[5]);
+    if (k == 1) first_energy = energy;
+    worst_drift = std::max(worst_drift, std::abs(energy - first_energy));
+    if ((previous_angle > 0) != (angle > 0)) {
+      crossings.push_back(previous_time +
+                          (time - previous_time) * previous_angle / (previous_angle - angle));
+    }
+    previous_time = time;
+    previous_angle = angle;
+  }
+  ASSERT_GE(crossings.size(), 3u);
+  const double measured = crossings[2] - crossings[0];
+  // K(k) = pi / (2 AGM(1, sqrt(1 - k^2))).
+  double a = 1, b = std::sqrt(1 - std::pow(std::sin(0.25), 2));
+  for (int i = 0; i < 30; ++i) std::tie(a, b) = std::make_pair(0.5 * (a + b), std::sqrt(a * b));
+  const double exact = 4 * std::sqrt(1 / 9.81) * M_PI / (2 * a);
+  EXPECT_NEAR(measured / exact, 1.0, 1e-3) << "measured " << measured << " exact " << exact;
+  EXPECT_LT(worst_drift, 1.2e-5);
+}
+
+// Bailey's 100-site helix with bending A = 1 under MILC SHAKE: every frame keeps the links to
+// the 1e-10 tolerance and the total energy within 1e-4 relative of its first frame (Bailey).
+TEST_F(IntegrationTest, IkctlChainHelixHoldsLinksAndEnergy) {
+  StartServer();
+  RunResult run = Ikctl({"chain", "--shape=helix", "--sites=100", "--bending=1", "--dt=0.05",
+                         "--steps=400", "--stride=20", "--method=milc"});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  const auto lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 21u) << run.out;
+  double first = 0;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    const auto cells = SplitCsv(lines[k]);
+    const double total = std::stod(cells[4]);
+    if (k == 1) first = total;
+    EXPECT_LE(std::stod(cells[5]), 1e-10) << lines[k];
+    EXPECT_NEAR(total, first, 1e-4 * std::abs(first)) << lines[k];
+  }
+}
+
+// A bad flag value never reaches the server: exit 2 naming the flag.
+TEST_F(IntegrationTest, IkctlSimulationFlagsAreChecked) {
+  StartServer();
+  RunResult method = Ikctl({"chain", "--method=verlet"});
+  EXPECT_EQ(method.exit_code, 2);
+  EXPECT_THAT(method.err, HasSubstr("--method"));
+  RunResult lengths = Ikctl({"pendulum", "--lengths=1,x"});
+  EXPECT_EQ(lengths.exit_code, 2);
+  EXPECT_THAT(lengths.err, HasSubstr("--lengths"));
+  RunResult bad_rod = Ikctl({"pendulum", "--lengths=-1"});
+  EXPECT_EQ(bad_rod.exit_code, 1) << Describe(bad_rod);
+  EXPECT_THAT(bad_rod.err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(bad_rod.err, HasSubstr("lengths[0]"));
+}
+
 }  // namespace
+}  // namespace ikd::integration

@@ -1,0 +1,50 @@
+// Draws what a person wants to see of an IK answer as an SVG picture: the obstacles of the
+// scene, the arm at a selection of samples (its sweep, faint) and at the last sample (bold),
+// the hand path and the requested path, with samples that were not REACHED marked in red.
+// 3-D content is projected orthographically onto a world coordinate plane.
+//
+//   ikd::clients::SweepPlot plot(ikd::clients::SweepPlot::View::kAuto);
+//   plot.AddScene(scene_spec);
+//   for (const auto& state : states) plot.AddState(state);
+//   absl::Status written = plot.WriteFile("sweep.svg");
+#pragma once
+
+#include <Eigen/Core>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ikd/v1/kinematics_service.pb.h"
+#include "ikd/v1/types.pb.h"
+
+namespace ikd::clients {
+
+class SweepPlot {
+ public:
+  // kAuto picks the plane of the two world axes along which the drawn sites spread most
+  // (a planar arm in the x-y plane is drawn in x-y).
+  enum class View { kAuto, kXY, kXZ, kYZ };
+  // "auto", "xy", "xz" or "yz".
+  static absl::StatusOr<View> ParseView(absl::string_view text);
+
+  explicit SweepPlot(View view = View::kAuto, int max_arms = 40)
+      : view_(view), max_arms_(max_arms) {}
+
+  void AddScene(const v1::SceneSpec& scene);
+  void AddState(const v1::JointState& state);
+
+  // The whole picture; ~800 px wide, y up.
+  std::string Render() const;
+  absl::Status WriteFile(const std::string& path) const;
+
+ private:
+  View view_;
+  int max_arms_;
+  v1::SceneSpec scene_;
+  std::vector<v1::JointState> states_;
+};
+
+}  // namespace ikd::clients

@@ -1,0 +1,86 @@
+// Integration tests of mock_arm, the simulated controller, against the real ikd binary
+// (fixture: tests/testing/integration_fixture.h): it tracks paths through Track and its checks
+// (order, limbs, joint positions, limits, collisions, hand error, servo tracking) pass on good
+// answers and fail on bad ones.
+#include "testing/integration_fixture.h"
+
+namespace ikd::integration {
+namespace {
+
+// (c) mock_arm tracks a 1 s circle at 100 Hz through Track, with an obstacle moved half way:
+// 101 states, in order, exact limbs, every one REACHED; exit 0.
+TEST_F(IntegrationTest, MockArmTracksCircle) {
+  StartServer();
+  CreateDemoModels();
+  RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=8s",
+                              "--arm=demo", "--scene=demo", "--path=circle", "--center=0.7,0.2,0",
+                              "--radius=0.25", "--rate_hz=100", "--duration=1",
+                              "--move_obstacle=ball", "--move_by=0.6,-0.5,0",
+                              "--min_reached_fraction=1"});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(summary["targets_sent"], "101");
+  EXPECT_EQ(summary["states_received"], "101");
+  EXPECT_EQ(summary["scene_updates_sent"], "1");
+  EXPECT_EQ(summary["out_of_order"], "0");
+  EXPECT_EQ(summary["reached_fraction"], "1");
+  EXPECT_EQ(summary["rpc_status"], "OK");
+  EXPECT_EQ(summary["passed"], "true");
+  EXPECT_LT(std::stod(summary["max_limb_error"]), 1e-9);
+}
+
+
+// The planar 7-link arm in the plane z = 0.3 follows a 4 s circle at 100 Hz that takes its
+// limbs between two pillars (a crate below, a floor): every state answered in order, REACHED,
+// no collision (clearance computed by the mock from the sites), no limit exceeded, and joints a
+// servo limited to 4 rad/s and 200 rad/s^2 can follow within 0.05 rad.
+TEST_F(IntegrationTest, MockArmFollowsCircleBetweenPillars) {
+  StartServer();
+  CreateModel("arms", "planar7", kPlanar7Arm);
+  CreateModel("scenes", "pillars", kPillarsScene);
+  RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=20s",
+                              "--arm=planar7", "--scene=pillars", "--path=circle",
+                              "--center=0.8,0,0.3", "--radius=0.3", "--rate_hz=100",
+                              "--duration=4", "--realtime=false", "--min_reached_fraction=1"},
+                             std::chrono::seconds(30));
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_EQ(summary["states_received"], "401");
+  EXPECT_EQ(summary["collisions"], "0");
+  EXPECT_EQ(summary["limit_violations"], "0");
+  EXPECT_EQ(summary["servo_overruns"], "0");
+  EXPECT_EQ(summary["passed"], "true");
+  ASSERT_NE(summary["min_clearance"], "none");
+  EXPECT_GE(std::stod(summary["min_clearance"]), 0.0);
+  // The pillars are in play: the arm passes within 5 cm of one of them.
+  EXPECT_LT(std::stod(summary["min_clearance"]), 0.05);
+}
+
+// The checks have teeth: a hand path through the middle of a ball (no collision-free answer
+// exists) is reported as collisions and fails, and so does a servo too slow for the path.
+TEST_F(IntegrationTest, MockArmFailsOnCollisionAndOnServoOverrun) {
+  StartServer();
+  CreateDemoModels();
+  const std::string ball = WriteFile("ball.json", R"({"obstacles": [{"id": "ball",
+      "sphere": {"center": {"x": 0.8, "y": 0.2, "z": 0}, "radius": 0.15}}]})");
+  RunResult through = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=8s",
+                                  "--arm=demo", "--scene_file=" + ball, "--path=line",
+                                  "--line=1.1,0.2,0:0.5,0.2,0", "--rate_hz=50", "--duration=1",
+                                  "--realtime=false", "--approach=false"});
+  EXPECT_EQ(through.exit_code, 1) << Describe(through);
+  auto summary = KeyValues(through.out);
+  EXPECT_NE(summary["collisions"], "0");
+  EXPECT_EQ(summary["passed"], "false");
+
+  RunResult slow = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=8s",
+                               "--arm=demo", "--path=circle", "--center=0.7,0.2,0",
+                               "--radius=0.25", "--rate_hz=100", "--duration=1",
+                               "--realtime=false", "--max_joint_rate=0.05"});
+  EXPECT_EQ(slow.exit_code, 1) << Describe(slow);
+  summary = KeyValues(slow.out);
+  EXPECT_NE(summary["servo_overruns"], "0");
+  EXPECT_GT(std::stod(summary["max_tracking_error"]), 0.05);
+}
+
+}  // namespace
+}  // namespace ikd::integration
