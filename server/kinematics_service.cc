@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "errors.h"
 #include "ik_conversions.h"
@@ -121,14 +122,16 @@ void SetJointNames(const ik::Arm& arm, google::protobuf::RepeatedPtrField<std::s
   for (std::string& name : JointNames(arm)) out->Add(std::move(name));
 }
 
-// A SolveTrajectory stream. The call is owned by exactly one party at a time, which is the
-// state machine: a worker (solving sample k) -> gRPC (writing it) -> OnWriteDone (submitting
-// the solve of sample k+1) -> a worker ... -> the summary write -> Finish. Only the current
-// owner may touch the stream, and its last action is either handing it on (StartWrite, a pool
-// submission) or Finish; so Finish happens exactly once, never with a write in flight or a
-// worker running, and OnDone (delete) comes after everything. OnCancel runs concurrently with
-// the owner, so it only raises a flag that the worker reads before each sample (a cancelled
-// write also fails at once, which ends the call in OnWriteDone).
+// A SolveTrajectory stream, pipelined one message deep: while gRPC writes sample k, a worker
+// solves sample k+1 and parks it; when the write completes the parked message goes out and the
+// solve of k+2 starts. So solving and writing overlap (the per-message thread hand-offs no
+// longer add to the solve time), and the server is never more than one message ahead of the
+// client: a slow reader still slows its own solve. All state changes happen under mu_; the
+// gRPC calls that hand the stream on (StartWrite, Finish) and pool submissions are made after
+// releasing it. Finish happens exactly once, when neither a write nor a solve is in flight and
+// either the summary was written or an error (deadline, cancellation, broken stream, solver
+// failure) was recorded; OnDone (delete) comes after it. OnCancel only raises a flag, read by
+// the worker before each sample (a cancelled write also fails at once).
 class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
  public:
   TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool,
@@ -140,48 +143,127 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
         tracker_(std::move(tracker)),
         trajectory_(std::move(trajectory)),
         times_(std::move(times)) {
+    solving_ = true;
     // A new call is admitted only if the pool has room; later samples are continuations.
-    if (!pool_->TrySubmit([this] { SolveNextSample(); })) End(Overloaded());
+    if (!pool_->TrySubmit([this] { SolveNext(); })) {
+      solving_ = false;
+      error_ = Overloaded();
+      FinishIfIdle();
+    }
   }
   // A call refused before any work.
-  explicit TrajectoryReactor(const absl::Status& error) { End(error); }
+  explicit TrajectoryReactor(const absl::Status& error) : error_(error) { FinishIfIdle(); }
 
   void OnWriteDone(bool ok) override {
-    if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
-    if (summary_sent_) return End(absl::OkStatus());
-    if (!pool_->SubmitContinuation([this] { SolveNextSample(); })) {
-      End(absl::UnavailableError("the server is shutting down"));
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
+      if (!error_ && parked_) actions = WriteParkedLocked();
+      actions.finish = FinishStatusLocked();
     }
+    Run(actions);
   }
   void OnCancel() override { cancelled_.store(true); }
   void OnDone() override { delete this; }
 
  private:
-  // On a worker: solves and writes sample next_, or writes the summary after the last one.
-  void SolveNextSample() {
-    if (absl::Status stop = StopReason(); !stop.ok()) return End(stop);
-    if (next_ == times_.size()) return WriteSummary();
+  // What to do once mu_ is released.
+  struct Actions {
+    bool write = false;        // StartWrite(&writing_message_)
+    bool solve = false;        // submit SolveNext
+    std::optional<grpc::Status> finish;
+  };
+
+  // On a worker: solves the next sample (or builds the summary after the last one) and writes
+  // it at once if the stream is free, else parks it for OnWriteDone.
+  void SolveNext() {
+    absl::StatusOr<v1::SolveTrajectoryResponse> message = NextMessage();
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      solving_ = false;
+      if (!message.ok()) {
+        RecordError(message.status());
+      } else if (!error_) {
+        parked_ = *std::move(message);
+        if (!writing_) actions = WriteParkedLocked();
+      }
+      actions.finish = FinishStatusLocked();
+    }
+    Run(actions);
+  }
+
+  // The message for sample next_ (or the summary); runs on one worker at a time.
+  absl::StatusOr<v1::SolveTrajectoryResponse> NextMessage() {
+    if (absl::Status stop = StopReason(); !stop.ok()) return stop;
+    v1::SolveTrajectoryResponse message;
+    if (next_ == times_.size()) {
+      *message.mutable_summary() = summary_.Summary(solve_seconds_);
+      return message;
+    }
     const double t = times_[next_];
     const Eigen::Vector3d target = trajectory_->PositionAt(t);
     const absl::Time start = absl::Now();
     absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, t);
     solve_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
-    if (!step.ok()) return End(step.status());
-    v1::JointState state =
-        JointStateFromStep(*step, target, next_ == 0 ? nullptr : &message_.sample());
+    if (!step.ok()) return step.status();
+    v1::JointState state = JointStateFromStep(*step, target, next_ == 0 ? nullptr : &previous_);
     summary_.Add(state);
-    message_.Clear();
-    if (next_ == 0) SetJointNames(*problem_->arm, message_.mutable_joint_names());
-    *message_.mutable_sample() = std::move(state);
+    previous_ = state;
+    if (next_ == 0) SetJointNames(*problem_->arm, message.mutable_joint_names());
+    *message.mutable_sample() = std::move(state);
     ++next_;
-    StartWrite(&message_);  // hands the call to gRPC: nothing may follow
+    return message;
   }
 
-  void WriteSummary() {
-    message_.Clear();
-    *message_.mutable_summary() = summary_.Summary(solve_seconds_);
-    summary_sent_ = true;
-    StartWrite(&message_);
+  // Moves the parked message into the write slot and, unless it is the summary, starts the
+  // solve of the one after (one message ahead at most).
+  Actions WriteParkedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions actions;
+    writing_message_ = *std::move(parked_);
+    parked_.reset();
+    writing_ = actions.write = true;
+    summary_written_ = writing_message_.has_summary();
+    if (!summary_written_ && !solving_) solving_ = actions.solve = true;
+    return actions;
+  }
+
+  void RecordError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!error_) error_ = status;
+  }
+
+  // The status to Finish with, once nothing is in flight; nothing if the stream goes on.
+  std::optional<grpc::Status> FinishStatusLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (solving_ || writing_ || finished_) return std::nullopt;
+    if (!error_ && !summary_written_) return std::nullopt;
+    finished_ = true;
+    return ToGrpcStatus(error_.value_or(absl::OkStatus()));
+  }
+
+  void FinishIfIdle() {
+    std::optional<grpc::Status> status;
+    {
+      absl::MutexLock lock(&mu_);
+      status = FinishStatusLocked();
+    }
+    if (status) Finish(*status);
+  }
+
+  void Run(const Actions& actions) {
+    if (actions.finish) return Finish(*actions.finish);
+    if (actions.write) StartWrite(&writing_message_);
+    if (actions.solve && !pool_->SubmitContinuation([this] { SolveNext(); })) {
+      Actions after;
+      {
+        absl::MutexLock lock(&mu_);
+        solving_ = false;
+        RecordError(absl::UnavailableError("the server is shutting down"));
+        after.finish = FinishStatusLocked();
+      }
+      if (after.finish) Finish(*after.finish);
+    }
   }
 
   // Why the stream must stop now (OK: carry on).
@@ -195,24 +277,27 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     return absl::OkStatus();
   }
 
-  void End(const absl::Status& status) {
-    if (finished_.exchange(true)) return;  // unreachable by the ownership rule; never twice
-    Finish(ToGrpcStatus(status));
-  }
-
   grpc::CallbackServerContext* const context_ = nullptr;
   WorkerPool* const pool_ = nullptr;
   std::shared_ptr<IkProblem> problem_;
+  // Touched only by the one SolveNext in flight.
   std::optional<ik::ArmTracker> tracker_;
   std::optional<ik::Trajectory> trajectory_;
   std::vector<double> times_;
   size_t next_ = 0;  // the sample to solve next
-  bool summary_sent_ = false;
   double solve_seconds_ = 0.0;
   SummaryBuilder summary_;
+  v1::JointState previous_;  // the last sample solved, for finite-difference velocities
   std::atomic<bool> cancelled_{false};
-  std::atomic<bool> finished_{false};
-  v1::SolveTrajectoryResponse message_;  // the message being written (holds the last sample)
+
+  absl::Mutex mu_;
+  bool solving_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool summary_written_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<absl::Status> error_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::SolveTrajectoryResponse> parked_ ABSL_GUARDED_BY(mu_);
+  v1::SolveTrajectoryResponse writing_message_;  // owned by gRPC while writing_
 };
 
 // A Track stream, strictly one thing at a time: read -> (configure | edit the scene | solve on
