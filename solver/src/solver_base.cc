@@ -5,6 +5,13 @@
 #include "absl/strings/str_format.h"
 
 namespace ikd::internal {
+namespace {
+
+// x * 0 is 0 for a finite x and NaN otherwise: one vectorized pass (Eigen's allFinite is a
+// scalar loop).
+bool AllFinite(const Eigen::Matrix3Xd& m) { return (m.array() * 0.0).sum() == 0.0; }
+
+}  // namespace
 
 absl::StatusOr<ProjectionSummary> SolverBase::ProjectPositions(const Eigen::Matrix3Xd& reference,
                                                                Eigen::Matrix3Xd& positions) {
@@ -12,16 +19,16 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectPositions(const Eigen::Matr
   if (absl::Status s = model_.CheckCoordinates(positions, "positions"); !s.ok()) return s;
   if (absl::Status s = model_.CheckFrozen(positions, options_.tolerance); !s.ok()) return s;
   if (model_.active().empty()) return Converged(0, model_.MaxRelativeViolation(positions));
-  const Eigen::Matrix3Xd input = positions;
+  input_ = positions;
   ProjectionSummary summary = DoProjectPositions(reference, positions);
-  if (!positions.allFinite()) {
-    positions = input;
+  if (!AllFinite(positions)) {
+    positions = input_;
     summary.outcome = ProjectionOutcome::kNonFinite;
     summary.message = absl::StrFormat(
         "%s produced non-finite positions after %d iterations; input left unchanged",
         MethodName(method()), summary.iterations);
   } else if (summary.outcome == ProjectionOutcome::kSingular) {
-    positions = input;  // a singular solve leaves nothing meaningful to keep
+    positions = input_;  // a singular solve leaves nothing meaningful to keep
   }
   return summary;
 }
@@ -31,15 +38,15 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectVelocities(const Eigen::Mat
   if (absl::Status s = model_.CheckCoordinates(positions, "positions"); !s.ok()) return s;
   if (absl::Status s = model_.CheckCoordinates(velocities, "velocities"); !s.ok()) return s;
   if (model_.active().empty()) return Converged(0, 0.0);
-  const Eigen::Matrix3Xd input = velocities;
+  input_ = velocities;
   ProjectionSummary summary = DoProjectVelocities(positions, velocities);
-  if (!velocities.allFinite()) {
-    velocities = input;
+  if (!AllFinite(velocities)) {
+    velocities = input_;
     summary.outcome = ProjectionOutcome::kNonFinite;
     summary.message = absl::StrFormat(
         "%s produced non-finite velocities; input left unchanged", MethodName(method()));
   } else if (summary.outcome == ProjectionOutcome::kSingular) {
-    velocities = input;
+    velocities = input_;
   }
   return summary;
 }
@@ -61,58 +68,60 @@ ProjectionSummary SolverBase::Singular(int iterations, const std::string& why) c
           absl::StrFormat("%s: singular constraint system: %s", MethodName(method()), why)};
 }
 
-bool TridiagonalLu::Factor(const Eigen::VectorXd& lower, const Eigen::VectorXd& diag,
-                           const Eigen::VectorXd& upper) {
-  const Eigen::Index n = diag.size();
-  lower_ = lower;
+void TridiagonalLu::Resize(int n) {
+  n_ = n;
+  middle_ = n / 2;
   inverse_pivot_.resize(n);
-  upper_prime_.resize(n);
-  double previous_upper_prime = 0.0;
-  for (Eigen::Index k = 0; k < n; ++k) {
-    const double sub = k > 0 ? lower[k] : 0.0;
-    const double super = k + 1 < n ? upper[k] : 0.0;
-    const double pivot = diag[k] - sub * previous_upper_prime;
-    const double row_scale = std::abs(diag[k]) + std::abs(sub) + std::abs(super);
-    if (!(std::abs(pivot) > 1e-12 * row_scale)) return false;
-    inverse_pivot_[k] = 1.0 / pivot;
-    upper_prime_[k] = super * inverse_pivot_[k];
-    previous_upper_prime = upper_prime_[k];
-  }
+  outer_scaled_.resize(n);
+  inner_scaled_.resize(n);
+}
+
+bool TridiagonalLu::EliminateMiddle(const TridiagonalRow& row, double top, double bottom) {
+  const int m = middle_;
+  const double pivot = row.diag - row.lower * top - row.upper * bottom;
+  const double row_scale = std::abs(row.diag) + std::abs(row.lower) + std::abs(row.upper);
+  if (!(std::abs(pivot) > 1e-12 * row_scale)) return false;
+  inverse_pivot_[m] = 1.0 / pivot;
+  middle_lower_ = row.lower * inverse_pivot_[m];
+  middle_upper_ = row.upper * inverse_pivot_[m];
   return true;
 }
 
-void TridiagonalLu::Solve(Eigen::VectorXd& x) const {
-  const Eigen::Index n = x.size();
-  x[0] *= inverse_pivot_[0];
-  for (Eigen::Index k = 1; k < n; ++k) x[k] = (x[k] - lower_[k] * x[k - 1]) * inverse_pivot_[k];
-  for (Eigen::Index k = n - 2; k >= 0; --k) x[k] -= upper_prime_[k] * x[k + 1];
+void TridiagonalLu::Solve(double* x) const {
+  const int n = n_, m = middle_;
+  const double* ip = inverse_pivot_.data();
+  const double* outer = outer_scaled_.data();
+  const double* inner = inner_scaled_.data();
+  double top = 0.0, bottom = 0.0;
+  for (int k = 0; k < m; ++k) {  // elimination toward the middle
+    const int b = n - 1 - k;
+    top = x[k] = x[k] * ip[k] - outer[k] * top;
+    if (b > m) bottom = x[b] = x[b] * ip[b] - outer[b] * bottom;
+  }
+  x[m] = x[m] * ip[m] - middle_lower_ * top - middle_upper_ * bottom;
+  top = bottom = x[m];  // kept in registers: a reload would put a store-to-load on the chain
+  for (int k = m - 1; k >= 0; --k) {  // substitution outward
+    const int b = n - 1 - k;
+    top = x[k] -= inner[k] * top;
+    if (b > m) bottom = x[b] -= inner[b] * bottom;
+  }
 }
 
-bool CyclicTridiagonalLu::Factor(const Eigen::VectorXd& lower, const Eigen::VectorXd& diag,
-                                 const Eigen::VectorXd& upper, double top_right,
-                                 double bottom_left) {
-  const Eigen::Index n = diag.size();
-  // A = A' + u v^T with u = (gamma, 0.., bottom_left), v = (1, 0.., top_right / gamma).
-  gamma_ = diag[0] != 0.0 ? -diag[0] : -1.0;
-  top_right_ = top_right;
-  Eigen::VectorXd modified = diag;
-  modified[0] -= gamma_;
-  modified[n - 1] -= bottom_left * top_right / gamma_;
-  if (!lu_.Factor(lower, modified, upper)) return false;
-  z_ = Eigen::VectorXd::Zero(n);
+bool CyclicTridiagonalLu::FactorCorrection(int n, double bottom_left) {
+  n_ = n;
+  z_.assign(n, 0.0);
   z_[0] = gamma_;
   z_[n - 1] = bottom_left;
-  lu_.Solve(z_);
+  lu_.Solve(z_.data());
   denominator_ = 1.0 + z_[0] + top_right_ * z_[n - 1] / gamma_;
   const double scale = 1.0 + std::abs(z_[0]) + std::abs(top_right_ * z_[n - 1] / gamma_);
   return std::abs(denominator_) > 1e-12 * scale;
 }
 
-void CyclicTridiagonalLu::Solve(Eigen::VectorXd& x) const {
-  const Eigen::Index n = x.size();
+void CyclicTridiagonalLu::Solve(double* x) const {
   lu_.Solve(x);
-  const double factor = (x[0] + top_right_ * x[n - 1] / gamma_) / denominator_;
-  x -= factor * z_;
+  const double factor = (x[0] + top_right_ * x[n_ - 1] / gamma_) / denominator_;
+  for (int k = 0; k < n_; ++k) x[k] -= factor * z_[k];
 }
 
 }  // namespace ikd::internal
