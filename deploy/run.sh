@@ -65,6 +65,21 @@ load_demo_models() {
       echo "ikd: could not load $file: $output" >&2
     fi
   done
+  print_quick_start
+}
+
+print_quick_start() {
+  local ikctl="$IKD_BUILD_DIR/clients/ikctl --server=$(client_address)"
+  cat <<EOF
+ikd: serving on $(client_address). Try:
+  $ikctl health
+  $ikctl arms list
+  $ikctl trajectory --arm=planar7 --scene=pillars --line=1.0,0.45,0.3:1.0,-0.45,0.3 \\
+      --duration=2 --period=0.02 --svg=sweep.svg
+  $ikctl solve --arm=spatial6 --scene=pillars --target=0.5,0.2,0.6
+  $IKD_BUILD_DIR/clients/mock_arm --server=$(client_address) --arm=planar7 --scene=pillars \\
+      --path=circle --center=0.8,0,0.3 --radius=0.3 --duration=4
+EOF
 }
 
 "$IKD_BUILD_DIR/server/ikd" --store="$store" "$@" &
