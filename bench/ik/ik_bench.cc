@@ -31,6 +31,7 @@ void Usage() {
       "                   one KDL run per value (default 1e-6,1e-9)\n"
       "  --no-kdl         skip the KDL solvers\n"
       "  --ikd-bending W  override ikd's bending weight (diagnostics; the targets are not judged)\n"
+      "  --layout-seed S  seed of the random obstacle layouts (default 20261122)\n"
       "  --only TEXT      run only the scenarios whose name contains TEXT\n");
 }
 
@@ -73,6 +74,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       if (args.config.kdl_eps.empty()) return false;
     } else if (a == "--ikd-bending" && value(0.0, 1e6, v)) {
       args.config.ikd_bending = v;
+    } else if (a == "--layout-seed" && value(0.0, 1e18, v)) {
+      args.config.layout_seed = static_cast<uint64_t>(v);
     } else if (a == "--no-kdl") {
       args.config.kdl = false;
     } else if (a == "--only" && i + 1 < argc) {

@@ -38,6 +38,7 @@ struct BenchConfig {
   std::vector<double> kdl_eps = {1e-6, 1e-9};
   bool kdl = true;
   double ikd_bending = -1.0;  // >= 0: overrides ikd's weights.bending (diagnostics)
+  uint64_t layout_seed = 20261122;  // random obstacle layouts of the planar scenarios
 };
 
 // All scenarios of issue 3's benchmark list, in print order.

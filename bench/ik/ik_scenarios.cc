@@ -62,8 +62,8 @@ std::vector<Eigen::Vector3d> CircleTargets(const Eigen::Vector3d& center, const 
 // the common start is collision-free). Nothing sits inside the circle: an obstacle there would
 // make the arm wind once around it per loop, so no collision-free tracking would exist.
 ik::Scene PlanarObstacles(int count, const Eigen::Vector3d& center, double path_radius,
-                          const Eigen::Matrix3Xd& start_sites) {
-  std::mt19937_64 rng(20261122);
+                          const Eigen::Matrix3Xd& start_sites, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::vector<ik::Obstacle> obstacles;
   std::vector<std::pair<Eigen::Vector3d, double>> placed;  // center, radius
   for (int attempt = 0; static_cast<int>(placed.size()) < count; ++attempt) {
@@ -144,13 +144,18 @@ std::vector<std::unique_ptr<Scenario>> MakeScenarios(const BenchConfig& config) 
   const auto circle = CircleTargets(center, z, start, config);
   const std::string circle_text = "circle r 0.25 m about (0.8, 0.2, 0) in the plane z = 0";
   const ik::IkOptions defaults;
-  const Eigen::Matrix3Xd planar_start = StartSites(MakeArm(7, true, 1.4, 0.01), circle.front(), defaults);
+  // The start pose (and so the obstacle layout built around it) comes from a plain projection,
+  // which does not depend on the tracker's cost weights: tuning the weights must not move the
+  // obstacles and so change the problem being measured.
+  ik::IkOptions plain = defaults;
+  plain.trials_per_step = 0;
+  const Eigen::Matrix3Xd planar_start = StartSites(MakeArm(7, true, 1.4, 0.01), circle.front(), plain);
   for (int obstacles : {0, 5, 20}) {
     char name[32] = "planar7 free";
     if (obstacles > 0) std::snprintf(name, sizeof name, "planar7 %d obstacles", obstacles);
     scenarios.push_back(Finish(
         name, circle_text, MakeArm(7, true, 1.4, 0.01),
-        obstacles == 0 ? ik::Scene() : PlanarObstacles(obstacles, center, 0.25, planar_start),
+        obstacles == 0 ? ik::Scene() : PlanarObstacles(obstacles, center, 0.25, planar_start, config.layout_seed),
         circle, defaults, planar_start));
   }
   // Spatial 7-link arm (ball joints): a tilted circle, 0.71-1.15 m from the base.
