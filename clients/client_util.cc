@@ -1,5 +1,7 @@
 #include "client_util.h"
 
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/support/error_details.h>
 
@@ -86,6 +88,35 @@ absl::Status ParseJson(const std::string& json, google::protobuf::Message* messa
                    std::string(status.message())));
 }
 
+namespace {
+
+// Collects the text-format parser's complaints into one message.
+class TextErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    absl::StrAppend(&text_, text_.empty() ? "" : "; ", "line ", line + 1, " column ",
+                    column + 1, ": ", message);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+absl::Status ParseText(const std::string& text, google::protobuf::Message* message) {
+  const absl::string_view body = absl::StripLeadingAsciiWhitespace(text);
+  if (body.empty() || body.front() == '{') return ParseJson(text, message);
+  google::protobuf::TextFormat::Parser parser;
+  TextErrors errors;
+  parser.RecordErrorsTo(&errors);
+  if (parser.ParseFromString(text, message)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "not a textproto ", message->GetDescriptor()->full_name(), ": ", errors.text()));
+}
+
 std::string ToJson(const google::protobuf::Message& message, bool multiline) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = multiline;
@@ -105,14 +136,13 @@ absl::StatusOr<Spec> LoadSpec(const std::string& path) {
   auto text = ReadTextFile(path);
   if (!text.ok()) return text.status();
   Whole whole;
-  if (ParseJson(*text, &whole).ok() && whole.has_spec()) return whole.spec();
+  if (ParseText(*text, &whole).ok() && whole.has_spec()) return whole.spec();
   Spec spec;
-  google::protobuf::util::JsonParseOptions options;  // unknown fields rejected
-  auto status = google::protobuf::util::JsonStringToMessage(*text, &spec, options);
-  if (!status.ok()) {
+  absl::Status parsed = ParseText(*text, &spec);
+  if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a JSON ", Whole::descriptor()->full_name(), " or ",
-        Spec::descriptor()->full_name(), ": ", std::string(status.message())));
+        path, ": neither a ", Whole::descriptor()->full_name(), " nor a ",
+        Spec::descriptor()->full_name(), " (JSON or textproto): ", parsed.message()));
   }
   return spec;
 }
@@ -127,10 +157,10 @@ absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path) {
   return LoadSpec<v1::Scene, v1::SceneSpec>(path);
 }
 
-absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message) {
+absl::Status LoadMessageFile(const std::string& path, google::protobuf::Message* message) {
   auto text = ReadTextFile(path);
   if (!text.ok()) return text.status();
-  absl::Status parsed = ParseJson(*text, message);
+  absl::Status parsed = ParseText(*text, message);
   if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", parsed.message()));
   return absl::OkStatus();
 }

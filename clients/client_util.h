@@ -45,14 +45,17 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 // printing keeps the proto field names (arm.spec.limbs[0].length reads as in the error paths).
 absl::Status ParseJson(const std::string& json, google::protobuf::Message* message);
 std::string ToJson(const google::protobuf::Message& message, bool multiline = true);
+// JSON when the text starts with '{', else protobuf text format (a textproto).
+absl::Status ParseText(const std::string& text, google::protobuf::Message* message);
 
-// An arm (scene) file holds either a whole Arm (Scene) as `ikctl arms get` prints it, or a bare
+// An arm (scene) file (JSON or textproto) holds either a whole Arm (Scene) as `ikctl arms get` prints it, or a bare
 // ArmSpec (SceneSpec). Errors name the file.
 absl::StatusOr<v1::ArmSpec> LoadArmSpec(const std::string& path);
 absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path);
 
-// `message` from the JSON file `path` ("-": standard input); errors name the file.
-absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message);
+// `message` from the file `path` ("-": standard input), JSON or textproto (ParseText); errors
+// name the file.
+absl::Status LoadMessageFile(const std::string& path, google::protobuf::Message* message);
 
 // "1,2,3" (spaces allowed) -> Vector3; anything else is InvalidArgument naming `what`.
 absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what);

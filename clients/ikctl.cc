@@ -88,8 +88,9 @@ Commands, an example each:
                                   --steps=1000 --method=milc
                                 ikctl chain --request_file=step_chain_request.json
 
-Models are JSON in protobuf's JSON mapping of proto/ikd/v1/types.proto: an Arm (Scene) as
-`get` prints it, or a bare ArmSpec (SceneSpec). NAME is "ID" or "arms/ID" ("scenes/ID").
+Models, options and requests are files in protobuf's JSON mapping of proto/ikd/v1 (starting
+with '{') or in protobuf text format (a textproto): an Arm (Scene) as `get` prints it, or a
+bare ArmSpec (SceneSpec). NAME is "ID" or "arms/ID" ("scenes/ID").
 trajectory and track print one line per sample (time, status, hand error, clearance, joint
 positions); trajectory ends with a "# summary" line. pendulum and chain print one line per
 frame. Errors go to stderr with the gRPC code, message and every field violation; the exit
@@ -331,12 +332,9 @@ class SceneCommands : public ModelCommands<SceneTraits> {
 
  private:
   int Edit(const std::string& name, const std::string& path) {
-    auto text = ReadTextFile(path);
-    if (!text.ok()) return InputError(text.status());
     v1::EditSceneRequest request;
-    absl::Status parsed = ParseJson(*text, &request);
-    if (!parsed.ok()) return InputError(absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", parsed.message())));
+    absl::Status loaded = LoadMessageFile(path, &request);
+    if (!loaded.ok()) return InputError(loaded);
     request.set_name(Name(name));
     if (!absl::GetFlag(FLAGS_etag).empty()) request.set_etag(absl::GetFlag(FLAGS_etag));
     grpc::ClientContext context;
@@ -407,7 +405,7 @@ absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   v1::IkOptions options;
   const std::string path = absl::GetFlag(FLAGS_options_file);
   if (!path.empty()) {
-    absl::Status loaded = LoadJsonFile(path, &options);
+    absl::Status loaded = LoadMessageFile(path, &options);
     if (!loaded.ok()) return loaded;
   }
   if (absl::GetFlag(FLAGS_seed) != 0) options.set_seed(absl::GetFlag(FLAGS_seed));
@@ -535,13 +533,9 @@ absl::StatusOr<v1::Trajectory> TrajectoryFromFlags() {
     trajectory.mutable_line()->set_duration(absl::GetFlag(FLAGS_duration));
     return trajectory;
   }
-  auto text = ReadTextFile(waypoints_file);
-  if (!text.ok()) return text.status();
   v1::WaypointPath* path = trajectory.mutable_waypoints();
-  absl::Status parsed = ParseJson(*text, path);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(waypoints_file, ": ", parsed.message()));
-  }
+  absl::Status loaded = LoadMessageFile(waypoints_file, path);
+  if (!loaded.ok()) return loaded;
   if (path->interpolation() == v1::INTERPOLATION_UNSPECIFIED) {
     path->set_interpolation(v1::INTERPOLATION_LINEAR);
   }

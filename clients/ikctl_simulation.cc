@@ -15,8 +15,8 @@
 #include "ikd/v1/simulation_service.grpc.pb.h"
 
 ABSL_FLAG(std::string, request_file, "",
-          "pendulum/chain: the whole StepPendulumRequest / StepChainRequest as JSON (then the "
-          "other simulation flags are ignored)");
+          "pendulum/chain: the whole StepPendulumRequest / StepChainRequest, JSON or "
+          "textproto (the other simulation flags are then ignored)");
 ABSL_FLAG(std::string, method, "rattle", "pendulum/chain: shake, rattle, milc, matrix or auto");
 ABSL_FLAG(double, dt, 1e-3, "pendulum/chain: time step, s");
 ABSL_FLAG(int64_t, steps, 1000, "pendulum/chain: steps");
@@ -77,14 +77,12 @@ absl::StatusOr<v1::ProjectionSettings> ProjectionFromFlags() {
   return settings;
 }
 
-// Fills `request` from --request_file; false when the flag is not given.
+// Fills `request` from --request_file (JSON or textproto); false when the flag is not given.
 absl::StatusOr<bool> RequestFromFile(google::protobuf::Message* request) {
   const std::string path = absl::GetFlag(FLAGS_request_file);
   if (path.empty()) return false;
-  auto text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
-  absl::Status parsed = ParseJson(*text, request);
-  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", parsed.message()));
+  absl::Status loaded = LoadMessageFile(path, request);
+  if (!loaded.ok()) return loaded;
   return true;
 }
 

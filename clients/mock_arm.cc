@@ -272,7 +272,7 @@ absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
   }
   const std::string options_file = absl::GetFlag(FLAGS_options_file);
   if (!options_file.empty()) {
-    absl::Status loaded = LoadJsonFile(options_file, setup.config.mutable_options());
+    absl::Status loaded = LoadMessageFile(options_file, setup.config.mutable_options());
     if (!loaded.ok()) return loaded;
   }
   if (absl::GetFlag(FLAGS_seed) != 0) setup.config.mutable_options()->set_seed(absl::GetFlag(FLAGS_seed));

@@ -67,6 +67,54 @@ TEST_F(IntegrationTest, IkctlReportsFieldViolations) {
   EXPECT_THAT(parse.err, HasSubstr("limbz"));
 }
 
+// Scenes from a textproto: create, get, list, update with the current etag (version 2), update
+// with the stale etag (ABORTED, exit 1), delete, then get is NOT_FOUND.
+TEST_F(IntegrationTest, IkctlSceneRoundTripFromTextproto) {
+  StartServer();
+  const std::string file = WriteFile("pillar.textproto", R"(# one pillar
+      obstacles { id: "post" capsule { a { x: 0.5 } b { x: 0.5 z: 1 } radius: 0.05 } })");
+  RunResult create = Ikctl({"scenes", "create", "posts", file});
+  ASSERT_EQ(create.exit_code, 0) << Describe(create);
+  const auto created = ParseJson<ikd::v1::Scene>(create.out);
+  EXPECT_EQ(created.name(), "scenes/posts");
+  ASSERT_EQ(created.spec().obstacles_size(), 1);
+  EXPECT_DOUBLE_EQ(created.spec().obstacles(0).capsule().b().z(), 1.0);
+
+  RunResult list = Ikctl({"scenes", "list", "--format=csv"});
+  EXPECT_THAT(list.out, HasSubstr("scenes/posts,1,1,"));
+  RunResult get = Ikctl({"scenes", "get", "posts"});
+  ASSERT_EQ(get.exit_code, 0) << Describe(get);
+  EXPECT_EQ(ParseJson<ikd::v1::Scene>(get.out).etag(), created.etag());
+
+  const std::string two = WriteFile("two.json", R"({"obstacles": [
+      {"id": "post", "sphere": {"center": {"x": 0.5}, "radius": 0.1}},
+      {"id": "floor", "half_space": {"normal": {"z": 1}, "offset": -0.5}}]})");
+  RunResult update = Ikctl({"scenes", "update", "posts", two, "--etag=" + created.etag()});
+  ASSERT_EQ(update.exit_code, 0) << Describe(update);
+  const auto updated = ParseJson<ikd::v1::Scene>(update.out);
+  EXPECT_EQ(updated.version(), 2);
+  EXPECT_EQ(updated.spec().obstacles_size(), 2);
+  RunResult stale = Ikctl({"scenes", "update", "posts", two, "--etag=" + created.etag()});
+  EXPECT_EQ(stale.exit_code, 1) << Describe(stale);
+  EXPECT_THAT(stale.err, HasSubstr("ABORTED"));
+
+  RunResult remove = Ikctl({"scenes", "delete", "posts", "--etag=" + updated.etag()});
+  ASSERT_EQ(remove.exit_code, 0) << Describe(remove);
+  RunResult gone = Ikctl({"scenes", "get", "posts"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("NOT_FOUND"));
+}
+
+// A textproto with a typo is refused before anything is sent: exit 2 naming the line.
+TEST_F(IntegrationTest, IkctlRejectsMalformedTextproto) {
+  StartServer();
+  const std::string file = WriteFile("bad.textproto", "obstacles { idd: \"x\" }\n");
+  RunResult create = Ikctl({"scenes", "create", "bad", file});
+  EXPECT_EQ(create.exit_code, 2) << Describe(create);
+  EXPECT_THAT(create.err, HasSubstr("line 1"));
+  EXPECT_THAT(create.err, HasSubstr("idd"));
+}
+
 // Scenes: create, edit (move an obstacle) bumps the version to 2 and moves the ball.
 TEST_F(IntegrationTest, IkctlSceneEdit) {
   StartServer();
