@@ -48,8 +48,8 @@ std::string ToJson(const google::protobuf::Message& message, bool multiline = tr
 // JSON when the text starts with '{', else protobuf text format (a textproto).
 absl::Status ParseText(const std::string& text, google::protobuf::Message* message);
 
-// An arm (scene) file (JSON or textproto) holds either a whole Arm (Scene) as `ikctl arms get` prints it, or a bare
-// ArmSpec (SceneSpec). Errors name the file.
+// An arm (scene) file, JSON or textproto, holds either a whole Arm (Scene) as `ikctl arms get`
+// prints it, or a bare ArmSpec (SceneSpec). Errors name the file.
 absl::StatusOr<v1::ArmSpec> LoadArmSpec(const std::string& path);
 absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path);
 

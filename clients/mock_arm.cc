@@ -275,7 +275,9 @@ absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
     absl::Status loaded = LoadMessageFile(options_file, setup.config.mutable_options());
     if (!loaded.ok()) return loaded;
   }
-  if (absl::GetFlag(FLAGS_seed) != 0) setup.config.mutable_options()->set_seed(absl::GetFlag(FLAGS_seed));
+  if (const uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) {
+    setup.config.mutable_options()->set_seed(seed);
+  }
   return setup;
 }
 
