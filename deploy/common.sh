@@ -1,6 +1,9 @@
 # Shared by deploy/run.sh and deploy/test.sh: Debian packages, configure, build.
 IKD_BUILD_DIR="${IKD_BUILD_DIR:-build}"
 IKD_JOBS="${IKD_JOBS:-2}"
+# ccache keys on absolute paths unless told the tree's root: with it, clones in other
+# directories (CI's clean clone) reuse each other's objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
   golang-github-gogo-googleapis-dev)
