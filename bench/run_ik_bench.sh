@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
+source bench/bench_docs.sh
 IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-bench}"
 
 ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
@@ -24,27 +25,5 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$IKD_BUILD_DIR/bench/ik/ik_bench" "$@" | tee "$work/results.md"
 
-write_docs=1
-[ $# -gt 0 ] && write_docs="${IKD_BENCH_DOCS:-0}"
-[ "${IKD_BENCH_NO_DOCS:-0}" = 1 ] && write_docs=0
-[ "$write_docs" = 1 ] || exit 0
-
-cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
-{
-  echo "Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores), commit" \
-       "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + local changes'):" \
-       "\`bench/run_ik_bench.sh${*:+ $*}\`"
-  echo
-  cat "$work/results.md"
-} > "$work/section.md"
-python3 - "$work/section.md" <<'PY'
-import re, sys
-doc = open("docs/ik-benchmark.md").read()
-body = open(sys.argv[1]).read()
-begin, end = "<!-- ik-bench:begin -->", "<!-- ik-bench:end -->"
-if begin not in doc or end not in doc:
-    sys.exit("docs/ik-benchmark.md lacks the ik-bench markers")
-doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: begin + "\n" + body + end, doc, flags=re.S)
-open("docs/ik-benchmark.md", "w").write(doc)
-PY
-echo "docs/ik-benchmark.md updated"
+ikd_bench_writes_docs "$@" || exit 0
+ikd_bench_write_section docs/ik-benchmark.md ik-bench "$work/results.md" "bench/run_ik_bench.sh${*:+ $*}"

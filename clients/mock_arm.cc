@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -97,35 +98,32 @@ struct Setup {
   size_t update_before = 0;  // index of the first target after the scene update
 };
 
-absl::StatusOr<v1::ArmSpec> FetchArm(const std::shared_ptr<grpc::Channel>& channel,
-                                     const std::string& name) {
+// The spec of a stored model through ModelService.GetArm / GetScene (`get`).
+template <typename Model, typename Request, typename Get>
+auto FetchSpec(const std::shared_ptr<grpc::Channel>& channel, const std::string& name, Get get)
+    -> absl::StatusOr<std::decay_t<decltype(Model().spec())>> {
   auto stub = v1::ModelService::NewStub(channel);
   grpc::ClientContext context;
   SetTimeout(context, absl::Seconds(10));
-  v1::GetArmRequest request;
+  Request request;
   request.set_name(name);
-  v1::Arm arm;
-  grpc::Status status = stub->GetArm(&context, request, &arm);
+  Model model;
+  grpc::Status status = ((*stub).*get)(&context, request, &model);
   if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("GetArm ", name, ": ", DescribeRpcError(status)));
+    return absl::UnavailableError(absl::StrCat("reading ", name, ": ", DescribeRpcError(status)));
   }
-  return arm.spec();
+  return model.spec();
+}
+
+absl::StatusOr<v1::ArmSpec> FetchArm(const std::shared_ptr<grpc::Channel>& channel,
+                                     const std::string& name) {
+  return FetchSpec<v1::Arm, v1::GetArmRequest>(channel, name, &v1::ModelService::Stub::GetArm);
 }
 
 absl::StatusOr<v1::SceneSpec> FetchScene(const std::shared_ptr<grpc::Channel>& channel,
                                          const std::string& name) {
-  auto stub = v1::ModelService::NewStub(channel);
-  grpc::ClientContext context;
-  SetTimeout(context, absl::Seconds(10));
-  v1::GetSceneRequest request;
-  request.set_name(name);
-  v1::Scene scene;
-  grpc::Status status = stub->GetScene(&context, request, &scene);
-  if (!status.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("GetScene ", name, ": ", DescribeRpcError(status)));
-  }
-  return scene.spec();
+  return FetchSpec<v1::Scene, v1::GetSceneRequest>(channel, name,
+                                                   &v1::ModelService::Stub::GetScene);
 }
 
 absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {

@@ -1,0 +1,41 @@
+# Shared by bench/run_ik_bench.sh and bench/run_service_bench.sh: whether a run rewrites its
+# results section in docs/, and the rewrite itself.
+
+# True for a run without options (a full run) or with IKD_BENCH_DOCS=1; false with
+# IKD_BENCH_NO_DOCS=1. Pass the script's arguments.
+ikd_bench_writes_docs() {
+  local write=1
+  [ $# -gt 0 ] && write="${IKD_BENCH_DOCS:-0}"
+  [ "${IKD_BENCH_NO_DOCS:-0}" = 1 ] && write=0
+  [ "$write" = 1 ]
+}
+
+# ikd_bench_write_section DOC MARKER RESULTS COMMAND: replaces what stands between
+# "<!-- MARKER:begin -->" and "<!-- MARKER:end -->" in DOC by a line naming the date, the CPU,
+# the commit and COMMAND, then the file RESULTS.
+ikd_bench_write_section() {
+  local doc="$1" marker="$2" results="$3" command="$4"
+  local cpu section
+  cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+  section=$(mktemp)
+  {
+    echo "Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores), commit" \
+         "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + local changes'):" \
+         "\`$command\`"
+    echo
+    cat "$results"
+  } > "$section"
+  python3 - "$doc" "$marker" "$section" <<'PY'
+import re, sys
+path, marker, section = sys.argv[1:4]
+doc = open(path).read()
+body = open(section).read()
+begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+if begin not in doc or end not in doc:
+    sys.exit(f"{path} lacks the {marker} markers")
+doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: begin + "\n" + body + end, doc, flags=re.S)
+open(path, "w").write(doc)
+PY
+  rm -f "$section"
+  echo "$doc updated"
+}
