@@ -584,20 +584,20 @@ double Percentile(std::vector<double> values, double fraction) {
   return values[std::min(index, values.size() - 1)];
 }
 
+double ReachedFraction(const Report& report) {
+  return report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
+}
+
 bool Passed(const Report& report, const Setup& setup) {
-  const double reached_fraction =
-      report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
   return report.rpc_status.ok() && report.targets_sent == setup.targets.size() &&
          report.states_received == report.targets_sent && report.out_of_order == 0 &&
          report.bad_limbs == 0 && report.bad_positions == 0 && report.limit_violations == 0 &&
          report.collisions == 0 && report.missed_targets == 0 && report.joint_jumps == 0 &&
          report.servo_overruns == 0 &&
-         reached_fraction >= absl::GetFlag(FLAGS_min_reached_fraction);
+         ReachedFraction(report) >= absl::GetFlag(FLAGS_min_reached_fraction);
 }
 
 void PrintSummary(const Report& report, bool passed) {
-  const double reached_fraction =
-      report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
   std::printf("mock_arm summary\n");
   std::printf("targets_sent=%zu\n", report.targets_sent);
   std::printf("states_received=%zu\n", report.states_received);
@@ -610,7 +610,7 @@ void PrintSummary(const Report& report, bool passed) {
   std::printf("missed_targets=%zu\n", report.missed_targets);
   std::printf("joint_jumps=%zu\n", report.joint_jumps);
   std::printf("servo_overruns=%zu\n", report.servo_overruns);
-  std::printf("reached_fraction=%.6g\n", reached_fraction);
+  std::printf("reached_fraction=%.6g\n", ReachedFraction(report));
   std::printf("max_hand_error=%.3e\n", report.max_hand_error);
   std::printf("max_limb_error=%.3e\n", report.max_limb_error);
   std::printf("max_position_error=%.3e\n", report.max_position_error);
