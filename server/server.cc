@@ -10,7 +10,7 @@ namespace ikd::server {
 namespace {
 
 constexpr const char* kServiceNames[] = {"ikd.v1.ModelService", "ikd.v1.KinematicsService",
-                                         "ikd.v1.SimulationService"};
+                                         "ikd.v1.SimulationService", "ikd.v1.PoseService"};
 
 void SetServing(grpc::Server& server, bool serving) {
   grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
@@ -32,6 +32,7 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
       std::make_unique<SimulationServiceImpl>(ikd->pool_.get(), options.simulation);
   ikd->kinematics_service_ = std::make_unique<KinematicsServiceImpl>(
       store, ikd->pool_.get(), options.limits, options.kinematics);
+  ikd->pose_service_ = std::make_unique<PoseServiceImpl>(ikd->pool_.get(), options.pose);
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
@@ -39,6 +40,7 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   builder.RegisterService(ikd->model_service_.get());
   builder.RegisterService(ikd->simulation_service_.get());
   builder.RegisterService(ikd->kinematics_service_.get());
+  builder.RegisterService(ikd->pose_service_.get());
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

@@ -1,6 +1,6 @@
-// Assembles the ikd gRPC server: ModelService, KinematicsService and SimulationService (their
-// solves on a bounded WorkerPool), grpc.health.v1 (a status per service and the overall "")
-// and server reflection, on one address.
+// Assembles the ikd gRPC server: ModelService, KinematicsService, SimulationService and
+// PoseService (their solves on a bounded WorkerPool), grpc.health.v1 (a status per service and
+// the overall "") and server reflection, on one address.
 //
 //   auto store = ikd::server::NewMemoryModelStore();
 //   auto server = ikd::server::IkdServer::Start({.listen = "127.0.0.1:0"}, store.get());
@@ -18,6 +18,7 @@
 #include "kinematics_service.h"
 #include "model_service.h"
 #include "model_store.h"
+#include "pose_service.h"
 #include "simulation_service.h"
 #include "validation.h"
 #include "worker_pool.h"
@@ -33,6 +34,7 @@ struct ServerOptions {
   WorkerPoolOptions pool;         // threads and queue of the solves
   SimulationLimits simulation;    // SimulationService request bounds
   KinematicsLimits kinematics;    // KinematicsService request bounds
+  PoseLimits pose;                // PoseService request bounds
 };
 
 class IkdServer {
@@ -57,6 +59,7 @@ class IkdServer {
   std::unique_ptr<ModelServiceImpl> model_service_;
   std::unique_ptr<SimulationServiceImpl> simulation_service_;
   std::unique_ptr<KinematicsServiceImpl> kinematics_service_;
+  std::unique_ptr<PoseServiceImpl> pose_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;

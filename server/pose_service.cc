@@ -1,0 +1,262 @@
+#include "pose_service.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "conversions.h"
+#include "errors.h"
+#include "ikd/pose/pose_fitter.h"
+#include "ikd/pose/skeleton.h"
+
+namespace ikd::server {
+namespace {
+
+std::function<std::string(const std::string&)> Below(const std::string& prefix) {
+  return [prefix](const std::string& field) {
+    return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
+  };
+}
+
+pose::SkeletonSpec SpecFromProto(const v1::SkeletonSpec& wire) {
+  pose::SkeletonSpec spec;
+  spec.sites.assign(wire.sites().begin(), wire.sites().end());
+  for (const v1::SkeletonBone& b : wire.bones()) spec.bones.push_back({b.i(), b.j(), b.length()});
+  for (const v1::SkeletonLabel& l : wire.labels()) spec.labels.push_back({l.label(), l.site()});
+  for (const v1::SkeletonAngleLimit& l : wire.limits()) {
+    spec.limits.push_back({l.a(), l.center(), l.b(), l.min(), l.max()});
+  }
+  if (wire.rest_positions_size() > 0) {
+    spec.rest_positions.resize(3, wire.rest_positions_size());
+    for (int k = 0; k < wire.rest_positions_size(); ++k) {
+      spec.rest_positions.col(k) = FromProto(wire.rest_positions(k));
+    }
+  }
+  spec.allow_cycles = wire.allow_cycles();
+  return spec;
+}
+
+absl::StatusOr<pose::Skeleton> SkeletonFromConfig(const v1::PoseConfig& config,
+                                                  const PoseLimits& limits) {
+  switch (config.skeleton_case()) {
+    case v1::PoseConfig::kPreset:
+      if (config.preset() == v1::SKELETON_PRESET_HUMAN17) return pose::Skeleton::Human17();
+      return FieldViolation("config.preset", "must be SKELETON_PRESET_HUMAN17");
+    case v1::PoseConfig::kSpec: {
+      if (config.spec().sites_size() > limits.max_sites) {
+        return FieldViolation("config.spec.sites", absl::StrCat("at most ", limits.max_sites,
+                                                                " sites, got ",
+                                                                config.spec().sites_size()));
+      }
+      absl::StatusOr<pose::Skeleton> skeleton =
+          pose::Skeleton::Create(SpecFromProto(config.spec()));
+      if (!skeleton.ok()) return SolverFieldViolation(skeleton.status(), Below("config.spec"));
+      return skeleton;
+    }
+    default:
+      return FieldViolation("config.skeleton", "give a preset or a spec");
+  }
+}
+
+// Zero fields keep the library's defaults.
+absl::StatusOr<pose::FitOptions> FitOptionsFromConfig(const v1::PoseConfig& config) {
+  pose::FitOptions options;
+  if (config.smoothing() != 0) options.smoothing = config.smoothing();
+  if (config.outlier_gate() != 0) options.outlier_gate = config.outlier_gate();
+  options.calibration_frames = config.calibration_frames();
+  if (config.ignore_unknown_labels()) {
+    options.unknown_labels = pose::UnknownLabelPolicy::kIgnore;
+  }
+  if (absl::Status valid = options.Validate(); !valid.ok()) {
+    return SolverFieldViolation(valid, Below("config"));
+  }
+  return options;
+}
+
+std::vector<pose::Observation> ObservationsFromFrame(const v1::PoseFrame& frame) {
+  std::vector<pose::Observation> observations;
+  observations.reserve(frame.points_size());
+  for (const v1::ObservedPoint& point : frame.points()) {
+    observations.push_back({point.label(), FromProto(point.position()),
+                            point.has_confidence() ? point.confidence() : 1.0});
+  }
+  return observations;
+}
+
+// The bends reported per frame: at every site with a parent and a child in the skeleton's
+// spanning tree, between the two bones (grandparent, parent, site).
+struct JointAngles {
+  std::vector<pose::AngleLimit> triples;  // only a, center, b are used
+  std::vector<std::string> names;
+};
+
+JointAngles JointAnglesOf(const pose::Skeleton& skeleton) {
+  JointAngles angles;
+  const std::vector<int>& parent = skeleton.tree_parents();
+  const std::vector<std::string>& name = skeleton.site_names();
+  for (int site : skeleton.tree_order()) {
+    const int center = parent[site];
+    if (center < 0 || parent[center] < 0) continue;
+    angles.triples.push_back({parent[center], center, site});
+    angles.names.push_back(absl::StrCat(name[parent[center]], "-", name[center], "-", name[site]));
+  }
+  return angles;
+}
+
+v1::FrameOutcome OutcomeToProto(pose::FrameOutcome outcome) {
+  switch (outcome) {
+    case pose::FrameOutcome::kFitted: return v1::FRAME_OUTCOME_FITTED;
+    case pose::FrameOutcome::kPredicted: return v1::FRAME_OUTCOME_PREDICTED;
+    case pose::FrameOutcome::kNoPose: return v1::FRAME_OUTCOME_NO_POSE;
+    case pose::FrameOutcome::kCalibrating: return v1::FRAME_OUTCOME_CALIBRATING;
+    case pose::FrameOutcome::kProjectionFailed: return v1::FRAME_OUTCOME_PROJECTION_FAILED;
+  }
+  return v1::FRAME_OUTCOME_UNSPECIFIED;
+}
+
+void FillFittedFrame(const pose::FrameResult& result, const v1::PoseFrame& frame,
+                     const JointAngles& angles, v1::FittedFrame* out) {
+  out->set_outcome(OutcomeToProto(result.outcome));
+  out->set_message(result.message);
+  for (Eigen::Index k = 0; k < result.sites.cols(); ++k) {
+    *out->add_sites() = ToProto(Eigen::Vector3d(result.sites.col(k)));
+  }
+  if (result.sites.cols() > 0) {
+    for (const pose::AngleLimit& triple : angles.triples) {
+      out->add_joint_angles(pose::Skeleton::AngleAt(triple, result.sites));
+    }
+  }
+  for (size_t k = 0; k < result.observations.size(); ++k) {
+    const pose::ObservationFit& fit = result.observations[k];
+    v1::ObservationResult* observation = out->add_observations();
+    observation->set_label(frame.points(static_cast<int>(k)).label());
+    observation->set_residual(fit.residual);
+    observation->set_outlier(fit.outlier);
+    observation->set_ignored(fit.ignored);
+  }
+  out->set_bone_length_residual(result.bone_length_residual);
+  out->set_noise_sigma(result.noise_sigma);
+}
+
+// "observations[3].position ..." of the library, in the wire's terms.
+std::string RejectionMessage(const absl::Status& status) {
+  std::string message(status.message());
+  if (absl::StartsWith(message, "observations[")) {
+    message = absl::StrCat("frame.points[", absl::StripPrefix(message, "observations["));
+  }
+  return message;
+}
+
+// One stream, strictly one thing at a time: read -> (configure | fit on the pool -> write) ->
+// read ... As in KinematicsService's Track, the party completing the pending step is the only
+// one that may go on or Finish; a cancellation fails the pending read or write, which ends it.
+class PoseReactor final
+    : public grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse> {
+ public:
+  PoseReactor(WorkerPool* pool, const PoseLimits& limits) : pool_(pool), limits_(limits) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
+    if (absl::Status status = Handle(); !status.ok()) End(status);
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Handle() {
+    if (!fitter_) return Configure();
+    if (!request_.has_frame()) {
+      return FieldViolation("request", "after the config, every message must carry a frame");
+    }
+    auto fit = [this] { FitAndWrite(); };
+    // The first frame admits the stream to the pool; later frames are continuations.
+    const bool submitted =
+        fitted_ == 0 ? pool_->TrySubmit(std::move(fit)) : pool_->SubmitContinuation(std::move(fit));
+    if (submitted) return absl::OkStatus();
+    return fitted_ == 0
+               ? QuotaExceeded("worker pool", "every worker is busy and the queue is full")
+               : absl::UnavailableError("the server is shutting down");
+  }
+
+  absl::Status Configure() {
+    if (!request_.has_config()) {
+      return FieldViolation("config", "the first message must carry a config");
+    }
+    absl::StatusOr<pose::Skeleton> skeleton = SkeletonFromConfig(request_.config(), limits_);
+    if (!skeleton.ok()) return skeleton.status();
+    absl::StatusOr<pose::FitOptions> options = FitOptionsFromConfig(request_.config());
+    if (!options.ok()) return options.status();
+    angles_ = JointAnglesOf(*skeleton);
+    absl::StatusOr<pose::PoseFitter> fitter = pose::PoseFitter::Create(*skeleton, *options);
+    if (!fitter.ok()) return SolverFieldViolation(fitter.status(), Below("config"));
+    fitter_.emplace(*std::move(fitter));
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  // On a worker. No read is pending, so request_ is stable here.
+  void FitAndWrite() {
+    const absl::Time start = absl::Now();
+    const v1::PoseFrame& frame = request_.frame();
+    response_.Clear();
+    v1::FittedFrame* out = response_.mutable_frame();
+    out->set_timestamp(frame.timestamp());
+    if (frame.points_size() > limits_.max_points_per_frame) {
+      out->set_outcome(v1::FRAME_OUTCOME_REJECTED);
+      out->set_message(absl::StrCat("frame.points: at most ", limits_.max_points_per_frame,
+                                    " points, got ", frame.points_size()));
+    } else {
+      const std::vector<pose::Observation> observations = ObservationsFromFrame(frame);
+      absl::StatusOr<pose::FrameResult> result = fitter_->Fit(frame.timestamp(), observations);
+      if (result.ok()) {
+        FillFittedFrame(*result, frame, angles_, out);
+      } else {
+        out->set_outcome(v1::FRAME_OUTCOME_REJECTED);
+        out->set_message(RejectionMessage(result.status()));
+      }
+    }
+    if (fitted_ == 0) {
+      const std::vector<std::string>& names = fitter_->skeleton().site_names();
+      response_.mutable_site_names()->Add(names.begin(), names.end());
+      response_.mutable_joint_angle_names()->Add(angles_.names.begin(), angles_.names.end());
+    }
+    ++fitted_;
+    out->set_processing_seconds(absl::ToDoubleSeconds(absl::Now() - start));
+    StartWrite(&response_);  // hands the call to gRPC: nothing may follow
+  }
+
+  void End(const absl::Status& status) {
+    if (finished_.exchange(true)) return;
+    Finish(ToGrpcStatus(status));
+  }
+
+  WorkerPool* const pool_;
+  const PoseLimits limits_;
+  std::optional<pose::PoseFitter> fitter_;  // empty until configured
+  JointAngles angles_;
+  int64_t fitted_ = 0;
+  std::atomic<bool> finished_{false};
+  v1::EstimatePoseRequest request_;
+  v1::EstimatePoseResponse response_;
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>*
+PoseServiceImpl::EstimatePose(grpc::CallbackServerContext* /*context*/) {
+  return new PoseReactor(pool_, limits_);
+}
+
+}  // namespace ikd::server

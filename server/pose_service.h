@@ -1,0 +1,34 @@
+// ikd.v1.PoseService: streaming pose estimation (proto/ikd/v1/pose_service.proto) over
+// ikd::pose::PoseFitter. One stream is one fitter: the first message configures it, then every
+// frame is fitted on the server's WorkerPool and answered in order, one at a time (read ->
+// fit -> write -> read), so a slow reader slows only its own stream. A bad frame is answered
+// FRAME_OUTCOME_REJECTED and the stream goes on; a bad configuration ends it with
+// INVALID_ARGUMENT naming the field.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "ikd/v1/pose_service.grpc.pb.h"
+#include "worker_pool.h"
+
+namespace ikd::server {
+
+// Server bounds on PoseService requests.
+struct PoseLimits {
+  int max_sites = 1000;           // sites of an inline skeleton ("config.spec.sites")
+  int max_points_per_frame = 10000;  // "frame.points"
+};
+
+class PoseServiceImpl final : public v1::PoseService::CallbackService {
+ public:
+  PoseServiceImpl(WorkerPool* pool, const PoseLimits& limits) : pool_(pool), limits_(limits) {}
+
+  grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>* EstimatePose(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  WorkerPool* const pool_;
+  const PoseLimits limits_;
+};
+
+}  // namespace ikd::server
