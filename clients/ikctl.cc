@@ -87,14 +87,17 @@ Commands, an example each:
   chain                         ikctl chain --shape=helix --sites=100 --bending=1 --dt=0.05
                                   --steps=1000 --method=milc
                                 ikctl chain --request_file=step_chain_request.json
+  pose                          ikctl pose --frames_file=points.csv [--skeleton_file=s.json]
+                                  (lines "timestamp,label,x,y,z[,confidence]"; default
+                                  skeleton: Human17)
 
 Models, options and requests are files in protobuf's JSON mapping of proto/ikd/v1 (starting
 with '{') or in protobuf text format (a textproto): an Arm (Scene) as `get` prints it, or a
 bare ArmSpec (SceneSpec). NAME is "ID" or "arms/ID" ("scenes/ID").
 trajectory and track print one line per sample (time, status, hand error, clearance, joint
 positions); trajectory ends with a "# summary" line. pendulum and chain print one line per
-frame. Errors go to stderr with the gRPC code, message and every field violation; the exit
-status is 1 for an RPC error, 2 for bad usage or input.)";
+frame, pose one line per fitted frame. Errors go to stderr with the gRPC code, message and
+every field violation; the exit status is 1 for an RPC error, 2 for bad usage or input.)";
 
 std::string FormatTime(const google::protobuf::Timestamp& time) {
   return google::protobuf::util::TimeUtil::ToString(time);
@@ -720,6 +723,7 @@ int Dispatch(const Args& positional) {
   if (command == "track") return Track(channel);
   if (command == "pendulum") return StepPendulumCommand(channel);
   if (command == "chain") return StepChainCommand(channel);
+  if (command == "pose") return EstimatePoseCommand(channel);
   return UsageError("unknown command \"" + command + "\"");
 }
 

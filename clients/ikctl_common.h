@@ -1,6 +1,6 @@
 // What every ikctl command shares: the connection flags (--server, --timeout, --format), exit
 // codes, error reporting and output formats. Commands live in ikctl.cc (models, health,
-// kinematics) and ikctl_simulation.cc (pendulum, chain).
+// kinematics), ikctl_simulation.cc (pendulum, chain) and ikctl_pose.cc (pose).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -40,8 +40,9 @@ void PrepareContext(grpc::ClientContext& context);
 // "%.6g": compact numbers for tables.
 std::string Number(double value);
 
-// The commands of ikctl_simulation.cc.
+// The commands of ikctl_simulation.cc and ikctl_pose.cc.
 int StepPendulumCommand(std::shared_ptr<grpc::Channel> channel);
 int StepChainCommand(std::shared_ptr<grpc::Channel> channel);
+int EstimatePoseCommand(std::shared_ptr<grpc::Channel> channel);
 
 }  // namespace ikd::clients

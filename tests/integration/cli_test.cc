@@ -2,6 +2,7 @@
 // integration_fixture.h): every model operation, field violations, trajectories, tracking,
 // simulations and the SVG drawing.
 #include <cmath>
+#include <random>
 #include <regex>
 #include <tuple>
 
@@ -303,6 +304,55 @@ TEST_F(IntegrationTest, IkctlSimulationFlagsAreChecked) {
   EXPECT_EQ(bad_rod.exit_code, 1) << Describe(bad_rod);
   EXPECT_THAT(bad_rod.err, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(bad_rod.err, HasSubstr("lengths[0]"));
+}
+
+// ikctl pose replays a CSV of a turning two-bone skeleton (noise 3 mm, point c 0.5 m off in
+// frame 15): one line per frame, every frame FITTED, bones exact to 1e-9 relative from the
+// printed coordinates, and exactly one outlier, in frame 15.
+TEST_F(IntegrationTest, IkctlPoseReplaysFramesWithExactBonesAndFlagsTheOutlier) {
+  StartServer();
+  const std::string skeleton = WriteFile("skeleton.textproto", R"(sites: "a" sites: "b"
+      sites: "c" bones { i: 0 j: 1 length: 0.5 } bones { i: 1 j: 2 length: 0.4 })");
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 0.003);
+  std::string points = "timestamp,label,x,y,z\n";
+  for (int n = 0; n < 30; ++n) {
+    const double t = 0.01 * n, angle = 0.3 * t;
+    const double b[3] = {0.5 * std::cos(angle), 0.5 * std::sin(angle), 0};
+    const double sites[3][3] = {{0, 0, 0}, {b[0], b[1], 0}, {b[0] + 0.4, b[1], 0}};
+    for (int k = 0; k < 3; ++k) {
+      const double shift = n == 15 && k == 2 ? 0.5 : 0.0;
+      points += std::to_string(t) + "," + std::string(1, char('a' + k));
+      for (int d = 0; d < 3; ++d) {
+        points += "," + std::to_string(sites[k][d] + noise(rng) + (d == 0 ? shift : 0.0));
+      }
+      points += "\n";
+    }
+  }
+  RunResult run = Ikctl({"pose", "--skeleton_file=" + skeleton,
+                         "--frames_file=" + WriteFile("points.csv", points)});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  const auto lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 31u) << run.out;
+  EXPECT_EQ(lines[0], "timestamp,outcome,bone_length_residual,outliers,processing_us,a_x,a_y,"
+                      "a_z,b_x,b_y,b_z,c_x,c_y,c_z");
+  int outliers = 0;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    const auto cells = SplitCsv(lines[k]);
+    ASSERT_EQ(cells.size(), 14u) << lines[k];
+    EXPECT_EQ(cells[1], "FITTED") << lines[k];
+    outliers += std::stoi(cells[3]);
+    if (k == 16) {
+      EXPECT_EQ(cells[3], "1") << lines[k];
+    }
+    auto site = [&](int s, int d) { return std::stod(cells[5 + 3 * s + d]); };
+    auto distance = [&](int s, int t) {
+      return std::hypot(site(s, 0) - site(t, 0), site(s, 1) - site(t, 1), site(s, 2) - site(t, 2));
+    };
+    EXPECT_NEAR(distance(0, 1) / 0.5, 1.0, 1e-9) << lines[k];
+    EXPECT_NEAR(distance(1, 2) / 0.4, 1.0, 1e-9) << lines[k];
+  }
+  EXPECT_EQ(outliers, 1);
 }
 
 }  // namespace
