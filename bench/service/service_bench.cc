@@ -30,16 +30,21 @@
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 
 #include "ikd/ik/arm.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/pose/pose_fitter.h"
+#include "ikd/pose/skeleton.h"
+#include "ikd/v1/pose_service.grpc.pb.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
@@ -63,6 +68,7 @@ struct Config {
   int short_streams = 10000;      // (c) sequential short streams
   int memory_sample_every = 1000; // (c) RSS sample interval of the short streams
   int server_threads = 0;         // the server's solve pool; 0: one per core, as ikd's default
+  int pose_frames = 10000;        // (d) Human17 frames streamed through PoseService
   bool quick = false;
   bool help = false;
 };
@@ -76,6 +82,7 @@ void Usage(std::FILE* out) {
       "  --repeats R         timed SolveTrajectory runs per side (default 5)\n"
       "  --track-seconds S   paced 1 kHz targets per Track stream, seconds (default 3)\n"
       "  --idle-streams K    open idle Track streams for the memory per stream (default 1000)\n"
+      "  --pose-frames N     Human17 frames streamed through PoseService (default 10000)\n"
       "  --short-streams N   sequential short Track streams (default 10000, RSS every N/10)\n"
       "  --server-threads T  the server's solve pool threads (default 0: one per core, as ikd)\n");
 }
@@ -87,6 +94,7 @@ void ApplyQuick(Config& config) {
   config.track_seconds = 0.3;
   config.idle_streams = 50;
   config.short_streams = 1000;
+  config.pose_frames = 1000;
 }
 
 bool ParseArgs(int argc, char** argv, Config& config) {
@@ -107,6 +115,8 @@ bool ParseArgs(int argc, char** argv, Config& config) {
       config.repeats = static_cast<int>(v);
     } else if (a == "--track-seconds" && value(0.01, 60, v)) {
       config.track_seconds = v;
+    } else if (a == "--pose-frames" && value(10, 10000000, v)) {
+      config.pose_frames = static_cast<int>(v);
     } else if (a == "--idle-streams" && value(1, 100000, v)) {
       config.idle_streams = static_cast<int>(v);
     } else if (a == "--short-streams" && value(10, 1000000, v)) {
@@ -871,6 +881,106 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 // stream over 9000 streams): page-granular RSS moves by a few pages without any leak.
 constexpr double kGrowthAllowanceBytes = 1024.0 * 1024.0;
 
+// ---------------------------------------------------------------------------------------------
+// (d) PoseService: one stream of Human17 frames, each written after the previous answer came
+// back (a frame-synchronous client: the latency is the whole round trip), against the same
+// frames fitted in process.
+
+struct PoseResult {
+  int frames = 0;
+  int fitted = 0;  // answered FRAME_OUTCOME_FITTED
+  double grpc_seconds = 0;
+  double local_seconds = 0;
+  std::vector<double> round_trip_us;
+};
+
+// The rest pose turning about z at 1 rad/s, observed with 1 cm noise per axis.
+std::vector<std::vector<pose::Observation>> PoseFrames(const pose::Skeleton& skeleton, int count) {
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  std::vector<std::vector<pose::Observation>> frames(count);
+  for (int n = 0; n < count; ++n) {
+    const Eigen::Matrix3d turn =
+        Eigen::AngleAxisd(n / 100.0, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+    for (int k = 0; k < skeleton.num_sites(); ++k) {
+      const Eigen::Vector3d p = turn * skeleton.rest_pose().col(k);
+      frames[n].push_back({skeleton.site_names()[k],
+                           p + Eigen::Vector3d(noise(rng), noise(rng), noise(rng)), 1.0});
+    }
+  }
+  return frames;
+}
+
+v1::EstimatePoseRequest PoseFrameRequest(const std::vector<pose::Observation>& frame,
+                                         double timestamp) {
+  v1::EstimatePoseRequest request;
+  v1::PoseFrame* out = request.mutable_frame();
+  out->set_timestamp(timestamp);
+  for (const pose::Observation& o : frame) {
+    v1::ObservedPoint* point = out->add_points();
+    point->set_label(o.label);
+    *point->mutable_position() = ToProto(o.position);
+  }
+  return request;
+}
+
+PoseResult MeasurePoseStream(const std::string& address, int count) {
+  const pose::Skeleton skeleton = pose::Skeleton::Human17();
+  const auto frames = PoseFrames(skeleton, count);
+  PoseResult result;
+  result.frames = count;
+  auto stub = v1::PoseService::NewStub(OwnChannel(address));
+  grpc::ClientContext context;
+  SetDeadline(context, 600);
+  auto stream = stub->EstimatePose(&context);
+  v1::EstimatePoseRequest config;
+  config.mutable_config()->set_preset(v1::SKELETON_PRESET_HUMAN17);
+  if (!stream->Write(config)) Fail("EstimatePose: config not sent");
+  const Clock::time_point start = Clock::now();
+  for (int n = 0; n < count; ++n) {
+    const v1::EstimatePoseRequest request = PoseFrameRequest(frames[n], n / 100.0);
+    const Clock::time_point sent = Clock::now();
+    v1::EstimatePoseResponse response;
+    if (!stream->Write(request) || !stream->Read(&response)) Fail("EstimatePose: stream broke");
+    result.round_trip_us.push_back(SecondsSince(sent) * 1e6);
+    result.fitted += response.frame().outcome() == v1::FRAME_OUTCOME_FITTED;
+  }
+  result.grpc_seconds = SecondsSince(start);
+  stream->WritesDone();
+  if (grpc::Status status = stream->Finish(); !status.ok()) {
+    Fail("EstimatePose: " + status.error_message());
+  }
+  auto fitter = pose::PoseFitter::Create(skeleton, pose::FitOptions());
+  if (!fitter.ok()) Fail("PoseFitter: " + fitter.status().ToString());
+  const Clock::time_point local = Clock::now();
+  for (int n = 0; n < count; ++n) {
+    if (!fitter->Fit(n / 100.0, frames[n]).ok()) Fail("PoseFitter::Fit failed");
+  }
+  result.local_seconds = SecondsSince(local);
+  return result;
+}
+
+void PrintPose(const PoseResult& r) {
+  std::printf("### (d) PoseService.EstimatePose: one frame-synchronous stream\n\n");
+  std::printf("Human17 (17 points per frame, 1 cm noise), %d frames, each written after the "
+              "previous answer was read; in process: PoseFitter::Fit on the same frames, one "
+              "thread.\n\n", r.frames);
+  std::printf("| path | frames/s | p50 µs | **p99 µs** | max µs | fitted |\n"
+              "|---|--:|--:|--:|--:|--:|\n");
+  std::printf("| in process PoseFitter | %.0f | - | - | - | - |\n", r.frames / r.local_seconds);
+  std::printf("| gRPC EstimatePose | %.0f | %.0f | **%.0f** | %.0f | %d of %d |\n\n",
+              r.frames / r.grpc_seconds, Percentile(r.round_trip_us, 0.5),
+              Percentile(r.round_trip_us, 0.99), Percentile(r.round_trip_us, 1.0), r.fitted,
+              r.frames);
+}
+
+void PrintPoseTargets(const PoseResult& r) {
+  const double rate = r.frames / r.grpc_seconds, p99 = Percentile(r.round_trip_us, 0.99);
+  std::printf("- targets: PoseService >= 1000 frames/s per stream with p99 frame latency below "
+              "1 ms (issue 6): %.0f frames/s, p99 %.0f µs: **%s**\n\n",
+              rate, p99, Verdict(rate >= 1000 && p99 < 1000));
+}
+
 void PrintTargets(const ThroughputResult& throughput, const std::vector<LatencyRow>& latency,
                   const std::vector<MemorySample>& series, const Config& config) {
   const double ratio = TimeRatio(throughput);
@@ -931,11 +1041,16 @@ int Run(const Config& config) {
     latency.push_back(MeasureTrackLatency(address, streams, config));
   }
 
+  Progress("(d) PoseService stream");
+  const PoseResult pose = MeasurePoseStream(address, config.pose_frames);
+
   PrintSetup(config, load_before);
   PrintThroughput(throughput, config);
   PrintLatency(latency, config);
   PrintMemory(idle, series, config);
+  PrintPose(pose);
   PrintTargets(throughput.front(), latency, series, config);
+  PrintPoseTargets(pose);
   std::printf("Load average after the run: %s.\n", LoadAverage().c_str());
   (*ikd)->Shutdown(absl::Seconds(5));
   return 0;
