@@ -21,9 +21,12 @@
 #include "ikd/v1/pose_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "testing/status_details.h"
 
 namespace ikd::server {
 namespace {
+
+using ::ikd::testing::ViolatedField;
 
 using ::testing::HasSubstr;
 using PoseStream = grpc::ClientReaderWriter<v1::EstimatePoseRequest, v1::EstimatePoseResponse>;
@@ -112,18 +115,6 @@ v1::PoseFrame Observe(const pose::Skeleton& skeleton, double t, std::mt19937_64&
   return frame;
 }
 
-std::string ViolatedField(const grpc::Status& status) {
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  google::rpc::Status details;
-  if (!details.ParseFromString(status.error_details())) return "<no details>";
-  google::rpc::BadRequest bad_request;
-  for (const auto& any : details.details()) {
-    if (any.UnpackTo(&bad_request) && bad_request.field_violations_size() == 1) {
-      return bad_request.field_violations(0).field();
-    }
-  }
-  return "<no BadRequest>";
-}
 
 // 60 frames of a turning Human17 (sigma 5 mm per axis, the head missing every 10th frame, the
 // left wrist 0.4 m off on frame 30): one answer per frame, in order; bone lengths exact to 1e-9

@@ -19,9 +19,12 @@
 #include "ikd/v1/simulation_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "testing/status_details.h"
 
 namespace ikd::server {
 namespace {
+
+using ::ikd::testing::ViolatedField;
 
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
@@ -84,19 +87,6 @@ class SimulationServiceTest : public ::testing::Test {
   std::unique_ptr<v1::SimulationService::Stub> stub_;
 };
 
-// The single google.rpc.BadRequest field violation of an INVALID_ARGUMENT status.
-std::string ViolatedField(const grpc::Status& status) {
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  google::rpc::Status details;
-  if (!details.ParseFromString(status.error_details())) return "<no details>";
-  google::rpc::BadRequest bad_request;
-  for (const auto& any : details.details()) {
-    if (any.UnpackTo(&bad_request) && bad_request.field_violations_size() == 1) {
-      return bad_request.field_violations(0).field();
-    }
-  }
-  return "<no BadRequest>";
-}
 
 v1::StepPendulumRequest PendulumRequest(std::vector<double> masses, std::vector<double> lengths,
                                         std::vector<double> angles, std::vector<double> rates,
