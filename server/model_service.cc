@@ -1,6 +1,7 @@
 #include "model_service.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "conversions.h"
 #include "errors.h"
+#include "pose_conversions.h"
 
 namespace ikd::server {
 namespace {
@@ -37,6 +39,27 @@ struct SceneModel {
     return ToProto(*scene).SerializeAsString();
   }
 };
+
+struct SkeletonModel {
+  using Resource = v1::Skeleton;
+  using Spec = v1::SkeletonSpec;
+  static constexpr char kCollection[] = "skeletons";
+
+  // Stored as given once the pose solver accepts it (its rest positions stay the client's).
+  static absl::StatusOr<std::string> Canonical(const Spec& spec, const std::string& path,
+                                               const ModelLimits& limits) {
+    absl::StatusOr<pose::Skeleton> skeleton = SkeletonFromProto(spec, path, limits);
+    if (!skeleton.ok()) return skeleton.status();
+    return spec.SerializeAsString();
+  }
+};
+
+// "ListArms", "ListScenes", "ListSkeletons": the RPC a page token belongs to.
+std::string ListMethod(const std::string& collection) {
+  std::string method = "List" + collection;
+  method[4] = static_cast<char>(std::toupper(static_cast<unsigned char>(method[4])));
+  return method;
+}
 
 google::protobuf::Timestamp ToTimestamp(int64_t unix_nanos) {
   google::protobuf::Timestamp t;
@@ -101,8 +124,8 @@ absl::StatusOr<std::string> DecodePageToken(const std::string& token,
   const std::string prefix = collection + "/";
   if (!absl::WebSafeBase64Unescape(token, &decoded) || !absl::StartsWith(decoded, prefix) ||
       !ValidateId(decoded.substr(prefix.size()), "page_token").ok()) {
-    return FieldViolation("page_token", absl::StrCat("is not a page token of List",
-                                                     collection == "arms" ? "Arms" : "Scenes",
+    return FieldViolation("page_token", absl::StrCat("is not a page token of ",
+                                                     ListMethod(collection),
                                                      "; pass next_page_token back unchanged"));
   }
   return decoded.substr(prefix.size());
@@ -263,6 +286,43 @@ grpc::ServerUnaryReactor* ModelServiceImpl::EditScene(grpc::CallbackServerContex
                                                       const v1::EditSceneRequest* request,
                                                       v1::Scene* response) {
   return Finish(context, Edit(*store_, limits_, *request, response));
+}
+
+grpc::ServerUnaryReactor* ModelServiceImpl::CreateSkeleton(
+    grpc::CallbackServerContext* context, const v1::CreateSkeletonRequest* request,
+    v1::Skeleton* response) {
+  return Finish(context, Create<SkeletonModel>(*store_, limits_, request->skeleton_id(),
+                                               "skeleton_id", request->skeleton(), "skeleton",
+                                               response));
+}
+
+grpc::ServerUnaryReactor* ModelServiceImpl::GetSkeleton(grpc::CallbackServerContext* context,
+                                                        const v1::GetSkeletonRequest* request,
+                                                        v1::Skeleton* response) {
+  return Finish(context, Get<SkeletonModel>(*store_, request->name(), response));
+}
+
+grpc::ServerUnaryReactor* ModelServiceImpl::ListSkeletons(
+    grpc::CallbackServerContext* context, const v1::ListSkeletonsRequest* request,
+    v1::ListSkeletonsResponse* response) {
+  absl::StatusOr<std::string> next =
+      List<SkeletonModel>(*store_, limits_, request->page_size(), request->page_token(),
+                          response->mutable_skeletons());
+  if (next.ok()) response->set_next_page_token(*next);
+  return Finish(context, next.status());
+}
+
+grpc::ServerUnaryReactor* ModelServiceImpl::UpdateSkeleton(
+    grpc::CallbackServerContext* context, const v1::UpdateSkeletonRequest* request,
+    v1::Skeleton* response) {
+  return Finish(context,
+                Update<SkeletonModel>(*store_, limits_, request->skeleton(), "skeleton", response));
+}
+
+grpc::ServerUnaryReactor* ModelServiceImpl::DeleteSkeleton(
+    grpc::CallbackServerContext* context, const v1::DeleteSkeletonRequest* request,
+    google::protobuf::Empty* /*response*/) {
+  return Finish(context, Delete<SkeletonModel>(*store_, request->name(), request->etag()));
 }
 
 }  // namespace ikd::server

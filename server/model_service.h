@@ -49,6 +49,21 @@ class ModelServiceImpl final : public v1::ModelService::CallbackService {
   grpc::ServerUnaryReactor* EditScene(grpc::CallbackServerContext* context,
                                       const v1::EditSceneRequest* request,
                                       v1::Scene* response) override;
+  grpc::ServerUnaryReactor* CreateSkeleton(grpc::CallbackServerContext* context,
+                                           const v1::CreateSkeletonRequest* request,
+                                           v1::Skeleton* response) override;
+  grpc::ServerUnaryReactor* GetSkeleton(grpc::CallbackServerContext* context,
+                                        const v1::GetSkeletonRequest* request,
+                                        v1::Skeleton* response) override;
+  grpc::ServerUnaryReactor* ListSkeletons(grpc::CallbackServerContext* context,
+                                          const v1::ListSkeletonsRequest* request,
+                                          v1::ListSkeletonsResponse* response) override;
+  grpc::ServerUnaryReactor* UpdateSkeleton(grpc::CallbackServerContext* context,
+                                           const v1::UpdateSkeletonRequest* request,
+                                           v1::Skeleton* response) override;
+  grpc::ServerUnaryReactor* DeleteSkeleton(grpc::CallbackServerContext* context,
+                                           const v1::DeleteSkeletonRequest* request,
+                                           google::protobuf::Empty* response) override;
 
  private:
   ModelStore* const store_;

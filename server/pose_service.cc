@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "conversions.h"
 #include "errors.h"
+#include "pose_conversions.h"
 #include "ikd/pose/pose_fitter.h"
 #include "ikd/pose/skeleton.h"
 
@@ -25,43 +26,32 @@ std::function<std::string(const std::string&)> Below(const std::string& prefix) 
   };
 }
 
-pose::SkeletonSpec SpecFromProto(const v1::SkeletonSpec& wire) {
-  pose::SkeletonSpec spec;
-  spec.sites.assign(wire.sites().begin(), wire.sites().end());
-  for (const v1::SkeletonBone& b : wire.bones()) spec.bones.push_back({b.i(), b.j(), b.length()});
-  for (const v1::SkeletonLabel& l : wire.labels()) spec.labels.push_back({l.label(), l.site()});
-  for (const v1::SkeletonAngleLimit& l : wire.limits()) {
-    spec.limits.push_back({l.a(), l.center(), l.b(), l.min(), l.max()});
+// A stored "skeletons/{id}" (ModelService), validated again as it is built.
+absl::StatusOr<pose::Skeleton> StoredSkeleton(const std::string& name, ModelStore& store,
+                                              const ModelLimits& limits) {
+  absl::StatusOr<std::string> id = IdFromName(name, "skeletons", "config.skeleton_name");
+  if (!id.ok()) return id.status();
+  absl::StatusOr<StoredModel> stored = store.Get("skeletons", *id);
+  if (!stored.ok()) return stored.status();
+  v1::SkeletonSpec spec;
+  if (!spec.ParseFromString(stored->payload)) {
+    return absl::DataLossError(absl::StrCat(name, ": stored skeleton cannot be parsed"));
   }
-  if (wire.rest_positions_size() > 0) {
-    spec.rest_positions.resize(3, wire.rest_positions_size());
-    for (int k = 0; k < wire.rest_positions_size(); ++k) {
-      spec.rest_positions.col(k) = FromProto(wire.rest_positions(k));
-    }
-  }
-  spec.allow_cycles = wire.allow_cycles();
-  return spec;
+  return SkeletonFromProto(spec, "config.skeleton_name", limits);
 }
 
 absl::StatusOr<pose::Skeleton> SkeletonFromConfig(const v1::PoseConfig& config,
-                                                  const PoseLimits& limits) {
+                                                  ModelStore& store, const ModelLimits& limits) {
   switch (config.skeleton_case()) {
     case v1::PoseConfig::kPreset:
       if (config.preset() == v1::SKELETON_PRESET_HUMAN17) return pose::Skeleton::Human17();
       return FieldViolation("config.preset", "must be SKELETON_PRESET_HUMAN17");
-    case v1::PoseConfig::kSpec: {
-      if (config.spec().sites_size() > limits.max_sites) {
-        return FieldViolation("config.spec.sites", absl::StrCat("at most ", limits.max_sites,
-                                                                " sites, got ",
-                                                                config.spec().sites_size()));
-      }
-      absl::StatusOr<pose::Skeleton> skeleton =
-          pose::Skeleton::Create(SpecFromProto(config.spec()));
-      if (!skeleton.ok()) return SolverFieldViolation(skeleton.status(), Below("config.spec"));
-      return skeleton;
-    }
+    case v1::PoseConfig::kSpec:
+      return SkeletonFromProto(config.spec(), "config.spec", limits);
+    case v1::PoseConfig::kSkeletonName:
+      return StoredSkeleton(config.skeleton_name(), store, limits);
     default:
-      return FieldViolation("config.skeleton", "give a preset or a spec");
+      return FieldViolation("config.skeleton", "give a preset, a spec or a skeleton_name");
   }
 }
 
@@ -160,7 +150,9 @@ std::string RejectionMessage(const absl::Status& status) {
 class PoseReactor final
     : public grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse> {
  public:
-  PoseReactor(WorkerPool* pool, const PoseLimits& limits) : pool_(pool), limits_(limits) {
+  PoseReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
+              const PoseLimits& limits)
+      : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {
     StartRead(&request_);
   }
 
@@ -194,7 +186,8 @@ class PoseReactor final
     if (!request_.has_config()) {
       return FieldViolation("config", "the first message must carry a config");
     }
-    absl::StatusOr<pose::Skeleton> skeleton = SkeletonFromConfig(request_.config(), limits_);
+    absl::StatusOr<pose::Skeleton> skeleton =
+        SkeletonFromConfig(request_.config(), *store_, model_limits_);
     if (!skeleton.ok()) return skeleton.status();
     absl::StatusOr<pose::FitOptions> options = FitOptionsFromConfig(request_.config());
     if (!options.ok()) return options.status();
@@ -242,7 +235,9 @@ class PoseReactor final
     Finish(ToGrpcStatus(status));
   }
 
+  ModelStore* const store_;
   WorkerPool* const pool_;
+  const ModelLimits model_limits_;
   const PoseLimits limits_;
   std::optional<pose::PoseFitter> fitter_;  // empty until configured
   JointAngles angles_;
@@ -256,7 +251,7 @@ class PoseReactor final
 
 grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>*
 PoseServiceImpl::EstimatePose(grpc::CallbackServerContext* /*context*/) {
-  return new PoseReactor(pool_, limits_);
+  return new PoseReactor(store_, pool_, model_limits_, limits_);
 }
 
 }  // namespace ikd::server

@@ -9,25 +9,31 @@
 #include <grpcpp/grpcpp.h>
 
 #include "ikd/v1/pose_service.grpc.pb.h"
+#include "model_store.h"
+#include "validation.h"
 #include "worker_pool.h"
 
 namespace ikd::server {
 
-// Server bounds on PoseService requests.
+// Server bounds on PoseService requests (skeleton sizes: ModelLimits::max_skeleton_sites).
 struct PoseLimits {
-  int max_sites = 1000;           // sites of an inline skeleton ("config.spec.sites")
   int max_points_per_frame = 10000;  // "frame.points"
 };
 
 class PoseServiceImpl final : public v1::PoseService::CallbackService {
  public:
-  PoseServiceImpl(WorkerPool* pool, const PoseLimits& limits) : pool_(pool), limits_(limits) {}
+  // `store` (for "skeletons/{id}") and `pool` must outlive the service.
+  PoseServiceImpl(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
+                  const PoseLimits& limits)
+      : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {}
 
   grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>* EstimatePose(
       grpc::CallbackServerContext* context) override;
 
  private:
+  ModelStore* const store_;
   WorkerPool* const pool_;
+  const ModelLimits model_limits_;
   const PoseLimits limits_;
 };
 

@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
       std::make_unique<SimulationServiceImpl>(ikd->pool_.get(), options.simulation);
   ikd->kinematics_service_ = std::make_unique<KinematicsServiceImpl>(
       store, ikd->pool_.get(), options.limits, options.kinematics);
-  ikd->pose_service_ = std::make_unique<PoseServiceImpl>(ikd->pool_.get(), options.pose);
+  ikd->pose_service_ =
+      std::make_unique<PoseServiceImpl>(store, ikd->pool_.get(), options.limits, options.pose);
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);

@@ -245,6 +245,72 @@ TEST_F(ModelServiceTest, HealthReportsServing) {
 // Arm lifecycle (AIP-133/131/134/135): create -> version 1, name "arms/{id}", canonical spec
 // (absent orientation -> (0, 0, 0, 1)); get returns the same message; update with the etag ->
 // version 2, new etag, new spec, same create_time; delete -> then NOT_FOUND.
+// A three-site chain a-b-c with bones of 0.5 m and 0.4 m.
+v1::SkeletonSpec ChainSkeleton() {
+  v1::SkeletonSpec spec;
+  for (const char* site : {"a", "b", "c"}) spec.add_sites(site);
+  v1::SkeletonBone* first = spec.add_bones();
+  first->set_i(0);
+  first->set_j(1);
+  first->set_length(0.5);
+  v1::SkeletonBone* second = spec.add_bones();
+  second->set_i(1);
+  second->set_j(2);
+  second->set_length(0.4);
+  return spec;
+}
+
+// Skeletons: create (version 1, the spec as given), get, list, update with the etag (version 2),
+// a stale etag ABORTED, a disconnected skeleton INVALID_ARGUMENT naming the field, delete.
+TEST_F(ModelServiceTest, SkeletonLifecycle) {
+  v1::Skeleton created;
+  v1::CreateSkeletonRequest create;
+  create.set_skeleton_id("chain");
+  *create.mutable_skeleton()->mutable_spec() = ChainSkeleton();
+  ASSERT_TRUE(client_.Call(&v1::ModelService::Stub::CreateSkeleton, create, &created).ok());
+  EXPECT_EQ(created.name(), "skeletons/chain");
+  EXPECT_EQ(created.version(), 1);
+  EXPECT_TRUE(MessageDifferencer::Equals(created.spec(), ChainSkeleton()));
+
+  v1::GetSkeletonRequest get;
+  get.set_name("skeletons/chain");
+  v1::Skeleton got;
+  ASSERT_TRUE(client_.Call(&v1::ModelService::Stub::GetSkeleton, get, &got).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(got, created));
+
+  v1::ListSkeletonsResponse listed;
+  ASSERT_TRUE(
+      client_.Call(&v1::ModelService::Stub::ListSkeletons, v1::ListSkeletonsRequest(), &listed)
+          .ok());
+  ASSERT_EQ(listed.skeletons_size(), 1);
+  EXPECT_EQ(listed.skeletons(0).name(), "skeletons/chain");
+
+  v1::UpdateSkeletonRequest update;
+  *update.mutable_skeleton() = got;
+  update.mutable_skeleton()->mutable_spec()->mutable_bones(1)->set_length(0.45);
+  v1::Skeleton updated;
+  ASSERT_TRUE(client_.Call(&v1::ModelService::Stub::UpdateSkeleton, update, &updated).ok());
+  EXPECT_EQ(updated.version(), 2);
+  EXPECT_DOUBLE_EQ(updated.spec().bones(1).length(), 0.45);
+  EXPECT_EQ(client_.Call(&v1::ModelService::Stub::UpdateSkeleton, update, &updated).error_code(),
+            grpc::StatusCode::ABORTED);
+
+  v1::CreateSkeletonRequest disconnected = create;
+  disconnected.set_skeleton_id("apart");
+  disconnected.mutable_skeleton()->mutable_spec()->add_sites("d");
+  ExpectFieldViolation(
+      client_.Call(&v1::ModelService::Stub::CreateSkeleton, disconnected, &created),
+      "skeleton.spec.bones", "disconnected");
+
+  v1::DeleteSkeletonRequest remove;
+  remove.set_name("skeletons/chain");
+  remove.set_etag(updated.etag());
+  google::protobuf::Empty empty;
+  ASSERT_TRUE(client_.Call(&v1::ModelService::Stub::DeleteSkeleton, remove, &empty).ok());
+  EXPECT_EQ(client_.Call(&v1::ModelService::Stub::GetSkeleton, get, &got).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(ModelServiceTest, ArmLifecycle) {
   v1::Arm created;
   ASSERT_TRUE(client_.CreateArm("planar-3", PlanarArm(3), &created).ok());

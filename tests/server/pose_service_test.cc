@@ -12,12 +12,14 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 #include "ikd/pose/skeleton.h"
+#include "ikd/v1/model_service.grpc.pb.h"
 #include "ikd/v1/pose_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
@@ -196,6 +198,58 @@ TEST_F(PoseServiceTest, BadFramesAreRejectedAndTheStreamGoesOn) {
             v1::FRAME_OUTCOME_FITTED);
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// A skeleton stored through the ModelService is used by name: a two-bone chain fitted to exact
+// observations keeps its 0.5 m and 0.4 m bones to 1e-9; an unknown name is NOT_FOUND.
+TEST_F(PoseServiceTest, StoredSkeletonIsUsedByName) {
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto models = v1::ModelService::NewStub(channel);
+  v1::CreateSkeletonRequest create;
+  create.set_skeleton_id("chain");
+  v1::SkeletonSpec* spec = create.mutable_skeleton()->mutable_spec();
+  for (const char* site : {"a", "b", "c"}) spec->add_sites(site);
+  for (auto [i, j, length] : {std::tuple{0, 1, 0.5}, std::tuple{1, 2, 0.4}}) {
+    v1::SkeletonBone* bone = spec->add_bones();
+    bone->set_i(i);
+    bone->set_j(j);
+    bone->set_length(length);
+  }
+  grpc::ClientContext create_context;
+  v1::Skeleton stored;
+  ASSERT_TRUE(models->CreateSkeleton(&create_context, create, &stored).ok());
+
+  v1::PoseConfig config;
+  config.set_skeleton_name("skeletons/chain");
+  auto stream = Open(config);
+  v1::PoseFrame frame;
+  frame.set_timestamp(0);
+  const Eigen::Vector3d sites[3] = {{0, 0, 0}, {0.3, 0.4, 0}, {0.7, 0.4, 0}};
+  for (int k = 0; k < 3; ++k) {
+    v1::ObservedPoint* point = frame.add_points();
+    point->set_label(std::string(1, char('a' + k)));
+    *point->mutable_position() = Vec(sites[k]);
+  }
+  const v1::EstimatePoseResponse response = Exchange(*stream, frame);
+  ASSERT_EQ(response.frame().outcome(), v1::FRAME_OUTCOME_FITTED);
+  ASSERT_EQ(response.site_names_size(), 3);
+  const auto at = [&](int k) { return FromVec(response.frame().sites(k)); };
+  EXPECT_NEAR((at(1) - at(0)).norm(), 0.5, 1e-9);
+  EXPECT_NEAR((at(2) - at(1)).norm(), 0.4, 1e-9);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  grpc::ClientContext unknown_context;
+  unknown_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto unknown = stub_->EstimatePose(&unknown_context);
+  v1::EstimatePoseRequest request;
+  request.mutable_config()->set_skeleton_name("skeletons/nope");
+  unknown->Write(request);
+  unknown->WritesDone();
+  v1::EstimatePoseResponse ignored;
+  EXPECT_FALSE(unknown->Read(&ignored));
+  EXPECT_EQ(unknown->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 // A configuration error ends the stream with INVALID_ARGUMENT naming the request field.
