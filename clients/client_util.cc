@@ -157,6 +157,10 @@ absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path) {
   return LoadSpec<v1::Scene, v1::SceneSpec>(path);
 }
 
+absl::StatusOr<v1::SkeletonSpec> LoadSkeletonSpec(const std::string& path) {
+  return LoadSpec<v1::Skeleton, v1::SkeletonSpec>(path);
+}
+
 absl::Status LoadMessageFile(const std::string& path, google::protobuf::Message* message) {
   auto text = ReadTextFile(path);
   if (!text.ok()) return text.status();

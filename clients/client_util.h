@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "ikd/v1/kinematics_service.pb.h"
+#include "ikd/v1/pose_service.pb.h"
 #include "ikd/v1/types.pb.h"
 
 namespace ikd::clients {
@@ -52,6 +53,7 @@ absl::Status ParseText(const std::string& text, google::protobuf::Message* messa
 // prints it, or a bare ArmSpec (SceneSpec). Errors name the file.
 absl::StatusOr<v1::ArmSpec> LoadArmSpec(const std::string& path);
 absl::StatusOr<v1::SceneSpec> LoadSceneSpec(const std::string& path);
+absl::StatusOr<v1::SkeletonSpec> LoadSkeletonSpec(const std::string& path);
 
 // `message` from the file `path` ("-": standard input), JSON or textproto (ParseText); errors
 // name the file.

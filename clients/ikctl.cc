@@ -72,6 +72,7 @@ Commands, an example each:
   arms delete NAME              ikctl arms delete demo
   scenes create ID FILE.json|-  ikctl scenes create demo deploy/models/demo.scene.json
   scenes get|list|update|delete as for arms: ikctl scenes get demo
+  skeletons create|get|list|update|delete   as for arms (a SkeletonSpec for PoseService)
   scenes edit NAME FILE.json    ikctl scenes edit demo ops.json   (an EditSceneRequest:
                                 {"operations": [{"operation": "OPERATION_MOVE",
                                 "obstacle_id": "ball", "translation": {"x": 0.1}}]})
@@ -224,6 +225,64 @@ struct SceneTraits {
   }
 };
 
+struct SkeletonTraits {
+  using Resource = v1::Skeleton;
+  using Spec = v1::SkeletonSpec;
+  static constexpr char kCollection[] = "skeletons";
+
+  static absl::StatusOr<Spec> Load(const std::string& path) { return LoadSkeletonSpec(path); }
+  static grpc::Status Create(ModelStub& stub, grpc::ClientContext* context, const std::string& id,
+                             const Spec& spec, Resource* out) {
+    v1::CreateSkeletonRequest request;
+    request.set_skeleton_id(id);
+    *request.mutable_skeleton()->mutable_spec() = spec;
+    return stub.CreateSkeleton(context, request, out);
+  }
+  static grpc::Status Get(ModelStub& stub, grpc::ClientContext* context, const std::string& name,
+                          Resource* out) {
+    v1::GetSkeletonRequest request;
+    request.set_name(name);
+    return stub.GetSkeleton(context, request, out);
+  }
+  static grpc::Status List(ModelStub& stub, grpc::ClientContext* context,
+                           const std::string& page_token, std::vector<Resource>* out,
+                           std::string* next_page_token) {
+    v1::ListSkeletonsRequest request;
+    request.set_page_size(1000);
+    request.set_page_token(page_token);
+    v1::ListSkeletonsResponse response;
+    grpc::Status status = stub.ListSkeletons(context, request, &response);
+    out->insert(out->end(), response.skeletons().begin(), response.skeletons().end());
+    *next_page_token = response.next_page_token();
+    return status;
+  }
+  static grpc::Status Update(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const Spec& spec, const std::string& etag,
+                             Resource* out) {
+    v1::UpdateSkeletonRequest request;
+    request.mutable_skeleton()->set_name(name);
+    request.mutable_skeleton()->set_etag(etag);
+    *request.mutable_skeleton()->mutable_spec() = spec;
+    return stub.UpdateSkeleton(context, request, out);
+  }
+  static grpc::Status Delete(ModelStub& stub, grpc::ClientContext* context,
+                             const std::string& name, const std::string& etag) {
+    v1::DeleteSkeletonRequest request;
+    request.set_name(name);
+    request.set_etag(etag);
+    google::protobuf::Empty empty;
+    return stub.DeleteSkeleton(context, request, &empty);
+  }
+  static std::vector<std::string> Header() {
+    return {"name", "version", "sites", "bones", "updated", "etag"};
+  }
+  static std::vector<std::string> Row(const Resource& skeleton) {
+    return {skeleton.name(), absl::StrCat(skeleton.version()),
+            absl::StrCat(skeleton.spec().sites_size()), absl::StrCat(skeleton.spec().bones_size()),
+            FormatTime(skeleton.update_time()), skeleton.etag()};
+  }
+};
+
 template <typename Traits>
 void PrintModels(const std::vector<typename Traits::Resource>& models, Format format) {
   if (format == Format::kJson) {
@@ -322,6 +381,7 @@ class ModelCommands {
 };
 
 using ArmCommands = ModelCommands<ArmTraits>;
+using SkeletonCommands = ModelCommands<SkeletonTraits>;
 
 // Scenes have one command more: edit (add, move, remove obstacles atomically).
 class SceneCommands : public ModelCommands<SceneTraits> {
@@ -711,11 +771,12 @@ int Dispatch(const Args& positional) {
   }
   const std::string& command = positional[0];
   auto channel = Connect(absl::GetFlag(FLAGS_server));
-  const bool is_model = command == "arms" || command == "scenes";
+  const bool is_model = command == "arms" || command == "scenes" || command == "skeletons";
   if (is_model && positional.size() < 2) return UsageError(command + " needs a verb");
   const Args rest = is_model ? Args(positional.begin() + 2, positional.end()) : Args{};
   if (command == "arms") return ArmCommands(channel).Run(positional[1], rest);
   if (command == "scenes") return SceneCommands(channel).Run(positional[1], rest);
+  if (command == "skeletons") return SkeletonCommands(channel).Run(positional[1], rest);
   if (positional.size() > 1) return UsageError(command + " takes no arguments, only flags");
   if (command == "health") return Health(channel);
   if (command == "solve") return Solve(channel);

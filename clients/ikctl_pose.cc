@@ -25,6 +25,7 @@ ABSL_FLAG(std::string, frames_file, "-",
           "reads standard input");
 ABSL_FLAG(std::string, skeleton_file, "",
           "pose: an ikd.v1.SkeletonSpec (JSON or textproto); default: the Human17 preset");
+ABSL_FLAG(std::string, skeleton, "", "pose: a stored skeleton, \"ID\" or \"skeletons/ID\"");
 ABSL_FLAG(int32_t, calibration_frames, 0, "pose: frames used to calibrate the bone lengths");
 ABSL_FLAG(bool, ignore_unknown_labels, false, "pose: skip unknown labels instead of rejecting");
 
@@ -36,7 +37,13 @@ using PoseStream = grpc::ClientReaderWriter<v1::EstimatePoseRequest, v1::Estimat
 absl::StatusOr<v1::PoseConfig> PoseConfigFromFlags() {
   v1::PoseConfig config;
   const std::string path = absl::GetFlag(FLAGS_skeleton_file);
-  if (path.empty()) {
+  const std::string name = absl::GetFlag(FLAGS_skeleton);
+  if (!path.empty() && !name.empty()) {
+    return absl::InvalidArgumentError("give at most one of --skeleton and --skeleton_file");
+  }
+  if (!name.empty()) {
+    config.set_skeleton_name(ResourceName("skeletons", name));
+  } else if (path.empty()) {
     config.set_preset(v1::SKELETON_PRESET_HUMAN17);
   } else if (absl::Status loaded = LoadMessageFile(path, config.mutable_spec()); !loaded.ok()) {
     return loaded;

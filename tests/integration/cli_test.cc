@@ -353,6 +353,23 @@ TEST_F(IntegrationTest, IkctlPoseReplaysFramesWithExactBonesAndFlagsTheOutlier) 
     EXPECT_NEAR(distance(1, 2) / 0.4, 1.0, 1e-9) << lines[k];
   }
   EXPECT_EQ(outliers, 1);
+
+  // The same skeleton stored (ikctl skeletons create) and used by name fits the same frames
+  // the same way: every column but the processing time equal.
+  RunResult create = Ikctl({"skeletons", "create", "chain", skeleton});
+  ASSERT_EQ(create.exit_code, 0) << Describe(create);
+  RunResult list = Ikctl({"skeletons", "list", "--format=csv"});
+  EXPECT_THAT(list.out, HasSubstr("skeletons/chain,1,3,2,"));
+  RunResult named = Ikctl({"pose", "--skeleton=chain", "--frames_file=" + dir_ + "/points.csv"});
+  ASSERT_EQ(named.exit_code, 0) << Describe(named);
+  const auto named_lines = Lines(named.out);
+  ASSERT_EQ(named_lines.size(), lines.size());
+  for (size_t k = 1; k < lines.size(); ++k) {
+    auto a = SplitCsv(lines[k]), b = SplitCsv(named_lines[k]);
+    a.erase(a.begin() + 4);  // processing_us
+    b.erase(b.begin() + 4);
+    EXPECT_EQ(a, b) << lines[k] << "\n" << named_lines[k];
+  }
 }
 
 }  // namespace
