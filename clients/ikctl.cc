@@ -51,7 +51,7 @@ ABSL_FLAG(std::string, targets_file, "-",
           "ignored); \"-\" reads standard input, answering each line as it arrives");
 ABSL_FLAG(std::string, svg, "",
           "solve/trajectory/track: also draw the arm's sweep, the hand path and the obstacles "
-          "into this SVG file");
+          "into this SVG file; pose: the last fitted frame (bones, sites, observations)");
 ABSL_FLAG(std::string, svg_view, "auto", "--svg projection: auto, xy, xz or yz");
 ABSL_FLAG(bool, wait_for_ready, false,
           "health: wait (up to --timeout) for the server to come up instead of failing at once");

@@ -1,5 +1,5 @@
-// ikctl pose: replays a CSV of observed points through PoseService.EstimatePose and writes one
-// line (or JSON object) per fitted frame.
+// ikctl pose: replays a CSV of observed points through PoseService.EstimatePose, writes one
+// line (or JSON object) per fitted frame and, with --svg, draws the last fitted frame.
 //
 // Input, one point per line: "timestamp,label,x,y,z[,confidence]" (s, m; '#' lines and a
 // header skipped); consecutive lines with the same timestamp form one frame.
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -19,6 +20,7 @@
 #include "client_util.h"
 #include "ikctl_common.h"
 #include "ikd/v1/pose_service.grpc.pb.h"
+#include "svg_plot.h"
 
 ABSL_FLAG(std::string, frames_file, "-",
           "pose: observed points, one \"timestamp,label,x,y,z[,confidence]\" line each; \"-\" "
@@ -28,6 +30,8 @@ ABSL_FLAG(std::string, skeleton_file, "",
 ABSL_FLAG(std::string, skeleton, "", "pose: a stored skeleton, \"ID\" or \"skeletons/ID\"");
 ABSL_FLAG(int32_t, calibration_frames, 0, "pose: frames used to calibrate the bone lengths");
 ABSL_FLAG(bool, ignore_unknown_labels, false, "pose: skip unknown labels instead of rejecting");
+ABSL_DECLARE_FLAG(std::string, svg);
+ABSL_DECLARE_FLAG(std::string, svg_view);
 
 namespace ikd::clients {
 namespace {
@@ -130,7 +134,14 @@ class PoseReplay {
     v1::EstimatePoseResponse response;
     if (!stream_.Write(request) || !stream_.Read(&response)) return false;
     Print(response);
+    Remember(response, request.frame());
     return true;
+  }
+
+  // Draws the last frame that has sites (--svg); OK when there is none to draw or no --svg.
+  absl::Status Draw(const std::string& path, SweepPlot::View view) const {
+    if (path.empty() || last_fitted_.sites_size() == 0) return absl::OkStatus();
+    return PosePlot(view).WriteFile(path, last_fitted_, bones_, last_observed_);
   }
 
  private:
@@ -147,9 +158,19 @@ class PoseReplay {
     std::cout.flush();
   }
 
+  void Remember(const v1::EstimatePoseResponse& response, const v1::PoseFrame& observed) {
+    if (response.bones_size() > 0) bones_.assign(response.bones().begin(), response.bones().end());
+    if (response.frame().sites_size() == 0) return;
+    last_fitted_ = response.frame();
+    last_observed_ = observed;
+  }
+
   PoseStream& stream_;
   Format format_;
   int sites_ = 0;
+  std::vector<v1::SkeletonBone> bones_;
+  v1::FittedFrame last_fitted_;
+  v1::PoseFrame last_observed_;
 };
 
 }  // namespace
@@ -159,6 +180,8 @@ int EstimatePoseCommand(std::shared_ptr<grpc::Channel> channel) {
   if (!format.ok()) return InputError(format.status());
   auto config = PoseConfigFromFlags();
   if (!config.ok()) return InputError(config.status());
+  auto view = SweepPlot::ParseView(absl::GetFlag(FLAGS_svg_view));
+  if (!view.ok()) return InputError(view.status());
   const std::string path = absl::GetFlag(FLAGS_frames_file);
   std::ifstream file;
   if (path != "-") {
@@ -195,7 +218,9 @@ int EstimatePoseCommand(std::shared_ptr<grpc::Channel> channel) {
   if (open) replay.Send(frame);
   stream->WritesDone();
   grpc::Status status = stream->Finish();
-  return status.ok() ? kExitOk : RpcError(status);
+  if (!status.ok()) return RpcError(status);
+  absl::Status drawn = replay.Draw(absl::GetFlag(FLAGS_svg), *view);
+  return drawn.ok() ? kExitOk : InputError(drawn);
 }
 
 }  // namespace ikd::clients

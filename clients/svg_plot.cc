@@ -349,13 +349,64 @@ std::string SweepPlot::Render() const {
   return svg.Finish();
 }
 
-absl::Status SweepPlot::WriteFile(const std::string& path) const {
+namespace {
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::UnavailableError(absl::StrCat("cannot open ", path, " for writing"));
-  out << Render();
+  out << text;
   out.close();
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SweepPlot::WriteFile(const std::string& path) const {
+  return WriteText(path, Render());
+}
+
+std::string PosePlot::Render(const v1::FittedFrame& fitted,
+                             const std::vector<v1::SkeletonBone>& bones,
+                             const v1::PoseFrame& observed) const {
+  std::vector<Vector3d> sites, points;
+  for (const auto& site : fitted.sites()) sites.push_back(ToEigen(site));
+  for (const auto& point : observed.points()) points.push_back(ToEigen(point.position()));
+  std::vector<Vector3d> content = sites;
+  content.insert(content.end(), points.begin(), points.end());
+  const Projection project = ProjectionOf(view_, content);
+  Bounds bounds;
+  for (const Vector3d& p : content) bounds.Add(project(p));
+  SvgBuilder svg(project, Canvas(bounds));
+  int outliers = 0;
+  for (int k = 0; k < observed.points_size(); ++k) {
+    const bool outlier = k < fitted.observations_size() && fitted.observations(k).outlier();
+    outliers += outlier;
+    svg.Dot(project(points[k]), outlier ? 5 : 3,
+            outlier ? R"(class="outlier" fill="#d32f2f")"
+                    : R"(class="observation" fill="#9e9e9e")");
+  }
+  for (const v1::SkeletonBone& bone : bones) {
+    if (bone.i() < 0 || bone.j() < 0 || bone.i() >= static_cast<int>(sites.size()) ||
+        bone.j() >= static_cast<int>(sites.size())) {
+      continue;
+    }
+    svg.Polyline({project(sites[bone.i()]), project(sites[bone.j()])},
+                 R"(class="bone" stroke="#0d47a1" stroke-width="4" stroke-linecap="round")");
+  }
+  for (const Vector3d& site : sites) svg.Dot(project(site), 4, R"(class="site" fill="#0d47a1")");
+  svg.Caption(absl::StrFormat("ikd pose: t = %.3f s, %s, %d sites, %d observations, %d outliers; "
+                              "view %s (m)",
+                              fitted.timestamp(), v1::FrameOutcome_Name(fitted.outcome()),
+                              fitted.sites_size(), observed.points_size(), outliers,
+                              project.Name()));
+  return svg.Finish();
+}
+
+absl::Status PosePlot::WriteFile(const std::string& path, const v1::FittedFrame& fitted,
+                                 const std::vector<v1::SkeletonBone>& bones,
+                                 const v1::PoseFrame& observed) const {
+  return WriteText(path, Render(fitted, bones, observed));
 }
 
 }  // namespace ikd::clients

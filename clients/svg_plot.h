@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ikd/v1/kinematics_service.pb.h"
+#include "ikd/v1/pose_service.pb.h"
 #include "ikd/v1/types.pb.h"
 
 namespace ikd::clients {
@@ -45,6 +46,25 @@ class SweepPlot {
   int max_arms_;
   v1::SceneSpec scene_;
   std::vector<v1::JointState> states_;
+};
+
+// A fitted skeleton frame (PoseService): the bones between the fitted sites, the sites, and
+// the observed points (grey; the ones the fit refused as outliers in red).
+//
+//   PosePlot plot(SweepPlot::View::kAuto);
+//   absl::Status written = plot.WriteFile("frame.svg", fitted, bones, observed);
+class PosePlot {
+ public:
+  explicit PosePlot(SweepPlot::View view = SweepPlot::View::kAuto) : view_(view) {}
+
+  std::string Render(const v1::FittedFrame& fitted, const std::vector<v1::SkeletonBone>& bones,
+                     const v1::PoseFrame& observed) const;
+  absl::Status WriteFile(const std::string& path, const v1::FittedFrame& fitted,
+                         const std::vector<v1::SkeletonBone>& bones,
+                         const v1::PoseFrame& observed) const;
+
+ private:
+  SweepPlot::View view_;
 };
 
 }  // namespace ikd::clients

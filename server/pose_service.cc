@@ -224,6 +224,12 @@ class PoseReactor final
       const std::vector<std::string>& names = fitter_->skeleton().site_names();
       response_.mutable_site_names()->Add(names.begin(), names.end());
       response_.mutable_joint_angle_names()->Add(angles_.names.begin(), angles_.names.end());
+      for (const pose::Bone& bone : fitter_->skeleton().bones()) {
+        v1::SkeletonBone* out_bone = response_.add_bones();
+        out_bone->set_i(bone.i);
+        out_bone->set_j(bone.j);
+        out_bone->set_length(bone.length);
+      }
     }
     ++fitted_;
     out->set_processing_seconds(absl::ToDoubleSeconds(absl::Now() - start));

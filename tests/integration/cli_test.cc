@@ -210,17 +210,10 @@ TEST_F(IntegrationTest, IkctlSvgDrawsSweepPathAndObstacles) {
                          "--line=1.1,0.3,0:0.6,0.9,0", "--duration=1", "--period=0.05",
                          "--svg=" + svg});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
-  std::ifstream file(svg);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = FileText(svg);
   EXPECT_THAT(text, StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_THAT(text, ::testing::EndsWith("</svg>\n"));
-  auto count = [&](const std::string& needle) {
-    size_t n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-      ++n;
-    }
-    return n;
-  };
+  auto count = [&](const std::string& needle) { return CountOccurrences(text, needle); };
   EXPECT_EQ(count("class=\"obstacle\""), 2u);  // ball and pillar
   EXPECT_EQ(count("<title>wall</title>"), 1u);   // listed, outside the view
   EXPECT_EQ(count("class=\"sweep\""), 21u);
@@ -360,7 +353,9 @@ TEST_F(IntegrationTest, IkctlPoseReplaysFramesWithExactBonesAndFlagsTheOutlier) 
   ASSERT_EQ(create.exit_code, 0) << Describe(create);
   RunResult list = Ikctl({"skeletons", "list", "--format=csv"});
   EXPECT_THAT(list.out, HasSubstr("skeletons/chain,1,3,2,"));
-  RunResult named = Ikctl({"pose", "--skeleton=chain", "--frames_file=" + dir_ + "/points.csv"});
+  const std::string svg = dir_ + "/pose.svg";
+  RunResult named = Ikctl({"pose", "--skeleton=chain", "--frames_file=" + dir_ + "/points.csv",
+                           "--svg=" + svg});
   ASSERT_EQ(named.exit_code, 0) << Describe(named);
   const auto named_lines = Lines(named.out);
   ASSERT_EQ(named_lines.size(), lines.size());
@@ -370,6 +365,13 @@ TEST_F(IntegrationTest, IkctlPoseReplaysFramesWithExactBonesAndFlagsTheOutlier) 
     b.erase(b.begin() + 4);
     EXPECT_EQ(a, b) << lines[k] << "\n" << named_lines[k];
   }
+  // --svg draws the last frame: its 2 bones, 3 sites and 3 observations, none an outlier.
+  const std::string text = FileText(svg);
+  auto count = [&](const std::string& needle) { return CountOccurrences(text, needle); };
+  EXPECT_EQ(count("class=\"bone\""), 2u) << text;
+  EXPECT_EQ(count("class=\"site\""), 3u);
+  EXPECT_EQ(count("class=\"observation\""), 3u);
+  EXPECT_EQ(count("class=\"outlier\""), 0u);
 }
 
 }  // namespace

@@ -278,6 +278,21 @@ inline std::vector<std::string> SplitCsv(const std::string& line) {
   return cells;
 }
 
+// How often `needle` occurs in `text` (overlaps counted).
+inline size_t CountOccurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The whole of file `path` ("" when it cannot be read).
+inline std::string FileText(const std::string& path) {
+  std::ifstream file(path);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
 // mock_arm's summary: one key=value per line.
 inline std::map<std::string, std::string> KeyValues(const std::string& text) {
   std::map<std::string, std::string> values;
