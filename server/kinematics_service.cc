@@ -19,10 +19,6 @@
 namespace ikd::server {
 namespace {
 
-absl::Status Overloaded() {
-  return QuotaExceeded("worker pool", "every worker is busy and the queue is full; retry later");
-}
-
 std::string Below(const std::string& prefix, const std::string& field) {
   return prefix.empty() ? field : absl::StrCat(prefix, ".", field);
 }
@@ -147,7 +143,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     // A new call is admitted only if the pool has room; later samples are continuations.
     if (!pool_->TrySubmit([this] { SolveNext(); })) {
       solving_ = false;
-      error_ = Overloaded();
+      error_ = PoolFull();
       FinishIfIdle();
     }
   }
@@ -259,7 +255,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
       {
         absl::MutexLock lock(&mu_);
         solving_ = false;
-        RecordError(absl::UnavailableError("the server is shutting down"));
+        RecordError(PoolStopping());
         after.finish = FinishStatusLocked();
       }
       if (after.finish) Finish(*after.finish);
@@ -396,10 +392,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     auto solve = [this, p = *position, t = target.time()] { SolveAndWrite(p, t); };
     // The first target admits the stream to the pool; a running controller is not refused
     // halfway, so later targets are continuations.
-    const bool submitted = solved_ == 0 ? pool_->TrySubmit(std::move(solve))
-                                        : pool_->SubmitContinuation(std::move(solve));
-    if (submitted) return absl::OkStatus();
-    return solved_ == 0 ? Overloaded() : absl::UnavailableError("the server is shutting down");
+    return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
   }
 
   // On a worker.
@@ -473,7 +466,7 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     *response->mutable_state() = JointStateFromStep(*step, target, nullptr);
     reactor->Finish(grpc::Status::OK);
   };
-  if (!pool_->TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(Overloaded()));
+  if (!pool_->TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
   return reactor;
 }
 

@@ -174,12 +174,7 @@ class PoseReactor final
     }
     auto fit = [this] { FitAndWrite(); };
     // The first frame admits the stream to the pool; later frames are continuations.
-    const bool submitted =
-        fitted_ == 0 ? pool_->TrySubmit(std::move(fit)) : pool_->SubmitContinuation(std::move(fit));
-    if (submitted) return absl::OkStatus();
-    return fitted_ == 0
-               ? QuotaExceeded("worker pool", "every worker is busy and the queue is full")
-               : absl::UnavailableError("the server is shutting down");
+    return SubmitStreamTask(*pool_, fitted_ == 0, std::move(fit));
   }
 
   absl::Status Configure() {

@@ -15,10 +15,6 @@
 namespace ikd::server {
 namespace {
 
-absl::Status Overloaded() {
-  return QuotaExceeded("worker pool", "every worker is busy and the queue is full; retry later");
-}
-
 // A projection failure at `step` as the stream's final status: the solver's code (ABORTED,
 // FAILED_PRECONDITION, OUT_OF_RANGE) with the step in the message. An InvalidArgument here can
 // only come from a state that became non-finite (the request was validated): OUT_OF_RANGE.
@@ -58,7 +54,7 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
  public:
   FrameStreamReactor(WorkerPool* pool, std::unique_ptr<FrameSource<Frame>> source)
       : pool_(pool), source_(std::move(source)) {
-    if (!pool_->TrySubmit([this] { ComputeNext(); })) End(Overloaded());
+    if (!pool_->TrySubmit([this] { ComputeNext(); })) End(PoolFull());
   }
 
   // A reactor that fails at once (invalid request).
@@ -70,7 +66,7 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
       return;
     }
     if (!pool_->SubmitContinuation([this] { ComputeNext(); })) {
-      End(absl::UnavailableError("the server is shutting down"));
+      End(PoolStopping());
     }
   }
   void OnCancel() override { cancelled_.store(true); }
@@ -293,7 +289,7 @@ grpc::ServerUnaryReactor* RunUnary(
     }
     reactor->Finish(ToGrpcStatus(compute(*shared, *response)));
   });
-  if (!queued) reactor->Finish(ToGrpcStatus(Overloaded()));
+  if (!queued) reactor->Finish(ToGrpcStatus(PoolFull()));
   return reactor;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "errors.h"
+
 namespace ikd::server {
 
 WorkerPool::WorkerPool(const WorkerPoolOptions& options)
@@ -55,6 +57,17 @@ void WorkerPool::Run() {
     }
     task();
   }
+}
+
+absl::Status PoolFull() {
+  return QuotaExceeded("worker pool", "every worker is busy and the queue is full; retry later");
+}
+
+absl::Status PoolStopping() { return absl::UnavailableError("the server is shutting down"); }
+
+absl::Status SubmitStreamTask(WorkerPool& pool, bool first, std::function<void()> task) {
+  if (first) return pool.TrySubmit(std::move(task)) ? absl::OkStatus() : PoolFull();
+  return pool.SubmitContinuation(std::move(task)) ? absl::OkStatus() : PoolStopping();
 }
 
 }  // namespace ikd::server

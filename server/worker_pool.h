@@ -3,7 +3,7 @@
 // caller answers RESOURCE_EXHAUSTED.
 //
 //   WorkerPool pool({.threads = 2, .max_queued = 64});
-//   if (!pool.TrySubmit([&] { Solve(); })) return Overloaded();
+//   if (!pool.TrySubmit([&] { Solve(); })) return PoolFull();
 #pragma once
 
 #include <condition_variable>
@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace ikd::server {
 
@@ -48,5 +50,16 @@ class WorkerPool {
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
+
+// What a refused submission answers: a new call that finds the queue full gets
+// RESOURCE_EXHAUSTED (with a google.rpc.QuotaFailure), a running call whose continuation the
+// stopping pool refuses gets UNAVAILABLE.
+absl::Status PoolFull();
+absl::Status PoolStopping();
+
+// Queues the next task of a stream: the first one (`first`) only if the pool has room, later
+// ones as continuations, so a running stream is never refused halfway. OK, or the status above
+// to end the stream with.
+absl::Status SubmitStreamTask(WorkerPool& pool, bool first, std::function<void()> task);
 
 }  // namespace ikd::server
