@@ -11,6 +11,7 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -20,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "ikd/v1/model_service.grpc.pb.h"
 
 namespace ikd::clients {
 
@@ -217,6 +219,40 @@ v1::Vector3 MakeVector3(double x, double y, double z) {
 
 double Distance(const v1::Vector3& a, const v1::Vector3& b) {
   return std::hypot(a.x() - b.x(), a.y() - b.y(), a.z() - b.z());
+}
+
+namespace {
+
+// The spec of a stored model through ModelService.GetArm / GetScene (`get`).
+template <typename Model, typename Request, typename Get>
+auto FetchSpec(const std::shared_ptr<grpc::Channel>& channel, const std::string& name,
+               absl::Duration timeout, Get get)
+    -> absl::StatusOr<std::decay_t<decltype(Model().spec())>> {
+  auto stub = v1::ModelService::NewStub(channel);
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  Request request;
+  request.set_name(name);
+  Model model;
+  grpc::Status status = ((*stub).*get)(&context, request, &model);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("reading ", name, ": ", DescribeRpcError(status)));
+  }
+  return model.spec();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ArmSpec> FetchArmSpec(const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::string& name, absl::Duration timeout) {
+  return FetchSpec<v1::Arm, v1::GetArmRequest>(channel, name, timeout,
+                                               &v1::ModelService::Stub::GetArm);
+}
+
+absl::StatusOr<v1::SceneSpec> FetchSceneSpec(const std::shared_ptr<grpc::Channel>& channel,
+                                             const std::string& name, absl::Duration timeout) {
+  return FetchSpec<v1::Scene, v1::GetSceneRequest>(channel, name, timeout,
+                                                   &v1::ModelService::Stub::GetScene);
 }
 
 }  // namespace ikd::clients

@@ -59,6 +59,13 @@ absl::StatusOr<v1::SkeletonSpec> LoadSkeletonSpec(const std::string& path);
 // name the file.
 absl::Status LoadMessageFile(const std::string& path, google::protobuf::Message* message);
 
+// The spec of the stored "arms/{id}" ("scenes/{id}") through ModelService, with a deadline of
+// `timeout`; UNAVAILABLE naming the model and the RPC error otherwise.
+absl::StatusOr<v1::ArmSpec> FetchArmSpec(const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::string& name, absl::Duration timeout);
+absl::StatusOr<v1::SceneSpec> FetchSceneSpec(const std::shared_ptr<grpc::Channel>& channel,
+                                             const std::string& name, absl::Duration timeout);
+
 // "1,2,3" (spaces allowed) -> Vector3; anything else is InvalidArgument naming `what`.
 absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what);
 // "x0,y0,z0:x1,y1,z1" -> the two ends of a segment.

@@ -501,17 +501,7 @@ absl::StatusOr<v1::SceneSpec> SceneToDraw(const std::shared_ptr<grpc::Channel>& 
                                           const v1::SceneRef& ref) {
   if (ref.has_spec()) return ref.spec();
   if (ref.name().empty()) return v1::SceneSpec();
-  auto stub = v1::ModelService::NewStub(channel);
-  grpc::ClientContext context;
-  PrepareContext(context);
-  v1::GetSceneRequest request;
-  request.set_name(ref.name());
-  v1::Scene scene;
-  grpc::Status status = stub->GetScene(&context, request, &scene);
-  if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("--svg: ", DescribeRpcError(status)));
-  }
-  return scene.spec();
+  return FetchSceneSpec(channel, ref.name(), absl::GetFlag(FLAGS_timeout));
 }
 
 // Collects the states of a command and, when --svg is given, draws them at the end.

@@ -29,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -98,34 +97,6 @@ struct Setup {
   size_t update_before = 0;  // index of the first target after the scene update
 };
 
-// The spec of a stored model through ModelService.GetArm / GetScene (`get`).
-template <typename Model, typename Request, typename Get>
-auto FetchSpec(const std::shared_ptr<grpc::Channel>& channel, const std::string& name, Get get)
-    -> absl::StatusOr<std::decay_t<decltype(Model().spec())>> {
-  auto stub = v1::ModelService::NewStub(channel);
-  grpc::ClientContext context;
-  SetTimeout(context, absl::Seconds(10));
-  Request request;
-  request.set_name(name);
-  Model model;
-  grpc::Status status = ((*stub).*get)(&context, request, &model);
-  if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("reading ", name, ": ", DescribeRpcError(status)));
-  }
-  return model.spec();
-}
-
-absl::StatusOr<v1::ArmSpec> FetchArm(const std::shared_ptr<grpc::Channel>& channel,
-                                     const std::string& name) {
-  return FetchSpec<v1::Arm, v1::GetArmRequest>(channel, name, &v1::ModelService::Stub::GetArm);
-}
-
-absl::StatusOr<v1::SceneSpec> FetchScene(const std::shared_ptr<grpc::Channel>& channel,
-                                         const std::string& name) {
-  return FetchSpec<v1::Scene, v1::GetSceneRequest>(channel, name,
-                                                   &v1::ModelService::Stub::GetScene);
-}
-
 absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
   const std::string name = absl::GetFlag(FLAGS_arm);
   const std::string file = absl::GetFlag(FLAGS_arm_file);
@@ -135,7 +106,7 @@ absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* se
   absl::StatusOr<v1::ArmSpec> spec;
   if (!name.empty()) {
     setup->config.mutable_arm()->set_name(ResourceName("arms", name));
-    spec = FetchArm(channel, setup->config.arm().name());
+    spec = FetchArmSpec(channel, setup->config.arm().name(), absl::Seconds(10));
   } else {
     spec = LoadArmSpec(file);
     if (spec.ok()) *setup->config.mutable_arm()->mutable_spec() = *spec;
@@ -153,7 +124,7 @@ absl::Status ResolveScene(const std::shared_ptr<grpc::Channel>& channel, Setup* 
   }
   if (!name.empty()) {
     setup->config.mutable_scene()->set_name(ResourceName("scenes", name));
-    auto spec = FetchScene(channel, setup->config.scene().name());
+    auto spec = FetchSceneSpec(channel, setup->config.scene().name(), absl::Seconds(10));
     if (!spec.ok()) return spec.status();
     setup->scene = *spec;
   }
