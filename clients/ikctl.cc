@@ -668,20 +668,14 @@ absl::StatusOr<std::optional<v1::TrackTarget>> ParseTargetLine(const std::string
   const absl::string_view text = absl::StripAsciiWhitespace(line);
   if (text.empty() || text[0] == '#') return std::nullopt;
   if (header_allowed && absl::ascii_isalpha(text[0])) return std::nullopt;
-  std::vector<double> values;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    double value = 0;
-    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) values.clear();
-    else values.push_back(value);
-    if (values.empty()) break;
-  }
-  if (values.size() != 4) {
+  absl::StatusOr<std::vector<double>> values = ParseNumbers(std::string(text), "a target line");
+  if (!values.ok() || values->size() != 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--targets_file line ", line_number, ": expected \"time,x,y,z\", got \"", text, "\""));
   }
   v1::TrackTarget target;
-  target.set_time(values[0]);
-  *target.mutable_position() = MakeVector3(values[1], values[2], values[3]);
+  target.set_time((*values)[0]);
+  *target.mutable_position() = MakeVector3((*values)[1], (*values)[2], (*values)[3]);
   return target;
 }
 

@@ -4,7 +4,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "client_util.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
@@ -47,6 +50,20 @@ TablePrinter::Style StyleOf(Format format) {
 
 void PrepareContext(grpc::ClientContext& context) {
   SetTimeout(context, absl::GetFlag(FLAGS_timeout));
+}
+
+absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what) {
+  std::vector<double> values;
+  if (absl::StripAsciiWhitespace(text).empty()) return values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double value = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be comma-separated numbers, got \"", text, "\""));
+    }
+    values.push_back(value);
+  }
+  return values;
 }
 
 std::string Number(double value) { return absl::StrFormat("%.6g", value); }

@@ -37,6 +37,9 @@ TablePrinter::Style StyleOf(Format format);
 // The --timeout deadline on a call's context.
 void PrepareContext(grpc::ClientContext& context);
 
+// "1, 2.5,3" -> {1, 2.5, 3}; blank text -> {}; anything else InvalidArgument naming `what`.
+absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what);
+
 // "%.6g": compact numbers for tables.
 std::string Number(double value);
 

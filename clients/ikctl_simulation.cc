@@ -43,20 +43,6 @@ ABSL_DECLARE_FLAG(uint64_t, seed);
 namespace ikd::clients {
 namespace {
 
-absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& flag) {
-  std::vector<double> values;
-  if (absl::StripAsciiWhitespace(text).empty()) return values;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    double value = 0;
-    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, " must be comma-separated numbers, got \"", text, "\""));
-    }
-    values.push_back(value);
-  }
-  return values;
-}
-
 absl::StatusOr<v1::ConstraintMethod> MethodFromFlag() {
   const std::string method = absl::GetFlag(FLAGS_method);
   if (method == "shake") return v1::CONSTRAINT_METHOD_SHAKE;
