@@ -1,0 +1,85 @@
+// Kinematic description of an industrial arm: a serial chain of joints between rigid links, in
+// the form URDF uses (a fixed origin per joint, then a motion about or along its axis), with
+// importers from Denavit-Hartenberg tables (standard and modified) and forward kinematics.
+//
+//   auto chain = ikd::robot::ChainFromDh(rows, ikd::robot::DhConvention::kStandard);
+//   Eigen::Isometry3d X_WT = ikd::robot::ToolPose(*chain, q);   // world -> tool centre point
+//
+// Frames follow Drake's monogram notation: X_AB is the pose of frame B in frame A.
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ikd::robot {
+
+enum class JointType { kRevolute, kPrismatic, kFixed };
+const char* JointTypeName(JointType type);
+
+struct JointLimits {
+  double lower = 0.0;  // rad (revolute) or m (prismatic)
+  double upper = 0.0;
+  double max_velocity = std::numeric_limits<double>::infinity();  // rad/s or m/s
+};
+
+struct JointSpec {
+  std::string name;
+  JointType type = JointType::kRevolute;
+  // Pose of the joint frame J in the parent link frame P at zero joint value (URDF <origin>).
+  Eigen::Isometry3d X_PJ = Eigen::Isometry3d::Identity();
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // in J, unit length (URDF <axis>)
+  std::optional<JointLimits> limits;                // none: a continuous joint
+};
+
+struct ChainSpec {
+  std::string name;
+  Eigen::Isometry3d X_WB = Eigen::Isometry3d::Identity();  // base link in the world
+  std::vector<JointSpec> joints;                           // base to tip
+  Eigen::Isometry3d X_FT = Eigen::Isometry3d::Identity();  // tool centre point in the last link
+
+  // OK, or InvalidArgument naming the field (joints[k].axis, joints[k].limits, ...) and bound.
+  absl::Status Validate() const;
+};
+
+// One row of a Denavit-Hartenberg table. Standard (Denavit & Hartenberg 1955): the link
+// transform is Rz(theta) Tz(d) Tx(a) Rx(alpha). Modified (Craig 1986): Rx(alpha) Tx(a)
+// Rz(theta) Tz(d), with the row holding a_{i-1} and alpha_{i-1} as Craig's tables print them.
+// theta = q + theta_offset for a revolute row.
+struct DhRow {
+  double a = 0.0;
+  double alpha = 0.0;
+  double d = 0.0;
+  double theta_offset = 0.0;
+  std::optional<JointLimits> limits;
+};
+enum class DhConvention { kStandard, kModified };
+
+// A chain of revolute joints from a DH table; `X_FT` is appended after the last row's
+// transform (a tool or flange offset). Errors name rows[k].field.
+absl::StatusOr<ChainSpec> ChainFromDh(const std::vector<DhRow>& rows, DhConvention convention,
+                                      const Eigen::Isometry3d& X_FT = Eigen::Isometry3d::Identity());
+
+// The same chain with every fixed joint folded into the next joint's origin (or the tool).
+ChainSpec MergeFixedJoints(const ChainSpec& spec);
+
+// Number of joints that move (revolute and prismatic).
+int NumMovingJoints(const ChainSpec& spec);
+
+// World poses of the link after each moving joint, for joint values q (one per moving joint).
+std::vector<Eigen::Isometry3d> LinkPoses(const ChainSpec& spec, const Eigen::VectorXd& q);
+
+// World pose of the tool centre point for joint values q.
+Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q);
+
+// The motion of one joint at value q: a rotation about (or a translation along) its axis.
+Eigen::Isometry3d JointMotion(const JointSpec& joint, double q);
+
+}  // namespace ikd::robot

@@ -1,0 +1,19 @@
+// Three industrial arms from their published kinematic parameters, as test and benchmark
+// fixtures and as starting points for users:
+//   Ur5():    Universal Robots UR5, standard DH (UR's published table), 6 joints, +-2 pi.
+//   Panda():  Franka Emika Panda, modified DH (Franka's documented table), 7 joints, flange
+//             0.107 m along z of frame 7.
+//   Iiwa14(): KUKA LBR iiwa 14 R820, standard DH (0.36 / 0.42 / 0.40 m, flange 0.126 m),
+//             7 joints.
+// Limits: position and maximum velocity as the makers' data sheets give them.
+#pragma once
+
+#include "ikd/robot/chain.h"
+
+namespace ikd::robot::presets {
+
+ChainSpec Ur5();
+ChainSpec Panda();
+ChainSpec Iiwa14();
+
+}  // namespace ikd::robot::presets

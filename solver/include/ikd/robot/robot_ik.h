@@ -1,0 +1,122 @@
+// Inverse kinematics of industrial arms by Cartesian continuation (Kastenmeier & Vesely 1996
+// step (a)-(b), with tool sites in place of the hand): the tool sites are moved in small steps
+// from their current pose to the target pose (position interpolated linearly, orientation by
+// slerp), and after every step the matrix method restores the link clusters with the base and
+// the driven tool sites fixed. A step that does not converge (a singular configuration on the
+// way) is bisected. A joint that would pass a limit is locked at it for the rest of the move by
+// one more distance constraint across its hinge (an active set, as the planar arms' bend
+// limits), so a redundant arm goes on with its other joints; a path that still ends blocked is
+// restarted from a new seed drawn from the options' seed, so a solve is deterministic.
+//
+//   auto robot = ikd::robot::Robot::Create(ikd::robot::presets::Panda());
+//   auto target = ikd::robot::ToolTarget::Pose(p_WT, quaternion_WT);  // or ::Position(p_WT)
+//   auto result = ikd::robot::SolveRobotIk(*robot, *target, robot->MidRange(), options);
+//   if (result.ok() && result->status == ikd::robot::RobotIkStatus::kSolved) use(result->q);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include "absl/status/statusor.h"
+#include "ikd/constraints/solver.h"
+#include "ikd/robot/robot.h"
+
+namespace ikd::robot {
+
+struct ToolTarget {
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();     // of the tool centre point, world
+  std::optional<Eigen::Quaterniond> orientation;         // none: a position-only target
+
+  // Errors name the field: non-finite values, a quaternion whose norm is not 1 within 1e-6.
+  static absl::StatusOr<ToolTarget> Position(const Eigen::Vector3d& position);
+  static absl::StatusOr<ToolTarget> Pose(const Eigen::Vector3d& position,
+                                         const Eigen::Quaterniond& orientation);
+  TargetMode mode() const { return orientation ? TargetMode::kPose : TargetMode::kPosition; }
+};
+
+struct RobotIkOptions {
+  uint64_t seed = 1;                 // restart seeds are drawn from it: same seed, same answer
+  double position_tolerance = 1e-5;  // m: tool position error of a success, by forward kinematics
+  double rotation_tolerance = 1e-5;  // rad: tool rotation error of a success (pose targets)
+  double max_step_fraction = 0.5;    // largest tool-site move per step, fraction of the spacing
+  int max_bisections = 8;            // halvings of a step that does not converge
+  int max_restarts = 30;             // new seeds after a blocked or singular path
+  int max_steps = 4000;              // projections per attempt: bounds the work of a solve
+
+  // OK, or InvalidArgument naming the field and its bound.
+  absl::Status Validate() const;
+};
+
+enum class RobotIkStatus {
+  kSolved,             // every success is checked by forward kinematics of the returned q
+  kJointLimitBlocked,  // every attempt ended on a joint limit
+  kNotConverged,       // every attempt ended at a singularity or the step budget
+};
+const char* RobotIkStatusName(RobotIkStatus status);
+
+struct RobotIkResult {
+  RobotIkStatus status = RobotIkStatus::kNotConverged;
+  Eigen::VectorXd q;             // joint values (the closest attempt's when not solved)
+  Eigen::Matrix3Xd sites;
+  double position_error = 0.0;   // |p(q) - target| by forward kinematics (m)
+  double rotation_error = 0.0;   // angle of R(q)^T R_target (rad); 0 for position targets
+  int restarts = 0;
+  int projections = 0;
+};
+
+// Moves an arm's tool along successive targets by continuation from its current joint values
+// (paths: each target continues from the last; a blocked move leaves the arm where it was).
+class RobotTracker {
+ public:
+  // `robot` must outlive the tracker. Errors: invalid options, q0 of the wrong size or
+  // non-finite.
+  static absl::StatusOr<RobotTracker> Create(const Robot& robot, const RobotIkOptions& options,
+                                             const Eigen::VectorXd& q0);
+
+  // Drives the tool to `target`; the status says whether it got there (within the tolerances)
+  // and within the joint limits.
+  RobotIkResult MoveTo(const ToolTarget& target);
+
+  const Eigen::VectorXd& q() const { return q_; }
+  const Eigen::Matrix3Xd& sites() const { return sites_; }
+  // Jumps to joint values q (a restart seed); sizes are the caller's to check.
+  void Reset(const Eigen::VectorXd& q);
+
+ private:
+  RobotTracker(const Robot& robot, const RobotIkOptions& options,
+               std::unique_ptr<ConstraintSolver> position_solver,
+               std::unique_ptr<ConstraintSolver> pose_solver);
+  // Moves the tool sites from pose `from` to pose `to` (already a short step); bisects on
+  // failure. False when blocked (limit) or not converged; the tracker then keeps its state.
+  bool Step(const Eigen::Isometry3d& from, const Eigen::Isometry3d& to, TargetMode mode,
+            int depth, RobotIkResult& result, bool& limit_hit);
+  // Locks every joint of q outside its limits at the bound it crossed; false when a locked
+  // joint is crossed again or the locked set cannot be built.
+  bool LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode);
+  ConstraintSolver& SolverFor(TargetMode mode);
+  RobotIkResult Finish(const ToolTarget& target, RobotIkStatus status, RobotIkResult result) const;
+
+  const Robot* robot_;
+  RobotIkOptions options_;
+  std::unique_ptr<ConstraintSolver> position_solver_, pose_solver_;
+  // The joints locked during the current move, with their model and solver.
+  std::vector<int> locked_;
+  std::vector<DistanceConstraint> locks_;
+  std::unique_ptr<ConstraintModel> locked_model_;
+  std::unique_ptr<ConstraintSolver> locked_solver_;
+  Eigen::VectorXd q_;
+  Eigen::Matrix3Xd sites_;
+};
+
+// Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn
+// uniformly inside the limits when a path is blocked. Errors only for bad input (sizes,
+// non-finite values, invalid options).
+absl::StatusOr<RobotIkResult> SolveRobotIk(const Robot& robot, const ToolTarget& target,
+                                           const Eigen::VectorXd& seed,
+                                           const RobotIkOptions& options);
+
+}  // namespace ikd::robot

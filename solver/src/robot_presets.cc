@@ -1,0 +1,68 @@
+#include "ikd/robot/presets.h"
+
+#include <cmath>
+
+namespace ikd::robot::presets {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+double Deg(double degrees) { return degrees * kPi / 180.0; }
+
+ChainSpec Named(absl::StatusOr<ChainSpec> chain, const char* name) {
+  // The tables below are constants that pass validation; a failure here is a programming error.
+  ChainSpec spec = *std::move(chain);
+  spec.name = name;
+  return spec;
+}
+
+Eigen::Isometry3d AlongZ(double d) {
+  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
+  X.translation().z() = d;
+  return X;
+}
+
+}  // namespace
+
+ChainSpec Ur5() {
+  const double pi2 = kPi / 2.0;
+  const JointLimits full{-2.0 * kPi, 2.0 * kPi, kPi};
+  return Named(ChainFromDh({{0.0, pi2, 0.089159, 0.0, full},
+                            {-0.425, 0.0, 0.0, 0.0, full},
+                            {-0.39225, 0.0, 0.0, 0.0, full},
+                            {0.0, pi2, 0.10915, 0.0, full},
+                            {0.0, -pi2, 0.09465, 0.0, full},
+                            {0.0, 0.0, 0.0823, 0.0, full}},
+                           DhConvention::kStandard),
+               "ur5");
+}
+
+ChainSpec Panda() {
+  const double pi2 = kPi / 2.0;
+  return Named(ChainFromDh({{0.0, 0.0, 0.333, 0.0, JointLimits{-2.8973, 2.8973, 2.1750}},
+                            {0.0, -pi2, 0.0, 0.0, JointLimits{-1.7628, 1.7628, 2.1750}},
+                            {0.0, pi2, 0.316, 0.0, JointLimits{-2.8973, 2.8973, 2.1750}},
+                            {0.0825, pi2, 0.0, 0.0, JointLimits{-3.0718, -0.0698, 2.1750}},
+                            {-0.0825, -pi2, 0.384, 0.0, JointLimits{-2.8973, 2.8973, 2.6100}},
+                            {0.0, pi2, 0.0, 0.0, JointLimits{-0.0175, 3.7525, 2.6100}},
+                            {0.088, pi2, 0.0, 0.0, JointLimits{-2.8973, 2.8973, 2.6100}}},
+                           DhConvention::kModified, AlongZ(0.107)),
+               "panda");
+}
+
+ChainSpec Iiwa14() {
+  const double pi2 = kPi / 2.0;
+  auto limit = [](double range_deg, double speed_deg) {
+    return JointLimits{-Deg(range_deg), Deg(range_deg), Deg(speed_deg)};
+  };
+  return Named(ChainFromDh({{0.0, -pi2, 0.36, 0.0, limit(170, 85)},
+                            {0.0, pi2, 0.0, 0.0, limit(120, 85)},
+                            {0.0, pi2, 0.42, 0.0, limit(170, 100)},
+                            {0.0, -pi2, 0.0, 0.0, limit(120, 75)},
+                            {0.0, -pi2, 0.40, 0.0, limit(170, 130)},
+                            {0.0, pi2, 0.0, 0.0, limit(120, 135)},
+                            {0.0, 0.0, 0.126, 0.0, limit(175, 135)}},
+                           DhConvention::kStandard),
+               "iiwa14");
+}
+
+}  // namespace ikd::robot::presets
