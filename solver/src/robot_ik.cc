@@ -64,9 +64,14 @@ Eigen::VectorXd NearestRandomConfiguration(const Robot& robot, const ToolTarget&
   return best;
 }
 
-ProjectionOptions SolverOptions() {
+// Steps on the way need the links only roughly (the next projection restores them from
+// wherever they are); the last step is polished to the engine's full precision.
+constexpr double kStepTolerance = 1e-8;
+constexpr double kFinalTolerance = 1e-12;
+
+ProjectionOptions SolverOptions(double tolerance) {
   ProjectionOptions projection;
-  projection.tolerance = 1e-12;
+  projection.tolerance = tolerance;
   projection.max_iterations = 50;
   return projection;
 }
@@ -133,67 +138,89 @@ absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const Robo
                                                    " joint values, got ", q0.size()));
   }
   if (!q0.allFinite()) return absl::InvalidArgumentError("seed must be finite");
-  auto position = MakeConstraintSolver(Method::kMatrix, robot.model(TargetMode::kPosition), SolverOptions());
+  auto position = Projectors::For(robot.model(TargetMode::kPosition));
   if (!position.ok()) return position.status();
-  auto pose = MakeConstraintSolver(Method::kMatrix, robot.model(TargetMode::kPose), SolverOptions());
+  auto pose = Projectors::For(robot.model(TargetMode::kPose));
   if (!pose.ok()) return pose.status();
   RobotTracker tracker(robot, options, *std::move(position), *std::move(pose));
   tracker.Reset(q0);
   return tracker;
 }
 
-RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options,
-                           std::unique_ptr<ConstraintSolver> position_solver,
-                           std::unique_ptr<ConstraintSolver> pose_solver)
-    : robot_(&robot),
-      options_(options),
-      position_solver_(std::move(position_solver)),
-      pose_solver_(std::move(pose_solver)) {}
+absl::StatusOr<RobotTracker::Projectors> RobotTracker::Projectors::For(const ConstraintModel& model) {
+  auto step = MakeConstraintSolver(Method::kMatrix, model, SolverOptions(kStepTolerance));
+  if (!step.ok()) return step.status();
+  auto polish = MakeConstraintSolver(Method::kMatrix, model, SolverOptions(kFinalTolerance));
+  if (!polish.ok()) return polish.status();
+  return Projectors{*std::move(step), *std::move(polish)};
+}
+
+RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
+                           Projectors pose)
+    : robot_(&robot), options_(options), position_(std::move(position)), pose_(std::move(pose)) {}
 
 void RobotTracker::Reset(const Eigen::VectorXd& q) {
   q_ = q;
   sites_ = robot_->SitesFromAngles(q);
+  last_interval_ = 0.0;  // a jump: nothing to extrapolate
 }
 
-bool RobotTracker::Step(const Eigen::Isometry3d& from, const Eigen::Isometry3d& to,
-                        TargetMode mode, int depth, RobotIkResult& result, bool& limit_hit) {
+bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, RobotIkResult& result,
+                        bool& limit_hit) {
   if (result.projections >= options_.max_steps) return false;
+  // Predicted from the last step (a secant predictor), then the driven tool sites placed.
+  const double interval = (t1 - t0) * path.travel;
   Eigen::Matrix3Xd sites = sites_;
-  const auto tool = robot_->ToolSitesFor(to);
+  if (last_interval_ > 0.0) sites += (interval / last_interval_) * last_motion_;
+  const auto tool = robot_->ToolSitesFor(Interpolate(path.start, path.goal, t1));
   const auto& ids = robot_->tool_sites();
-  const int driven = mode == TargetMode::kPose ? 4 : 1;
+  const int driven = path.mode == TargetMode::kPose ? 4 : 1;
   for (int k = 0; k < driven; ++k) sites.col(ids[k]) = tool[k];
   // Vesely eq. 6-7 via the matrix method: the links of the current configuration carry the
   // correction that restores every cluster with base and driven tool sites fixed.
-  auto summary = SolverFor(mode).ProjectPositions(sites_, sites);
+  auto summary = ProjectorsFor(path.mode).step->ProjectPositions(sites_, sites);
   ++result.projections;
+  if (summary.ok()) result.iterations += summary->iterations;
   if (!summary.ok() || !summary->converged()) {
     if (depth >= options_.max_bisections) return false;
-    const Eigen::Isometry3d middle = Interpolate(from, to, 0.5);
-    return Step(from, middle, mode, depth + 1, result, limit_hit) &&
-           Step(middle, to, mode, depth + 1, result, limit_hit);
+    const double middle = 0.5 * (t0 + t1);
+    return Step(path, t0, middle, depth + 1, result, limit_hit) &&
+           Step(path, middle, t1, depth + 1, result, limit_hit);
   }
   Eigen::VectorXd q = robot_->AnglesFromSites(sites, &q_);
   if (robot_->LimitViolation(q) > 0.0) {
-    if (!LockViolatedJoints(q, mode)) {
+    if (!LockViolatedJoints(q, path.mode)) {
       limit_hit = true;
       return false;
     }
-    return Step(from, to, mode, depth, result, limit_hit);  // again, with the joints locked
+    return Step(path, t0, t1, depth, result, limit_hit);  // again, with the joints locked
   }
+  last_motion_ = sites - sites_;
+  last_interval_ = interval;
   q_ = std::move(q);
   sites_ = std::move(sites);
   return true;
 }
 
-ConstraintSolver& RobotTracker::SolverFor(TargetMode mode) {
-  if (locked_solver_) return *locked_solver_;
-  return mode == TargetMode::kPose ? *pose_solver_ : *position_solver_;
+bool RobotTracker::Polish(TargetMode mode, RobotIkResult& result) {
+  Eigen::Matrix3Xd sites = sites_;
+  auto summary = ProjectorsFor(mode).polish->ProjectPositions(sites_, sites);
+  ++result.projections;
+  if (!summary.ok() || !summary->converged()) return false;
+  result.iterations += summary->iterations;
+  q_ = robot_->AnglesFromSites(sites, &q_);
+  sites_ = std::move(sites);
+  return true;
+}
+
+RobotTracker::Projectors& RobotTracker::ProjectorsFor(TargetMode mode) {
+  if (locked_projectors_) return *locked_projectors_;
+  return mode == TargetMode::kPose ? pose_ : position_;
 }
 
 bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode) {
   // Locked just inside the bound, so that the held angle reads as within the limits.
-  constexpr double kInset = 1e-9;
+  constexpr double kInset = 1e-6;  // rad: far above the angle noise of a 1e-8 step projection
   for (int k = 0; k < robot_->num_joints(); ++k) {
     const auto& limits = robot_->spec().joints[k].limits;
     if (!limits || (q[k] >= limits->lower && q[k] <= limits->upper)) continue;
@@ -207,9 +234,9 @@ bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode)
   auto model = ConstraintModel::Create(robot_->model(mode).inverse_masses(), constraints);
   if (!model.ok()) return false;
   locked_model_ = std::make_unique<ConstraintModel>(*std::move(model));
-  auto solver = MakeConstraintSolver(Method::kMatrix, *locked_model_, SolverOptions());
-  if (!solver.ok()) return false;
-  locked_solver_ = *std::move(solver);
+  auto projectors = Projectors::For(*locked_model_);
+  if (!projectors.ok()) return false;
+  locked_projectors_ = *std::move(projectors);
   return true;
 }
 
@@ -217,25 +244,25 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target) {
   RobotIkResult result;
   locked_.clear();
   locks_.clear();
-  locked_solver_.reset();
+  locked_projectors_.reset();
   const Eigen::Isometry3d start = robot_->ToolPoseFromSites(sites_);
   Eigen::Isometry3d goal = start;
   goal.translation() = target.position;
   if (target.orientation) goal.linear() = target.orientation->toRotationMatrix();
   // Tool sites sit `spacing` from the TCP: a turn by theta moves them by at most spacing theta.
   const double s = robot_->spacing();
-  const double travel = Travel(start, target, s);
-  const int steps = std::max(1, static_cast<int>(std::ceil(travel / (options_.max_step_fraction * s))));
+  const Path path{start, goal, Travel(start, target, s), target.mode()};
+  const int steps = std::max(1, static_cast<int>(std::ceil(path.travel / (options_.max_step_fraction * s))));
   bool limit_hit = false;
   for (int k = 1; k <= steps; ++k) {
-    const Eigen::Isometry3d from = Interpolate(start, goal, double(k - 1) / steps);
-    const Eigen::Isometry3d to = Interpolate(start, goal, double(k) / steps);
-    if (!Step(from, to, target.mode(), 0, result, limit_hit)) {
+    if (!Step(path, double(k - 1) / steps, double(k) / steps, 0, result, limit_hit)) {
       return Finish(target, limit_hit ? RobotIkStatus::kJointLimitBlocked : RobotIkStatus::kNotConverged,
                     std::move(result));
     }
   }
-  return Finish(target, RobotIkStatus::kSolved, std::move(result));
+  const bool polished = Polish(path.mode, result);
+  return Finish(target, polished ? RobotIkStatus::kSolved : RobotIkStatus::kNotConverged,
+                std::move(result));
 }
 
 RobotIkResult RobotTracker::Finish(const ToolTarget& target, RobotIkStatus status,

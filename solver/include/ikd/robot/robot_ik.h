@@ -60,6 +60,7 @@ const char* RobotIkStatusName(RobotIkStatus status);
 
 struct RobotIkResult {
   RobotIkStatus status = RobotIkStatus::kNotConverged;
+  int iterations = 0;            // chord iterations of all projections
   Eigen::VectorXd q;             // joint values (the closest attempt's when not solved)
   Eigen::Matrix3Xd sites;
   double position_error = 0.0;   // |p(q) - target| by forward kinematics (m)
@@ -77,6 +78,12 @@ class RobotTracker {
   static absl::StatusOr<RobotTracker> Create(const Robot& robot, const RobotIkOptions& options,
                                              const Eigen::VectorXd& q0);
 
+  // A step projector and a final one at full precision, for one constraint model.
+  struct Projectors {
+    std::unique_ptr<ConstraintSolver> step, polish;
+    static absl::StatusOr<Projectors> For(const ConstraintModel& model);
+  };
+
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
   // and within the joint limits.
   RobotIkResult MoveTo(const ToolTarget& target);
@@ -87,29 +94,39 @@ class RobotTracker {
   void Reset(const Eigen::VectorXd& q);
 
  private:
-  RobotTracker(const Robot& robot, const RobotIkOptions& options,
-               std::unique_ptr<ConstraintSolver> position_solver,
-               std::unique_ptr<ConstraintSolver> pose_solver);
-  // Moves the tool sites from pose `from` to pose `to` (already a short step); bisects on
-  // failure. False when blocked (limit) or not converged; the tracker then keeps its state.
-  bool Step(const Eigen::Isometry3d& from, const Eigen::Isometry3d& to, TargetMode mode,
-            int depth, RobotIkResult& result, bool& limit_hit);
+  RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
+               Projectors pose);
+  // The tool's way from `start` to `goal`, `travel` long (tool-site metres), for one move.
+  struct Path {
+    Eigen::Isometry3d start, goal;
+    double travel = 0.0;
+    TargetMode mode = TargetMode::kPose;
+  };
+  // Moves the tool sites along `path` from parameter t0 to t1 (already a short step); bisects
+  // on failure. False when blocked (limit) or not converged; the tracker then keeps its state.
+  bool Step(const Path& path, double t0, double t1, int depth, RobotIkResult& result,
+            bool& limit_hit);
   // Locks every joint of q outside its limits at the bound it crossed; false when a locked
   // joint is crossed again or the locked set cannot be built.
   bool LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode);
-  ConstraintSolver& SolverFor(TargetMode mode);
+  Projectors& ProjectorsFor(TargetMode mode);
+  // Restores the constraints to full precision at the end of a move; false if that fails.
+  bool Polish(TargetMode mode, RobotIkResult& result);
   RobotIkResult Finish(const ToolTarget& target, RobotIkStatus status, RobotIkResult result) const;
 
   const Robot* robot_;
   RobotIkOptions options_;
-  std::unique_ptr<ConstraintSolver> position_solver_, pose_solver_;
-  // The joints locked during the current move, with their model and solver.
+  Projectors position_, pose_;
+  // The joints locked during the current move, with their model and projectors.
   std::vector<int> locked_;
   std::vector<DistanceConstraint> locks_;
   std::unique_ptr<ConstraintModel> locked_model_;
-  std::unique_ptr<ConstraintSolver> locked_solver_;
+  std::optional<Projectors> locked_projectors_;
   Eigen::VectorXd q_;
   Eigen::Matrix3Xd sites_;
+  // The last accepted step's site motion and its length in tool-site metres: the predictor.
+  Eigen::Matrix3Xd last_motion_;
+  double last_interval_ = 0.0;
 };
 
 // Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn
