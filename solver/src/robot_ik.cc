@@ -126,6 +126,7 @@ const char* RobotIkStatusName(RobotIkStatus status) {
     case RobotIkStatus::kSolved: return "SOLVED";
     case RobotIkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
     case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
+    case RobotIkStatus::kVelocityLimitExceeded: return "VELOCITY_LIMIT_EXCEEDED";
   }
   return "UNKNOWN";
 }
@@ -240,8 +241,9 @@ bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode)
   return true;
 }
 
-RobotIkResult RobotTracker::MoveTo(const ToolTarget& target) {
+RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   RobotIkResult result;
+  const Eigen::VectorXd q_start = q_;
   locked_.clear();
   locks_.clear();
   locked_projectors_.reset();
@@ -256,18 +258,28 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target) {
   bool limit_hit = false;
   for (int k = 1; k <= steps; ++k) {
     if (!Step(path, double(k - 1) / steps, double(k) / steps, 0, result, limit_hit)) {
-      return Finish(target, limit_hit ? RobotIkStatus::kJointLimitBlocked : RobotIkStatus::kNotConverged,
+      return Finish(target, q_start, duration,
+                    limit_hit ? RobotIkStatus::kJointLimitBlocked : RobotIkStatus::kNotConverged,
                     std::move(result));
     }
   }
   const bool polished = Polish(path.mode, result);
-  return Finish(target, polished ? RobotIkStatus::kSolved : RobotIkStatus::kNotConverged,
-                std::move(result));
+  return Finish(target, q_start, duration,
+                polished ? RobotIkStatus::kSolved : RobotIkStatus::kNotConverged, std::move(result));
 }
 
-RobotIkResult RobotTracker::Finish(const ToolTarget& target, RobotIkStatus status,
+RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::VectorXd& q_start,
+                                   double duration, RobotIkStatus status,
                                    RobotIkResult result) const {
   result.q = q_;
+  for (int k = 0; k < q_.size(); ++k) {
+    const double change = std::abs(q_[k] - q_start[k]);
+    result.max_joint_change = std::max(result.max_joint_change, change);
+    const auto& limits = robot_->spec().joints[k].limits;
+    if (duration > 0.0 && limits && std::isfinite(limits->max_velocity)) {
+      result.velocity_ratio = std::max(result.velocity_ratio, change / (limits->max_velocity * duration));
+    }
+  }
   result.sites = sites_;
   // The verdict comes from forward kinematics of q, not from the sites the solver moved.
   const Eigen::Isometry3d X_WT = ToolPose(robot_->spec(), q_);
@@ -278,6 +290,9 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, RobotIkStatus statu
                       result.rotation_error <= options_.rotation_tolerance &&
                       robot_->LimitViolation(q_) <= 0.0;
   if (status == RobotIkStatus::kSolved && !within) status = RobotIkStatus::kNotConverged;
+  if (status == RobotIkStatus::kSolved && result.velocity_ratio > 1.0) {
+    status = RobotIkStatus::kVelocityLimitExceeded;
+  }
   result.status = status;
   return result;
 }

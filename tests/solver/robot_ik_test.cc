@@ -107,6 +107,25 @@ TEST_P(RobotIkTest, FollowsALineWithoutJointJumps) {
   }
 }
 
+// Velocity limits per move: the same 2 cm tool move is within every joint's limit over 1 s and
+// beyond it over 1 ms (data-sheet limits of 1.3-3.1 rad/s); the ratio scales as 1 / duration.
+TEST_P(RobotIkTest, FlagsMovesFasterThanTheJointVelocityLimits) {
+  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(GetParam().ready.data(), robot_->num_joints());
+  const Eigen::Isometry3d X0 = ToolPose(robot_->spec(), q0);
+  const ToolTarget target = *ToolTarget::Pose(X0.translation() + Eigen::Vector3d(0.02, 0, 0),
+                                               Eigen::Quaterniond(X0.linear()));
+  auto slow = RobotTracker::Create(*robot_, RobotIkOptions{}, q0);
+  auto fast = RobotTracker::Create(*robot_, RobotIkOptions{}, q0);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  const RobotIkResult a = slow->MoveTo(target, 1.0);
+  const RobotIkResult b = fast->MoveTo(target, 1e-3);
+  EXPECT_EQ(a.status, RobotIkStatus::kSolved);
+  EXPECT_EQ(b.status, RobotIkStatus::kVelocityLimitExceeded);
+  EXPECT_GT(a.max_joint_change, 0.0);
+  EXPECT_NEAR(b.velocity_ratio, 1000.0 * a.velocity_ratio, 1e-6 * b.velocity_ratio);
+  EXPECT_LT((b.q - a.q).cwiseAbs().maxCoeff(), 1e-12);  // the same configuration, only flagged
+}
+
 TEST_P(RobotIkTest, SameSeedSameBytes) {
   std::mt19937_64 rng(24);
   const ToolTarget target = PoseTarget(*robot_, RandomInsideLimits(*robot_, rng));

@@ -55,6 +55,9 @@ enum class RobotIkStatus {
   kSolved,             // every success is checked by forward kinematics of the returned q
   kJointLimitBlocked,  // every attempt ended on a joint limit
   kNotConverged,       // every attempt ended at a singularity or the step budget
+  // Reached, but some joint would have to exceed its velocity limit over the move's duration
+  // (RobotTracker::MoveTo with a duration): the controller must slow the path down.
+  kVelocityLimitExceeded,
 };
 const char* RobotIkStatusName(RobotIkStatus status);
 
@@ -67,6 +70,9 @@ struct RobotIkResult {
   double rotation_error = 0.0;   // angle of R(q)^T R_target (rad); 0 for position targets
   int restarts = 0;
   int projections = 0;
+  double max_joint_change = 0.0;  // largest |q_k(end) - q_k(start)| of the move (rad)
+  // Largest |q_k(end) - q_k(start)| / (max_velocity_k * duration); 0 without a duration.
+  double velocity_ratio = 0.0;
 };
 
 // Moves an arm's tool along successive targets by continuation from its current joint values
@@ -85,8 +91,9 @@ class RobotTracker {
   };
 
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
-  // and within the joint limits.
-  RobotIkResult MoveTo(const ToolTarget& target);
+  // and within the joint limits, and, given the move's duration in seconds (> 0), whether
+  // every joint kept within its velocity limit.
+  RobotIkResult MoveTo(const ToolTarget& target, double duration = 0.0);
 
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::Matrix3Xd& sites() const { return sites_; }
@@ -112,7 +119,8 @@ class RobotTracker {
   Projectors& ProjectorsFor(TargetMode mode);
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
-  RobotIkResult Finish(const ToolTarget& target, RobotIkStatus status, RobotIkResult result) const;
+  RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,
+                       RobotIkStatus status, RobotIkResult result) const;
 
   const Robot* robot_;
   RobotIkOptions options_;
