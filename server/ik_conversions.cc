@@ -70,20 +70,27 @@ absl::Status AtRequestPath(const absl::Status& solver_status, const std::string&
                               [&](const std::string& field) { return Below(prefix, field); });
 }
 
-absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
-                                   ModelStore& store, const ModelLimits& limits) {
+absl::StatusOr<ResolvedArmSpec> ResolveArmSpec(const v1::ArmRef& ref, const std::string& path,
+                                               ModelStore& store) {
   switch (ref.arm_case()) {
     case v1::ArmRef::kSpec:
-      return ArmFromProto(ref.spec(), Below(path, "spec"), limits);
+      return ResolvedArmSpec{ref.spec(), Below(path, "spec")};
     case v1::ArmRef::kName: {
       absl::StatusOr<v1::ArmSpec> spec =
           LoadSpec<v1::ArmSpec>(store, "arms", ref.name(), Below(path, "name"));
       if (!spec.ok()) return spec.status();
-      return ArmFromProto(*spec, Below(path, "name"), limits);
+      return ResolvedArmSpec{*std::move(spec), Below(path, "name")};
     }
     default:
       return FieldViolation(path, "required: a name (\"arms/{id}\") or an inline spec");
   }
+}
+
+absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
+                                   ModelStore& store, const ModelLimits& limits) {
+  absl::StatusOr<ResolvedArmSpec> resolved = ResolveArmSpec(ref, path, store);
+  if (!resolved.ok()) return resolved.status();
+  return ArmFromProto(resolved->spec, resolved->path, limits);
 }
 
 absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
@@ -260,10 +267,17 @@ void SummaryBuilder::Add(const v1::JointState& state) {
     case v1::STEP_STATUS_IN_COLLISION:
       totals_.set_in_collision(totals_.in_collision() + 1);
       break;
+    case v1::STEP_STATUS_NOT_CONVERGED:
+      totals_.set_not_converged(totals_.not_converged() + 1);
+      break;
+    case v1::STEP_STATUS_VELOCITY_LIMITED:
+      totals_.set_velocity_limited(totals_.velocity_limited() + 1);
+      break;
     default:
       totals_.set_limit_blocked(totals_.limit_blocked() + 1);
   }
   totals_.set_max_hand_error(std::max(totals_.max_hand_error(), state.hand_error()));
+  totals_.set_max_rotation_error(std::max(totals_.max_rotation_error(), state.rotation_error()));
   totals_.set_max_constraint_residual(
       std::max(totals_.max_constraint_residual(), state.constraint_residual()));
   if (state.has_min_clearance() &&

@@ -36,6 +36,15 @@ using PositionList = google::protobuf::RepeatedField<double>;
 // path `prefix` ("arm.spec.limbs[2].length"); other codes unchanged.
 absl::Status AtRequestPath(const absl::Status& solver_status, const std::string& prefix);
 
+// The wire spec of `ref` (inline or stored) and the request path its errors are named at
+// ("arm.spec" or "arm.name"); NOT_FOUND for an unknown name, an unset ref is INVALID_ARGUMENT.
+struct ResolvedArmSpec {
+  v1::ArmSpec spec;
+  std::string path;
+};
+absl::StatusOr<ResolvedArmSpec> ResolveArmSpec(const v1::ArmRef& ref, const std::string& path,
+                                               ModelStore& store);
+
 // The arm of `ref` (inline spec or a stored "arms/{id}"); NOT_FOUND for an unknown name, an
 // unset ref is INVALID_ARGUMENT naming `path`.
 absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,

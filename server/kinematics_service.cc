@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -15,6 +16,8 @@
 #include "ik_conversions.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/robot/robot_ik.h"
+#include "robot_conversions.h"
 
 namespace ikd::server {
 namespace {
@@ -40,11 +43,11 @@ struct IkProblem {
 // The fields every request has (Solve, SolveTrajectory, TrackConfig), at request path
 // `prefix` ("" or "config").
 absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
-    const v1::ArmRef& arm_ref, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
+    const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,
     ModelStore& store, const ModelLimits& limits) {
   auto problem = std::make_shared<IkProblem>();
-  absl::StatusOr<ik::Arm> arm = ArmFromRef(arm_ref, Below(prefix, "arm"), store, limits);
+  absl::StatusOr<ik::Arm> arm = ArmFromProto(arm_spec.spec, arm_spec.path, limits);
   if (!arm.ok()) return arm.status();
   problem->arm = std::make_unique<ik::Arm>(*std::move(arm));
   absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
@@ -60,6 +63,41 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
   if (!sites.ok()) return sites.status();
   problem->initial_sites = *std::move(sites);
   return problem;
+}
+
+// An industrial arm's call (robot_conversions.h): the robot, its start configuration and the
+// solver options (the IkOptions seed; the chain tracker's other options do not apply).
+struct RobotProblem {
+  std::unique_ptr<robot::Robot> robot;
+  Eigen::VectorXd initial;
+  robot::RobotIkOptions options;
+};
+
+absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
+    const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
+    const PositionList& positions, const std::string& prefix, const std::string& positions_field) {
+  if (scene_ref.scene_case() != v1::SceneRef::SCENE_NOT_SET) {
+    return FieldViolation(Below(prefix, "scene"),
+                          "must be unset for an industrial arm: its links have no collision "
+                          "model yet");
+  }
+  absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(arm_spec.spec, arm_spec.path);
+  if (!robot.ok()) return robot.status();
+  auto problem = std::make_shared<RobotProblem>();
+  problem->robot = std::make_unique<robot::Robot>(*std::move(robot));
+  absl::StatusOr<Eigen::VectorXd> initial =
+      RobotPositions(*problem->robot, positions, RobotHome(*problem->robot, arm_spec.spec.robot()),
+                     Below(prefix, positions_field));
+  if (!initial.ok()) return initial.status();
+  problem->initial = *std::move(initial);
+  if (options.seed() != 0) problem->options.seed = options.seed();
+  return problem;
+}
+
+// An orientation is for industrial arms only.
+absl::Status CheckNoOrientation(bool has_orientation, const std::string& field) {
+  if (!has_orientation) return absl::OkStatus();
+  return FieldViolation(field, "only industrial arms (ArmSpec.robot) take a tool orientation");
 }
 
 absl::StatusOr<ik::ArmTracker> NewTracker(const IkProblem& problem,
@@ -114,9 +152,15 @@ absl::Status CheckTrajectorySubSteps(const IkProblem& problem, const ik::Traject
   return absl::OkStatus();
 }
 
-void SetJointNames(const ik::Arm& arm, google::protobuf::RepeatedPtrField<std::string>* out) {
-  for (std::string& name : JointNames(arm)) out->Add(std::move(name));
+void SetJointNames(const std::vector<std::string>& names,
+                   google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& name : names) *out->Add() = name;
 }
+
+// Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
+// Chain arms and industrial arms each bring one (SolveTrajectory below).
+using SampleSolver =
+    std::function<absl::StatusOr<v1::JointState>(double t, const v1::JointState* previous)>;
 
 // A SolveTrajectory stream, pipelined one message deep: while gRPC writes sample k, a worker
 // solves sample k+1 and parks it; when the write completes the parked message goes out and the
@@ -130,14 +174,12 @@ void SetJointNames(const ik::Arm& arm, google::protobuf::RepeatedPtrField<std::s
 // the worker before each sample (a cancelled write also fails at once).
 class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
  public:
-  TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool,
-                    std::shared_ptr<IkProblem> problem, ik::ArmTracker tracker,
-                    ik::Trajectory trajectory, std::vector<double> times)
+  TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, SampleSolver solve,
+                    std::vector<std::string> joint_names, std::vector<double> times)
       : context_(context),
         pool_(pool),
-        problem_(std::move(problem)),
-        tracker_(std::move(tracker)),
-        trajectory_(std::move(trajectory)),
+        solve_(std::move(solve)),
+        joint_names_(std::move(joint_names)),
         times_(std::move(times)) {
     solving_ = true;
     // A new call is admitted only if the pool has room; later samples are continuations.
@@ -199,17 +241,14 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
       *message.mutable_summary() = summary_.Summary(solve_seconds_);
       return message;
     }
-    const double t = times_[next_];
-    const Eigen::Vector3d target = trajectory_->PositionAt(t);
     const absl::Time start = absl::Now();
-    absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, t);
+    absl::StatusOr<v1::JointState> state = solve_(times_[next_], next_ == 0 ? nullptr : &previous_);
     solve_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
-    if (!step.ok()) return step.status();
-    v1::JointState state = JointStateFromStep(*step, target, next_ == 0 ? nullptr : &previous_);
-    summary_.Add(state);
-    previous_ = state;
-    if (next_ == 0) SetJointNames(*problem_->arm, message.mutable_joint_names());
-    *message.mutable_sample() = std::move(state);
+    if (!state.ok()) return state.status();
+    summary_.Add(*state);
+    previous_ = *state;
+    if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
+    *message.mutable_sample() = *std::move(state);
     ++next_;
     return message;
   }
@@ -275,10 +314,9 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
 
   grpc::CallbackServerContext* const context_ = nullptr;
   WorkerPool* const pool_ = nullptr;
-  std::shared_ptr<IkProblem> problem_;
   // Touched only by the one SolveNext in flight.
-  std::optional<ik::ArmTracker> tracker_;
-  std::optional<ik::Trajectory> trajectory_;
+  SampleSolver solve_;
+  std::vector<std::string> joint_names_;
   std::vector<double> times_;
   size_t next_ = 0;  // the sample to solve next
   double solve_seconds_ = 0.0;
@@ -323,7 +361,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   // Acts on request_ and hands the call on (StartRead or a pool task); an error is returned
   // without handing on, and ends the stream.
   absl::Status Handle() {
-    if (tracker_ == nullptr) return Configure();
+    if (tracker_ == nullptr && robot_tracker_ == nullptr) return Configure();
     switch (request_.request_case()) {
       case v1::TrackRequest::kTarget:
         return SubmitSolve();
@@ -341,9 +379,12 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
       return FieldViolation("config", "the first message must carry a config");
     }
     const v1::TrackConfig& config = request_.config();
+    absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(config.arm(), "config.arm", *store_);
+    if (!arm.ok()) return arm.status();
+    if (arm->spec.has_robot()) return ConfigureRobot(*arm, config);
     absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-        MakeProblem(config.arm(), config.scene(), config.options(), config.initial_positions(),
-                    "config", "initial_positions", *store_, model_limits_);
+        MakeProblem(*arm, config.scene(), config.options(), config.initial_positions(), "config",
+                    "initial_positions", *store_, model_limits_);
     if (!problem.ok()) return problem.status();
     problem_ = *std::move(problem);
     // Always a scene (maybe empty), so that scene updates have somewhere to go.
@@ -355,12 +396,32 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     absl::StatusOr<ik::ArmTracker> tracker = NewTracker(*problem_, "config.initial_positions");
     if (!tracker.ok()) return tracker.status();
     tracker_ = std::make_unique<ik::ArmTracker>(*std::move(tracker));
+    joint_names_ = JointNames(*problem_->arm);
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  absl::Status ConfigureRobot(const ResolvedArmSpec& arm, const v1::TrackConfig& config) {
+    absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
+        arm, config.scene(), config.options(), config.initial_positions(), "config",
+        "initial_positions");
+    if (!problem.ok()) return problem.status();
+    robot_problem_ = *std::move(problem);
+    absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
+        *robot_problem_->robot, robot_problem_->options, robot_problem_->initial);
+    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
+    robot_tracker_ = std::make_unique<robot::RobotTracker>(*std::move(tracker));
+    joint_names_ = RobotJointNames(*robot_problem_->robot);
     StartRead(&request_);
     return absl::OkStatus();
   }
 
   // Edits the stream's private scene copy; the tracker sees it from the next target on.
   absl::Status UpdateScene() {
+    if (robot_tracker_ != nullptr) {
+      return FieldViolation("scene_update",
+                            "an industrial arm's stream has no scene (no collision model yet)");
+    }
     v1::EditSceneRequest edit;
     *edit.mutable_operations() = request_.scene_update().operations();
     absl::Status valid = ValidateOperations(edit, model_limits_);
@@ -375,14 +436,18 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
 
   absl::Status SubmitSolve() {
     const v1::TrackTarget& target = request_.target();
-    absl::StatusOr<Eigen::Vector3d> position =
-        TargetFromProto(target.position(), "target.position");
-    if (!position.ok()) return position.status();
     if (!std::isfinite(target.time()) || (solved_ > 0 && target.time() < last_time_)) {
       return FieldViolation("target.time",
                             absl::StrCat("must be finite and >= the previous target's time ",
                                          last_time_, ", got ", target.time()));
     }
+    if (robot_tracker_ != nullptr) return SubmitRobotSolve(target);
+    if (absl::Status s = CheckNoOrientation(target.has_orientation(), "target.orientation"); !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<Eigen::Vector3d> position =
+        TargetFromProto(target.position(), "target.position");
+    if (!position.ok()) return position.status();
     // No solve is running (strict sequencing), so the tracker's hand can be read here.
     const Eigen::Vector3d hand = tracker_->sites().col(problem_->arm->hand());
     absl::Status bounded = CheckSubSteps(*problem_, hand, *position,
@@ -395,14 +460,32 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
   }
 
+  absl::Status SubmitRobotSolve(const v1::TrackTarget& target) {
+    absl::StatusOr<robot::ToolTarget> tool =
+        ToolTargetFromProto(target.position(), "target.position", target.has_orientation(),
+                            target.orientation(), "target.orientation");
+    if (!tool.ok()) return tool.status();
+    // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
+    last_time_ = target.time();
+    auto solve = [this, tool = *tool, t = target.time()] {
+      const double duration = solved_ == 0 ? 0.0 : t - response_.state().time();
+      const robot::RobotIkResult result = robot_tracker_->MoveTo(tool, duration);
+      Write(RobotJointState(*robot_problem_->robot, result, tool, t,
+                            solved_ == 0 ? nullptr : &response_.state()));
+    };
+    return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
+  }
+
   // On a worker.
   void SolveAndWrite(const Eigen::Vector3d& target, double time) {
     absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, time);
     if (!step.ok()) return End(step.status());
-    v1::JointState state =
-        JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state());
+    Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
+  }
+
+  void Write(v1::JointState state) {
     response_.Clear();
-    if (solved_ == 0) SetJointNames(*problem_->arm, response_.mutable_joint_names());
+    if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
     ++solved_;
     StartWrite(&response_);  // hands the call to gRPC: nothing may follow
@@ -417,14 +500,114 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   WorkerPool* const pool_;
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
+  // Configured: either a chain arm (problem_, tracker_) or an industrial arm (robot_*).
   std::shared_ptr<IkProblem> problem_;
-  std::unique_ptr<ik::ArmTracker> tracker_;  // null until configured
+  std::unique_ptr<ik::ArmTracker> tracker_;
+  std::shared_ptr<RobotProblem> robot_problem_;
+  std::unique_ptr<robot::RobotTracker> robot_tracker_;
+  std::vector<std::string> joint_names_;
   int64_t solved_ = 0;
   double last_time_ = 0.0;
   std::atomic<bool> finished_{false};
   v1::TrackRequest request_;
   v1::TrackResponse response_;  // the message being written (holds the last state)
 };
+
+// Single-pose IK of an industrial arm: continuation from the seed with restarts
+// (robot::SolveRobotIk), on the pool like the chain arms' Solve.
+grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
+                                     const v1::SolveRequest& request, const ResolvedArmSpec& arm,
+                                     v1::SolveResponse* response, WorkerPool& pool) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
+      arm, request.scene(), request.options(), request.seed_positions(), "", "seed_positions");
+  absl::StatusOr<robot::ToolTarget> target =
+      problem.ok() ? ToolTargetFromProto(request.target(), "target", request.has_target_orientation(),
+                                         request.target_orientation(), "target_orientation")
+                   : absl::StatusOr<robot::ToolTarget>(problem.status());
+  if (!target.ok()) {
+    reactor->Finish(ToGrpcStatus(target.status()));
+    return reactor;
+  }
+  auto solve = [context, reactor, response, problem = *problem, target = *target] {
+    if (context->IsCancelled()) {
+      return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+    }
+    absl::StatusOr<robot::RobotIkResult> result =
+        robot::SolveRobotIk(*problem->robot, target, problem->initial, problem->options);
+    if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
+    SetJointNames(RobotJointNames(*problem->robot), response->mutable_joint_names());
+    *response->mutable_state() = RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
+    reactor->Finish(grpc::Status::OK);
+  };
+  if (!pool.TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
+  return reactor;
+}
+
+// What a TrajectoryReactor runs: the sample solver and the joint names of the first message.
+struct TrajectoryPlan {
+  SampleSolver solve;
+  std::vector<std::string> joint_names;
+};
+
+absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(const v1::SolveTrajectoryRequest& request,
+                                                 const ResolvedArmSpec& arm,
+                                                 ik::Trajectory trajectory,
+                                                 const std::vector<double>& times,
+                                                 ModelStore& store, const ModelLimits& model_limits,
+                                                 const KinematicsLimits& limits) {
+  if (absl::Status s = CheckNoOrientation(request.has_tool_orientation(), "tool_orientation"); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
+      MakeProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
+                  "initial_positions", store, model_limits);
+  if (!problem.ok()) return problem.status();
+  absl::Status bounded =
+      CheckTrajectorySubSteps(**problem, trajectory, times, limits.max_substeps_per_sample);
+  if (!bounded.ok()) return bounded;
+  absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
+  if (!tracker.ok()) return tracker.status();
+  auto shared_tracker = std::make_shared<ik::ArmTracker>(*std::move(tracker));
+  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
+  SampleSolver solve = [problem = *problem, tracker = shared_tracker, path](
+                           double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    const Eigen::Vector3d target = path->PositionAt(t);
+    absl::StatusOr<ik::IkStep> step = tracker->StepTo(target, t);
+    if (!step.ok()) return step.status();
+    return JointStateFromStep(*step, target, previous);
+  };
+  return TrajectoryPlan{std::move(solve), JointNames(*(*problem)->arm)};
+}
+
+absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequest& request,
+                                                   const ResolvedArmSpec& arm,
+                                                   ik::Trajectory trajectory) {
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
+      arm, request.scene(), request.options(), request.initial_positions(), "", "initial_positions");
+  if (!problem.ok()) return problem.status();
+  // The orientation is checked once; every sample holds it.
+  absl::StatusOr<robot::ToolTarget> start =
+      ToolTargetFromProto(v1::Vector3(), "trajectory", request.has_tool_orientation(),
+                          request.tool_orientation(), "tool_orientation");
+  if (!start.ok()) return start.status();
+  absl::StatusOr<robot::RobotTracker> tracker =
+      robot::RobotTracker::Create(*(*problem)->robot, (*problem)->options, (*problem)->initial);
+  if (!tracker.ok()) return tracker.status();
+  auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
+  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
+  SampleSolver solve = [problem = *problem, tracker = shared_tracker, path,
+                        orientation = start->orientation](
+                           double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    robot::ToolTarget target;
+    target.position = path->PositionAt(t);
+    target.orientation = orientation;
+    const double duration = previous != nullptr ? t - previous->time() : 0.0;
+    const robot::RobotIkResult result = tracker->MoveTo(target, duration);
+    return RobotJointState(*problem->robot, result, target, t, previous);
+  };
+  return TrajectoryPlan{std::move(solve), RobotJointNames(*(*problem)->robot)};
+}
 
 }  // namespace
 
@@ -436,15 +619,22 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
                                                        const v1::SolveRequest* request,
                                                        v1::SolveResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(request->arm(), "arm", *store_);
+  if (!arm.ok()) {
+    reactor->Finish(ToGrpcStatus(arm.status()));
+    return reactor;
+  }
+  if (arm->spec.has_robot()) return SolveRobot(context, *request, *arm, response, *pool_);
   absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-      MakeProblem(request->arm(), request->scene(), request->options(),
-                  request->seed_positions(), "", "seed_positions", *store_, model_limits_);
+      MakeProblem(*arm, request->scene(), request->options(), request->seed_positions(), "",
+                  "seed_positions", *store_, model_limits_);
   if (!problem.ok()) {
     reactor->Finish(ToGrpcStatus(problem.status()));
     return reactor;
   }
   absl::StatusOr<Eigen::Vector3d> target = TargetFromProto(request->target(), "target");
   absl::Status valid = target.status();
+  if (valid.ok()) valid = CheckNoOrientation(request->has_target_orientation(), "target_orientation");
   if (valid.ok()) {
     valid = CheckSubSteps(**problem, (*problem)->InitialHand(), *target,
                           limits_.max_substeps_per_sample, "options");
@@ -462,7 +652,7 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     absl::StatusOr<ik::IkStep> step = ik::SolvePose(*problem->arm, problem->scene.get(), target,
                                                     problem->options, problem->initial_sites);
     if (!step.ok()) return reactor->Finish(ToGrpcStatus(step.status()));
-    SetJointNames(*problem->arm, response->mutable_joint_names());
+    SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
     *response->mutable_state() = JointStateFromStep(*step, target, nullptr);
     reactor->Finish(grpc::Status::OK);
   };
@@ -472,23 +662,22 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
 
 grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::SolveTrajectory(
     grpc::CallbackServerContext* context, const v1::SolveTrajectoryRequest* request) {
-  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-      MakeProblem(request->arm(), request->scene(), request->options(),
-                  request->initial_positions(), "", "initial_positions", *store_, model_limits_);
-  if (!problem.ok()) return new TrajectoryReactor(problem.status());
+  absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(request->arm(), "arm", *store_);
+  if (!arm.ok()) return new TrajectoryReactor(arm.status());
   absl::StatusOr<ik::Trajectory> trajectory =
       TrajectoryFromProto(request->trajectory(), "trajectory");
   if (!trajectory.ok()) return new TrajectoryReactor(trajectory.status());
   absl::StatusOr<std::vector<double>> times =
       SampleTimes(*trajectory, request->sample_period(), limits_.max_samples);
   if (!times.ok()) return new TrajectoryReactor(times.status());
-  absl::Status bounded =
-      CheckTrajectorySubSteps(**problem, *trajectory, *times, limits_.max_substeps_per_sample);
-  if (!bounded.ok()) return new TrajectoryReactor(bounded);
-  absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
-  if (!tracker.ok()) return new TrajectoryReactor(tracker.status());
-  return new TrajectoryReactor(context, pool_, *std::move(problem), *std::move(tracker),
-                               *std::move(trajectory), *std::move(times));
+  absl::StatusOr<TrajectoryPlan> plan =
+      arm->spec.has_robot()
+          ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory))
+          : PlanArmTrajectory(*request, *arm, *std::move(trajectory), *times, *store_,
+                              model_limits_, limits_);
+  if (!plan.ok()) return new TrajectoryReactor(plan.status());
+  return new TrajectoryReactor(context, pool_, std::move(plan->solve), std::move(plan->joint_names),
+                               *std::move(times));
 }
 
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(

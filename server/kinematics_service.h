@@ -5,7 +5,9 @@
 // runs on the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is
 // solved one sample at a time, the next only after the previous sample's write completed, so a
 // slow reader slows its own solve; cancellation and deadlines stop it at the next sample.
-// Wire <-> solver conversions live in ik_conversions.h.
+// Industrial arms (ArmSpec.robot) go to the robot library (solver/include/ikd/robot) in the
+// same three RPCs: full-pose targets when an orientation is given, no scene. Wire <-> solver
+// conversions live in ik_conversions.h and robot_conversions.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -10,6 +10,7 @@
 #include "conversions.h"
 #include "errors.h"
 #include "pose_conversions.h"
+#include "robot_conversions.h"
 
 namespace ikd::server {
 namespace {
@@ -19,9 +20,15 @@ struct ArmModel {
   using Resource = v1::Arm;
   using Spec = v1::ArmSpec;
   static constexpr char kCollection[] = "arms";
-  // Canonical stored form: the spec the solver accepted.
+  // Canonical stored form: the spec the solver accepted; an industrial arm as given, once the
+  // robot library accepts it (its URDF or DH table stays the client's).
   static absl::StatusOr<std::string> Canonical(const Spec& spec, const std::string& path,
                                                const ModelLimits& limits) {
+    if (spec.has_robot()) {
+      absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(spec, path);
+      if (!robot.ok()) return robot.status();
+      return spec.SerializeAsString();
+    }
     absl::StatusOr<ik::Arm> arm = ArmFromProto(spec, path, limits);
     if (!arm.ok()) return arm.status();
     return ToProto(arm->spec()).SerializeAsString();

@@ -15,6 +15,8 @@
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "ikd/robot/chain.h"
+#include "ikd/robot/presets.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
@@ -526,6 +528,165 @@ TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdat
   grpc::Status status = bad->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("config"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Industrial arms (ArmSpec.robot): the Panda preset from a working pose away from its limits.
+
+const double kPandaReady[] = {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785};
+
+v1::ArmSpec PandaArm() {
+  v1::ArmSpec spec;
+  spec.mutable_robot()->set_preset(v1::ROBOT_PRESET_PANDA);
+  for (double q : kPandaReady) spec.mutable_robot()->add_home_positions(q);
+  return spec;
+}
+
+Eigen::VectorXd Positions(const v1::JointState& state) {
+  return Eigen::Map<const Eigen::VectorXd>(state.positions().data(), state.positions_size());
+}
+
+v1::Quaternion Quat(const Eigen::Quaterniond& q) {
+  v1::Quaternion out;
+  out.set_x(q.x());
+  out.set_y(q.y());
+  out.set_z(q.z());
+  out.set_w(q.w());
+  return out;
+}
+
+// The Panda's tool pose at its ready configuration, by the DH chain's forward kinematics.
+Eigen::Isometry3d PandaReadyPose() {
+  return robot::ToolPose(robot::presets::Panda(),
+                         Eigen::Map<const Eigen::VectorXd>(kPandaReady, 7));
+}
+
+// A 0.2 m tool line at the ready orientation, 2 s, 51 samples: every sample REACHED, and the
+// forward kinematics of the streamed joint values (the DH chain, not the server's sites) puts
+// the tool on the sample's target to 1e-5 m and 1e-5 rad (issue 5's tolerance).
+TEST_F(KinematicsServiceTest, IndustrialArmFollowsAFullPoseLine) {
+  const Eigen::Isometry3d X0 = PandaReadyPose();
+  v1::SolveTrajectoryRequest request;
+  *request.mutable_arm()->mutable_spec() = PandaArm();
+  v1::LinePath* line = request.mutable_trajectory()->mutable_line();
+  *line->mutable_from() = Vec(X0.translation().x(), X0.translation().y(), X0.translation().z());
+  *line->mutable_to() = Vec(X0.translation().x(), X0.translation().y() + 0.2, X0.translation().z());
+  line->set_duration(2.0);
+  request.set_sample_period(0.04);
+  *request.mutable_tool_orientation() = Quat(Eigen::Quaterniond(X0.linear()));
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  ASSERT_TRUE(SolveTrajectory(request, &messages).ok());
+  ASSERT_EQ(messages.size(), 52u);
+  EXPECT_THAT(messages.front().joint_names(), ::testing::ElementsAre("joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "joint7"));
+  const robot::ChainSpec panda = robot::presets::Panda();
+  for (size_t k = 0; k + 1 < messages.size(); ++k) {
+    const v1::JointState& s = messages[k].sample();
+    ASSERT_EQ(s.status(), v1::STEP_STATUS_REACHED) << "sample " << k;
+    const Eigen::Isometry3d X = robot::ToolPose(panda, Positions(s));
+    const Eigen::Vector3d target(s.target().x(), s.target().y(), s.target().z());
+    EXPECT_LT((X.translation() - target).norm(), 1e-5) << "sample " << k;
+    EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * X0.linear()).angle(), 1e-5) << k;
+    EXPECT_LT(s.rotation_error(), 1e-5);
+    EXPECT_LT(s.constraint_residual(), 1e-10);
+  }
+  const v1::TrajectorySummary& summary = messages.back().summary();
+  EXPECT_DOUBLE_EQ(summary.fraction_reached(), 1.0);
+  EXPECT_LT(summary.max_rotation_error(), 1e-5);
+}
+
+// Stored from a URDF through the ModelService, used by name in Solve (position target from
+// forward kinematics of a known configuration) and in Track (full-pose targets, in order).
+TEST_F(KinematicsServiceTest, IndustrialArmFromUrdfSolvesAndTracks) {
+  const std::string urdf =
+      "<robot name=\"two\"><link name=\"base\"/><link name=\"a\"/><link name=\"b\"/>"
+      "<link name=\"c\"/><link name=\"tool\"/>"
+      "<joint name=\"yaw\" type=\"revolute\"><parent link=\"base\"/><child link=\"a\"/>"
+      "<origin xyz=\"0 0 0.3\"/><axis xyz=\"0 0 1\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"2\"/></joint>"
+      "<joint name=\"pitch\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
+      "<origin xyz=\"0 0 0.1\"/><axis xyz=\"0 1 0\"/><limit lower=\"-2\" upper=\"2\" effort=\"1\" velocity=\"2\"/></joint>"
+      "<joint name=\"elbow\" type=\"revolute\"><parent link=\"b\"/><child link=\"c\"/>"
+      "<origin xyz=\"0 0 0.4\"/><axis xyz=\"0 1 0\"/><limit lower=\"-2.5\" upper=\"2.5\" effort=\"1\" velocity=\"2\"/></joint>"
+      "<joint name=\"flange\" type=\"fixed\"><parent link=\"c\"/><child link=\"tool\"/>"
+      "<origin xyz=\"0 0 0.3\"/></joint></robot>";
+  v1::CreateArmRequest create;
+  create.set_arm_id("two");
+  v1::UrdfChain* chain = create.mutable_arm()->mutable_spec()->mutable_robot()->mutable_urdf();
+  chain->set_urdf(urdf);
+  chain->set_base_link("base");
+  chain->set_tip_link("tool");
+  for (double q : {0.2, 0.4, 0.8}) create.mutable_arm()->mutable_spec()->mutable_robot()->add_home_positions(q);
+  v1::Arm created;
+  grpc::ClientContext context;
+  ASSERT_TRUE(models_->CreateArm(&context, create, &created).ok());
+  // Forward kinematics by hand: yaw 0.3 about z, pitch 0.5 and elbow 0.6 about y from 0.4 m up.
+  const double yaw = 0.3, pitch = 0.5, elbow = 0.6;
+  const double reach = 0.4 * std::sin(pitch) + 0.3 * std::sin(pitch + elbow);
+  const double height = 0.4 + 0.4 * std::cos(pitch) + 0.3 * std::cos(pitch + elbow);
+  v1::SolveRequest solve;
+  solve.mutable_arm()->set_name("arms/two");
+  *solve.mutable_target() = Vec(reach * std::cos(yaw), reach * std::sin(yaw), height);
+  v1::SolveResponse solved;
+  ASSERT_TRUE(Solve(solve, &solved).ok());
+  EXPECT_EQ(solved.state().status(), v1::STEP_STATUS_REACHED);
+  EXPECT_LT(solved.state().hand_error(), 1e-5);
+  EXPECT_THAT(solved.joint_names(), ::testing::ElementsAre("yaw", "pitch", "elbow"));
+
+  grpc::ClientContext track_context;
+  SetDeadline(track_context);
+  auto stream = stub_->Track(&track_context);
+  v1::TrackRequest config;
+  config.mutable_config()->mutable_arm()->set_name("arms/two");
+  ASSERT_TRUE(stream->Write(config));
+  v1::TrackResponse response;
+  for (int k = 0; k < 10; ++k) {  // a 3-joint arm: position targets along a short arc
+    v1::TrackRequest target;
+    target.mutable_target()->set_time(0.1 * k);
+    const double a = yaw + 0.02 * k;
+    *target.mutable_target()->mutable_position() = Vec(reach * std::cos(a), reach * std::sin(a), height);
+    ASSERT_TRUE(stream->Write(target));
+    ASSERT_TRUE(stream->Read(&response)) << k;
+    EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED) << k;
+    EXPECT_LT(response.state().hand_error(), 1e-5) << k;
+    EXPECT_NEAR(response.state().positions(0), a, 1e-6) << k;  // the yaw follows the arc
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+// Bad industrial-arm requests name the field: a scene (no collision model yet), a non-unit
+// tool orientation, a malformed URDF, a DH table without convention, chain fields beside the
+// robot; and an orientation for a chain arm.
+TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
+  auto solve_fields = [&](const v1::SolveRequest& request) {
+    v1::SolveResponse response;
+    const grpc::Status status = Solve(request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+    return ViolatedFields(status);
+  };
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PandaArm();
+  *request.mutable_target() = Vec(0.4, 0.0, 0.5);
+  v1::SolveRequest with_scene = request;
+  with_scene.mutable_scene()->mutable_spec();
+  EXPECT_THAT(solve_fields(with_scene), Contains("scene"));
+  v1::SolveRequest bad_quaternion = request;
+  *bad_quaternion.mutable_target_orientation() = Quat(Eigen::Quaterniond(1.0, 0.0, 0.1, 0.0));
+  EXPECT_THAT(solve_fields(bad_quaternion), Contains("target_orientation"));
+  v1::SolveRequest bad_urdf = request;
+  bad_urdf.mutable_arm()->mutable_spec()->mutable_robot()->mutable_urdf()->set_urdf("<robot name=");
+  bad_urdf.mutable_arm()->mutable_spec()->mutable_robot()->clear_home_positions();
+  EXPECT_THAT(solve_fields(bad_urdf), Contains("arm.spec.robot.urdf.urdf"));
+  v1::SolveRequest bad_dh = bad_urdf;
+  bad_dh.mutable_arm()->mutable_spec()->mutable_robot()->mutable_dh()->add_rows()->set_a(0.3);
+  EXPECT_THAT(solve_fields(bad_dh), Contains("arm.spec.robot.dh.convention"));
+  v1::SolveRequest mixed = request;
+  mixed.mutable_arm()->mutable_spec()->add_limbs()->set_length(0.2);
+  EXPECT_THAT(solve_fields(mixed), Contains("arm.spec.limbs"));
+  v1::SolveRequest chain_with_orientation;
+  *chain_with_orientation.mutable_arm()->mutable_spec() = PlanarArm();
+  *chain_with_orientation.mutable_target() = Vec(0.9, 0.6, 0);
+  *chain_with_orientation.mutable_target_orientation() = Quat(Eigen::Quaterniond::Identity());
+  EXPECT_THAT(solve_fields(chain_with_orientation), Contains("target_orientation"));
 }
 
 }  // namespace

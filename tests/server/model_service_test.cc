@@ -552,6 +552,53 @@ TEST_F(ModelServiceTest, StaleEtagIsAborted) {
 
 // INVALID_ARGUMENT for bad arms, each with one BadRequest field violation naming the request
 // field path and the bound it breaks (the solver's own checks, ik::Arm::Create).
+// An industrial arm from a DH table (UR5's, issue 5) is stored as given and read back equal; a
+// DH row with a crossed range, a prismatic URDF joint and a wrong number of home positions are
+// INVALID_ARGUMENT naming the wire field.
+TEST_F(ModelServiceTest, IndustrialArmsAreStoredAndValidated) {
+  v1::ArmSpec ur5;
+  v1::DhTable* table = ur5.mutable_robot()->mutable_dh();
+  table->set_convention(v1::DH_CONVENTION_STANDARD);
+  const double rows[6][3] = {{0, 1.5707963267948966, 0.089159}, {-0.425, 0, 0}, {-0.39225, 0, 0},
+                             {0, 1.5707963267948966, 0.10915}, {0, -1.5707963267948966, 0.09465},
+                             {0, 0, 0.0823}};
+  for (const auto& r : rows) {
+    v1::DhRow* row = table->add_rows();
+    row->set_a(r[0]);
+    row->set_alpha(r[1]);
+    row->set_d(r[2]);
+    row->mutable_range()->set_lower(-6.28);
+    row->mutable_range()->set_upper(6.28);
+    row->mutable_range()->set_max_velocity(3.14);
+  }
+  v1::Arm created, got;
+  ASSERT_TRUE(client_.CreateArm("ur5", ur5, &created).ok());
+  ASSERT_TRUE(client_.GetArm("arms/ur5", &got).ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(got.spec(), ur5));
+
+  v1::ArmSpec crossed = ur5;
+  crossed.mutable_robot()->mutable_dh()->mutable_rows(2)->mutable_range()->set_lower(7.0);
+  ExpectFieldViolation(client_.CreateArm("x", crossed), "arm.spec.robot.dh.rows[2].range",
+                       "lower must be <= upper");
+  v1::ArmSpec homes = ur5;
+  homes.mutable_robot()->add_home_positions(0.1);
+  ExpectFieldViolation(client_.CreateArm("x", homes), "arm.spec.robot.home_positions",
+                       "one value per joint (6)");
+  v1::ArmSpec prismatic;
+  v1::UrdfChain* urdf = prismatic.mutable_robot()->mutable_urdf();
+  urdf->set_urdf(
+      "<robot name=\"slide\"><link name=\"a\"/><link name=\"b\"/><joint name=\"s\" "
+      "type=\"prismatic\"><parent link=\"a\"/><child link=\"b\"/><axis xyz=\"1 0 0\"/>"
+      "<limit lower=\"0\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint></robot>");
+  urdf->set_base_link("a");
+  urdf->set_tip_link("b");
+  ExpectFieldViolation(client_.CreateArm("x", prismatic), "arm.spec.robot.urdf.urdf",
+                       "prismatic joints are not supported");
+  urdf->set_tip_link("c");
+  ExpectFieldViolation(client_.CreateArm("x", prismatic), "arm.spec.robot.urdf.tip_link",
+                       "is not a link of robot 'slide'");
+}
+
 TEST_F(ModelServiceTest, InvalidArmsNameTheField) {
   v1::ArmSpec nan_length = PlanarArm(3);
   nan_length.mutable_limbs(1)->set_length(kNaN);

@@ -1,0 +1,249 @@
+#include "robot_conversions.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "conversions.h"
+#include "errors.h"
+#include "ikd/robot/presets.h"
+#include "ikd/robot/urdf.h"
+
+namespace ikd::server {
+namespace {
+
+constexpr int kMaxDhRows = 64;
+constexpr size_t kMaxUrdfBytes = 4 << 20;
+
+// A wire pose, the quaternion normalized (absent or all zero: the identity, as types.proto).
+absl::StatusOr<Eigen::Isometry3d> PoseFromProto(const v1::Pose& pose, const std::string& path) {
+  const Eigen::Vector3d p = FromProto(pose.position());
+  if (!p.allFinite()) return FieldViolation(path + ".position", "must be finite");
+  const Eigen::Quaterniond q = FromProto(pose.orientation());
+  if (!q.coeffs().allFinite() || q.norm() < 1e-9) {
+    return FieldViolation(path + ".orientation", "must be finite with norm >= 1e-9 (or all zero)");
+  }
+  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
+  X.linear() = q.normalized().toRotationMatrix();
+  X.translation() = p;
+  return X;
+}
+
+absl::StatusOr<std::vector<robot::DhRow>> DhRowsFromProto(const v1::DhTable& table,
+                                                          const std::string& path) {
+  if (table.rows_size() < 1 || table.rows_size() > kMaxDhRows) {
+    return FieldViolation(path + ".rows", absl::StrCat("must hold 1 .. ", kMaxDhRows,
+                                                       " rows, got ", table.rows_size()));
+  }
+  std::vector<robot::DhRow> rows;
+  for (int k = 0; k < table.rows_size(); ++k) {
+    const v1::DhRow& row = table.rows(k);
+    robot::DhRow out{row.a(), row.alpha(), row.d(), row.theta_offset(), std::nullopt};
+    if (row.has_range()) {
+      const double v = row.range().max_velocity();
+      if (!(v >= 0.0)) {
+        return FieldViolation(absl::StrCat(path, ".rows[", k, "].range.max_velocity"),
+                              absl::StrCat("must be >= 0 (0: no limit), got ", v));
+      }
+      out.limits = robot::JointLimits{row.range().lower(), row.range().upper(),
+                                      v > 0.0 ? v : std::numeric_limits<double>::infinity()};
+    }
+    rows.push_back(out);
+  }
+  return rows;
+}
+
+// The solver names a DH chain's joints "joints[k]" and its limits "limits"; the wire names the
+// rows "rows[k]" and the range "range".
+std::string DhFieldPath(const std::string& robot_path, const std::string& field) {
+  if (field == "X_FT") return robot_path + ".tool";
+  if (field == "X_WB") return robot_path + ".base";
+  std::string wire = field;
+  if (absl::StartsWith(wire, "joints[")) wire = "rows" + wire.substr(6);
+  wire = absl::StrReplaceAll(wire, {{".limits", ".range"}, {".X_PJ", ""}});
+  return absl::StrCat(robot_path, ".dh", wire.empty() ? "" : ".", wire);
+}
+
+// URDF errors name base_link or tip_link, or else the document.
+std::string UrdfFieldPath(const std::string& robot_path, const std::string& field) {
+  if (field == "base_link" || field == "tip_link") return absl::StrCat(robot_path, ".urdf.", field);
+  if (field == "X_FT") return robot_path + ".tool";
+  return robot_path + ".urdf.urdf";
+}
+
+absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
+                                                const std::string& path) {
+  absl::StatusOr<Eigen::Isometry3d> tool = PoseFromProto(spec.tool(), path + ".tool");
+  if (!tool.ok()) return tool.status();
+  absl::StatusOr<robot::ChainSpec> chain = absl::UnknownError("unset");
+  switch (spec.kinematics_case()) {
+    case v1::RobotSpec::kDh: {
+      const v1::DhConvention convention = spec.dh().convention();
+      if (convention != v1::DH_CONVENTION_STANDARD && convention != v1::DH_CONVENTION_MODIFIED) {
+        return FieldViolation(path + ".dh.convention",
+                              "must be DH_CONVENTION_STANDARD or DH_CONVENTION_MODIFIED");
+      }
+      absl::StatusOr<std::vector<robot::DhRow>> rows = DhRowsFromProto(spec.dh(), path + ".dh");
+      if (!rows.ok()) return rows.status();
+      chain = robot::ChainFromDh(*rows,
+                                 convention == v1::DH_CONVENTION_STANDARD ? robot::DhConvention::kStandard
+                                                                          : robot::DhConvention::kModified,
+                                 *tool);
+      if (!chain.ok()) {
+        return SolverFieldViolation(chain.status(), [&](const std::string& f) { return DhFieldPath(path, f); });
+      }
+      break;
+    }
+    case v1::RobotSpec::kUrdf: {
+      const v1::UrdfChain& urdf = spec.urdf();
+      if (urdf.urdf().size() > kMaxUrdfBytes) {
+        return FieldViolation(path + ".urdf.urdf", absl::StrCat("at most ", kMaxUrdfBytes,
+                                                                " bytes, got ", urdf.urdf().size()));
+      }
+      chain = robot::ChainFromUrdf(urdf.urdf(), urdf.base_link(), urdf.tip_link(), *tool);
+      if (!chain.ok()) {
+        return SolverFieldViolation(chain.status(), [&](const std::string& f) { return UrdfFieldPath(path, f); });
+      }
+      break;
+    }
+    case v1::RobotSpec::kPreset:
+      switch (spec.preset()) {
+        case v1::ROBOT_PRESET_UR5: chain = robot::presets::Ur5(); break;
+        case v1::ROBOT_PRESET_PANDA: chain = robot::presets::Panda(); break;
+        case v1::ROBOT_PRESET_IIWA14: chain = robot::presets::Iiwa14(); break;
+        default:
+          return FieldViolation(path + ".preset",
+                                "must be ROBOT_PRESET_UR5, ROBOT_PRESET_PANDA or ROBOT_PRESET_IIWA14");
+      }
+      chain->X_FT = chain->X_FT * *tool;
+      break;
+    default:
+      return FieldViolation(path, "required: the kinematics as dh, urdf or preset");
+  }
+  absl::StatusOr<Eigen::Isometry3d> base = PoseFromProto(spec.base(), path + ".base");
+  if (!base.ok()) return base.status();
+  chain->X_WB = *base;
+  return chain;
+}
+
+// An industrial arm's ArmSpec leaves the chain-arm fields unset.
+absl::Status CheckNoChainFields(const v1::ArmSpec& spec, const std::string& path) {
+  const std::pair<const char*, bool> fields[] = {
+      {"base_position", spec.has_base_position()}, {"base_orientation", spec.has_base_orientation()},
+      {"planar", spec.planar()},                   {"limbs", spec.limbs_size() > 0},
+      {"joint_limits", spec.joint_limits_size() > 0}, {"site_weights", spec.site_weights_size() > 0},
+      {"home_angles", spec.home_angles_size() > 0}};
+  for (const auto& [name, set] : fields) {
+    if (set) {
+      return FieldViolation(absl::StrCat(path, ".", name),
+                            "must be unset for an industrial arm (robot is set): use robot.base "
+                            "and robot.home_positions");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<robot::Robot> RobotFromArmSpec(const v1::ArmSpec& spec, const std::string& path) {
+  if (absl::Status s = CheckNoChainFields(spec, path); !s.ok()) return s;
+  const std::string robot_path = path + ".robot";
+  absl::StatusOr<robot::ChainSpec> chain = ChainFromProto(spec.robot(), robot_path);
+  if (!chain.ok()) return chain.status();
+  absl::StatusOr<robot::Robot> robot = robot::Robot::Create(*chain);
+  if (!robot.ok()) {
+    return SolverFieldViolation(robot.status(), [&](const std::string& f) {
+      return spec.robot().has_urdf() ? UrdfFieldPath(robot_path, f) : DhFieldPath(robot_path, f);
+    });
+  }
+  const auto& home = spec.robot().home_positions();
+  if (!home.empty()) {
+    const Eigen::VectorXd mid = robot->MidRange();
+    absl::StatusOr<Eigen::VectorXd> q = RobotPositions(*robot, home, mid, robot_path + ".home_positions");
+    if (!q.ok()) return q.status();
+  }
+  return robot;
+}
+
+Eigen::VectorXd RobotHome(const robot::Robot& robot, const v1::RobotSpec& spec) {
+  if (spec.home_positions_size() != robot.num_joints()) return robot.MidRange();
+  return Eigen::Map<const Eigen::VectorXd>(spec.home_positions().data(), robot.num_joints());
+}
+
+absl::StatusOr<Eigen::VectorXd> RobotPositions(const robot::Robot& robot,
+                                               const google::protobuf::RepeatedField<double>& positions,
+                                               const Eigen::VectorXd& home, const std::string& path) {
+  if (positions.empty()) return home;
+  if (positions.size() != robot.num_joints()) {
+    return FieldViolation(path, absl::StrCat("must hold one value per joint (", robot.num_joints(),
+                                             "), got ", positions.size()));
+  }
+  Eigen::VectorXd q(robot.num_joints());
+  for (int k = 0; k < q.size(); ++k) {
+    q[k] = positions[k];
+    const auto& limits = robot.spec().joints[k].limits;
+    if (!std::isfinite(q[k])) return FieldViolation(absl::StrCat(path, "[", k, "]"), "must be finite");
+    if (limits && (q[k] < limits->lower || q[k] > limits->upper)) {
+      return FieldViolation(absl::StrCat(path, "[", k, "]"),
+                            absl::StrCat("must be inside the joint range [", limits->lower, ", ",
+                                         limits->upper, "], got ", q[k]));
+    }
+  }
+  return q;
+}
+
+absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& position,
+                                                      const std::string& position_path,
+                                                      bool has_orientation,
+                                                      const v1::Quaternion& orientation,
+                                                      const std::string& orientation_path) {
+  const Eigen::Vector3d p = FromProto(position);
+  if (!p.allFinite()) return FieldViolation(position_path, "must be finite");
+  if (!has_orientation) return robot::ToolTarget::Position(p);
+  const Eigen::Quaterniond q(orientation.w(), orientation.x(), orientation.y(), orientation.z());
+  absl::StatusOr<robot::ToolTarget> target = robot::ToolTarget::Pose(p, q);
+  if (!target.ok()) {
+    return FieldViolation(orientation_path,
+                          absl::StrCat("must be a unit quaternion (|q| = 1 within 1e-6, finite), got "
+                                       "norm ", q.norm()));
+  }
+  return target;
+}
+
+std::vector<std::string> RobotJointNames(const robot::Robot& robot) {
+  std::vector<std::string> names;
+  for (const auto& joint : robot.spec().joints) names.push_back(joint.name);
+  return names;
+}
+
+v1::JointState RobotJointState(const robot::Robot& robot, const robot::RobotIkResult& result,
+                               const robot::ToolTarget& target, double time,
+                               const v1::JointState* previous) {
+  v1::JointState out;
+  out.set_time(time);
+  const double dt = previous != nullptr ? time - previous->time() : 0.0;
+  for (int k = 0; k < result.q.size(); ++k) {
+    out.add_positions(result.q[k]);
+    const bool has_rate = dt > 0 && k < previous->positions_size();
+    out.add_velocities(has_rate ? (result.q[k] - previous->positions(k)) / dt : 0.0);
+  }
+  for (int s = 0; s < result.sites.cols(); ++s) {
+    *out.add_sites() = ToProto(Eigen::Vector3d(result.sites.col(s)));
+  }
+  *out.mutable_target() = ToProto(target.position);
+  out.set_hand_error(result.position_error);
+  out.set_rotation_error(result.rotation_error);
+  out.set_constraint_residual(robot.model(robot::TargetMode::kPose).MaxRelativeViolation(result.sites));
+  out.set_iterations(result.iterations);
+  switch (result.status) {
+    case robot::RobotIkStatus::kSolved: out.set_status(v1::STEP_STATUS_REACHED); break;
+    case robot::RobotIkStatus::kJointLimitBlocked: out.set_status(v1::STEP_STATUS_JOINT_LIMIT_BLOCKED); break;
+    case robot::RobotIkStatus::kNotConverged: out.set_status(v1::STEP_STATUS_NOT_CONVERGED); break;
+    case robot::RobotIkStatus::kVelocityLimitExceeded: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
+  }
+  return out;
+}
+
+}  // namespace ikd::server
