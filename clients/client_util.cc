@@ -255,4 +255,18 @@ absl::StatusOr<v1::SceneSpec> FetchSceneSpec(const std::shared_ptr<grpc::Channel
                                                    &v1::ModelService::Stub::GetScene);
 }
 
+absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what) {
+  std::vector<double> values;
+  if (absl::StripAsciiWhitespace(text).empty()) return values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double value = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be comma-separated numbers, got \"", text, "\""));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
 }  // namespace ikd::clients

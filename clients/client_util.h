@@ -68,6 +68,9 @@ absl::StatusOr<v1::SceneSpec> FetchSceneSpec(const std::shared_ptr<grpc::Channel
 
 // "1,2,3" (spaces allowed) -> Vector3; anything else is InvalidArgument naming `what`.
 absl::StatusOr<v1::Vector3> ParseVector3(absl::string_view text, absl::string_view what);
+
+// "1, 2.5,3" -> {1, 2.5, 3}; blank text -> {}; anything else InvalidArgument naming `what`.
+absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what);
 // "x0,y0,z0:x1,y1,z1" -> the two ends of a segment.
 absl::StatusOr<std::pair<v1::Vector3, v1::Vector3>> ParseSegment(absl::string_view text,
                                                                   absl::string_view what);

@@ -33,6 +33,11 @@ ABSL_FLAG(std::string, arm_file, "", "solve/trajectory: inline arm from a JSON f
 ABSL_FLAG(std::string, scene, "", "solve/trajectory: stored scene, \"ID\" or \"scenes/ID\"");
 ABSL_FLAG(std::string, scene_file, "", "solve/trajectory: inline scene from a JSON file");
 ABSL_FLAG(std::string, target, "", "solve: hand target x,y,z (m, world frame)");
+ABSL_FLAG(std::string, orientation, "",
+          "solve/trajectory/track, industrial arms: tool orientation x,y,z,w (full-pose targets)");
+ABSL_FLAG(std::string, base_link, "", "arms import-urdf: the chain's base link");
+ABSL_FLAG(std::string, tip_link, "", "arms import-urdf: the chain's tip link (the tool flange)");
+ABSL_FLAG(std::string, tool, "", "arms import-urdf: TCP offset x,y,z in the tip link (m)");
 ABSL_FLAG(std::string, line, "", "trajectory: straight hand path x0,y0,z0:x1,y1,z1");
 ABSL_FLAG(std::string, waypoints_file, "",
           "trajectory: timed waypoints, a JSON ikd.v1.WaypointPath "
@@ -70,6 +75,8 @@ Commands, an example each:
   arms list                     ikctl arms list --format=csv
   arms update NAME FILE.json    ikctl arms update demo arm.json --etag=<etag from get>
   arms delete NAME              ikctl arms delete demo
+  arms import-urdf ID FILE      ikctl arms import-urdf ur5 ur5.urdf --base_link=base_link
+                                  --tip_link=tool0 [--tool=x,y,z]: an industrial arm
   scenes create ID FILE.json|-  ikctl scenes create demo deploy/models/demo.scene.json
   scenes get|list|update|delete as for arms: ikctl scenes get demo
   skeletons create|get|list|update|delete   as for arms (a SkeletonSpec for PoseService)
@@ -159,11 +166,24 @@ struct ArmTraits {
     return stub.DeleteArm(context, request, &empty);
   }
   static std::vector<std::string> Header() {
-    return {"name", "version", "limbs", "planar", "updated", "etag"};
+    return {"name", "version", "limbs", "planar", "kind", "updated", "etag"};
   }
   static std::vector<std::string> Row(const Resource& arm) {
-    return {arm.name(), absl::StrCat(arm.version()), absl::StrCat(arm.spec().limbs_size()),
-            arm.spec().planar() ? "yes" : "no", FormatTime(arm.update_time()), arm.etag()};
+    const v1::ArmSpec& spec = arm.spec();
+    if (spec.has_robot()) {  // an industrial arm: joints, not limbs
+      return {arm.name(), absl::StrCat(arm.version()), "-", "-", RobotKind(spec.robot()),
+              FormatTime(arm.update_time()), arm.etag()};
+    }
+    return {arm.name(), absl::StrCat(arm.version()), absl::StrCat(spec.limbs_size()),
+            spec.planar() ? "yes" : "no", "chain", FormatTime(arm.update_time()), arm.etag()};
+  }
+  static std::string RobotKind(const v1::RobotSpec& robot) {
+    switch (robot.kinematics_case()) {
+      case v1::RobotSpec::kDh: return "robot (dh)";
+      case v1::RobotSpec::kUrdf: return "robot (urdf " + robot.urdf().tip_link() + ")";
+      case v1::RobotSpec::kPreset: return "robot (" + v1::RobotPreset_Name(robot.preset()) + ")";
+      default: return "robot";
+    }
   }
 };
 
@@ -380,8 +400,57 @@ class ModelCommands {
   }
 };
 
-using ArmCommands = ModelCommands<ArmTraits>;
 using SkeletonCommands = ModelCommands<SkeletonTraits>;
+
+// Arms have one command more: import-urdf (an industrial arm from a URDF file's chain).
+class ArmCommands : public ModelCommands<ArmTraits> {
+ public:
+  using ModelCommands::ModelCommands;
+
+  int Run(const std::string& verb, const Args& args) {
+    if (verb == "import-urdf" && args.size() == 2) return ImportUrdf(args[0], args[1]);
+    return ModelCommands::Run(verb, args);
+  }
+
+ private:
+  int ImportUrdf(const std::string& id, const std::string& path) {
+    auto urdf = ReadTextFile(path);
+    if (!urdf.ok()) return InputError(urdf.status());
+    if (absl::GetFlag(FLAGS_base_link).empty() || absl::GetFlag(FLAGS_tip_link).empty()) {
+      return UsageError("arms import-urdf needs --base_link and --tip_link");
+    }
+    v1::ArmSpec spec;
+    v1::UrdfChain* chain = spec.mutable_robot()->mutable_urdf();
+    chain->set_urdf(*std::move(urdf));
+    chain->set_base_link(absl::GetFlag(FLAGS_base_link));
+    chain->set_tip_link(absl::GetFlag(FLAGS_tip_link));
+    if (!absl::GetFlag(FLAGS_tool).empty()) {
+      auto tool = ParseVector3(absl::GetFlag(FLAGS_tool), "--tool");
+      if (!tool.ok()) return InputError(tool.status());
+      *spec.mutable_robot()->mutable_tool()->mutable_position() = *tool;
+    }
+    grpc::ClientContext context;
+    PrepareContext(context);
+    v1::Arm created;
+    grpc::Status status = ArmTraits::Create(*stub_, &context, id, spec, &created);
+    return status.ok() ? PrintOne(created) : RpcError(status);
+  }
+};
+
+// --orientation as a wire quaternion (x, y, z, w); nothing when the flag is empty.
+absl::StatusOr<std::optional<v1::Quaternion>> OrientationFromFlags() {
+  const std::string text = absl::GetFlag(FLAGS_orientation);
+  if (text.empty()) return std::nullopt;
+  auto q = ParseNumbers(text, "--orientation");
+  if (!q.ok()) return q.status();
+  if (q->size() != 4) return absl::InvalidArgumentError("--orientation needs x,y,z,w");
+  v1::Quaternion out;
+  out.set_x((*q)[0]);
+  out.set_y((*q)[1]);
+  out.set_z((*q)[2]);
+  out.set_w((*q)[3]);
+  return out;
+}
 
 // Scenes have one command more: edit (add, move, remove obstacles atomically).
 class SceneCommands : public ModelCommands<SceneTraits> {
@@ -549,6 +618,9 @@ int Solve(std::shared_ptr<grpc::Channel> channel) {
   *request.mutable_arm() = *arm;
   *request.mutable_scene() = *scene;
   *request.mutable_target() = *target;
+  auto orientation = OrientationFromFlags();
+  if (!orientation.ok()) return InputError(orientation.status());
+  if (*orientation) *request.mutable_target_orientation() = **orientation;
   auto options = OptionsFromFlags();
   if (!options.ok()) return InputError(options.status());
   *request.mutable_options() = *options;
@@ -605,6 +677,12 @@ std::string SummaryLine(const v1::TrajectorySummary& summary) {
   if (summary.has_min_clearance()) {
     absl::StrAppend(&line, " min_clearance=", Number(summary.min_clearance()));
   }
+  if (summary.not_converged() > 0 || summary.velocity_limited() > 0 ||
+      summary.max_rotation_error() > 0) {  // industrial arms
+    absl::StrAppend(&line, " not_converged=", summary.not_converged(), " velocity_limited=",
+                    summary.velocity_limited(), " max_rotation_error=",
+                    absl::StrFormat("%.3e", summary.max_rotation_error()));
+  }
   absl::StrAppend(&line, " solve_seconds=", Number(summary.solve_seconds()));
   return line;
 }
@@ -641,6 +719,9 @@ int SolveTrajectory(std::shared_ptr<grpc::Channel> channel) {
   *request.mutable_scene() = *scene;
   *request.mutable_trajectory() = *trajectory;
   request.set_sample_period(absl::GetFlag(FLAGS_period));
+  auto orientation = OrientationFromFlags();
+  if (!orientation.ok()) return InputError(orientation.status());
+  if (*orientation) *request.mutable_tool_orientation() = **orientation;
   auto options = OptionsFromFlags();
   if (!options.ok()) return InputError(options.status());
   *request.mutable_options() = *options;
@@ -708,6 +789,8 @@ int Track(std::shared_ptr<grpc::Channel> channel) {
   auto options = OptionsFromFlags();
   if (!options.ok()) return InputError(options.status());
   *config.mutable_config()->mutable_options() = *options;
+  auto orientation = OrientationFromFlags();  // held by every target of the stream
+  if (!orientation.ok()) return InputError(orientation.status());
   const std::string path = absl::GetFlag(FLAGS_targets_file);
   std::ifstream file;
   if (path != "-") {
@@ -734,6 +817,7 @@ int Track(std::shared_ptr<grpc::Channel> channel) {
     ++targets;
     v1::TrackRequest request;
     *request.mutable_target() = **target;
+    if (*orientation) *request.mutable_target()->mutable_orientation() = **orientation;
     v1::TrackResponse response;
     open = stream->Write(request) && stream->Read(&response);
     if (!open) break;

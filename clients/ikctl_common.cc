@@ -52,20 +52,6 @@ void PrepareContext(grpc::ClientContext& context) {
   SetTimeout(context, absl::GetFlag(FLAGS_timeout));
 }
 
-absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what) {
-  std::vector<double> values;
-  if (absl::StripAsciiWhitespace(text).empty()) return values;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    double value = 0;
-    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " must be comma-separated numbers, got \"", text, "\""));
-    }
-    values.push_back(value);
-  }
-  return values;
-}
-
 std::string Number(double value) { return absl::StrFormat("%.6g", value); }
 
 }  // namespace ikd::clients

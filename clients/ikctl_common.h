@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client_util.h"  // ParseNumbers
 #include "table_printer.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
@@ -36,9 +37,6 @@ TablePrinter::Style StyleOf(Format format);
 
 // The --timeout deadline on a call's context.
 void PrepareContext(grpc::ClientContext& context);
-
-// "1, 2.5,3" -> {1, 2.5, 3}; blank text -> {}; anything else InvalidArgument naming `what`.
-absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const std::string& what);
 
 // "%.6g": compact numbers for tables.
 std::string Number(double value);

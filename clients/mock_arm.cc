@@ -41,6 +41,8 @@
 #include "conversions.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/scene.h"
+#include "ikd/robot/robot.h"
+#include "robot_conversions.h"
 #include "validation.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
@@ -76,6 +78,10 @@ ABSL_FLAG(double, update_at, -1, "scene_update before the first target at this t
 ABSL_FLAG(uint64_t, seed, 0, "IK random seed (0: the server default)");
 ABSL_FLAG(std::string, options_file, "",
           "IK options as a JSON ikd.v1.IkOptions; --seed overrides its seed when given");
+ABSL_FLAG(std::string, orientation, "",
+          "industrial arms: tool orientation x,y,z,w held along the path (full-pose targets)");
+ABSL_FLAG(double, max_rotation_error, 1e-5,
+          "check: largest tool rotation error of a REACHED state with an orientation (rad)");
 ABSL_FLAG(bool, approach, true,
           "before tracking, move to the path's start (KinematicsService.Solve) and start the "
           "stream from there, as a controller moves to the start of a Cartesian path first");
@@ -200,11 +206,23 @@ absl::Status MakeTargets(Setup* setup) {
       : kind == "line" ? LinePath(duration)
                        : absl::InvalidArgumentError("--path must be circle or line");
   if (!path.ok()) return path.status();
+  std::optional<v1::Quaternion> orientation;
+  if (const std::string text = absl::GetFlag(FLAGS_orientation); !text.empty()) {
+    auto q = ParseNumbers(text, "--orientation");
+    if (!q.ok()) return q.status();
+    if (q->size() != 4) return absl::InvalidArgumentError("--orientation needs x,y,z,w");
+    orientation.emplace();
+    orientation->set_x((*q)[0]);
+    orientation->set_y((*q)[1]);
+    orientation->set_z((*q)[2]);
+    orientation->set_w((*q)[3]);
+  }
   const int count = static_cast<int>(std::floor(duration * rate + 1e-9)) + 1;
   for (int k = 0; k < count; ++k) {
     v1::TrackTarget target;
     target.set_time(k / rate);
     *target.mutable_position() = (*path)(target.time());
+    if (orientation) *target.mutable_orientation() = *orientation;
     setup->targets.push_back(target);
   }
   return absl::OkStatus();
@@ -262,6 +280,9 @@ absl::Status ApproachStart(const std::shared_ptr<grpc::Channel>& channel, Setup*
   *request.mutable_scene() = setup->config.scene();
   *request.mutable_options() = setup->config.options();
   *request.mutable_target() = setup->targets.front().position();
+  if (setup->targets.front().has_orientation()) {
+    *request.mutable_target_orientation() = setup->targets.front().orientation();
+  }
   v1::SolveResponse response;
   grpc::Status status = stub->Solve(&context, request, &response);
   if (!status.ok()) {
@@ -288,11 +309,13 @@ struct Report {
   size_t bad_positions = 0;      // joint positions that are not the angles of the sites
   size_t limit_violations = 0;   // states beyond a joint limit
   size_t collisions = 0;         // states with a limb inside an obstacle or another limb
-  size_t missed_targets = 0;     // REACHED states whose hand is not on the target
+  size_t missed_targets = 0;     // REACHED states whose hand is not on the target (or, with
+                                 // an orientation, not turned as asked)
   size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
   size_t servo_overruns = 0;     // control ticks with tracking error above the bound
   size_t reached = 0;
   double max_hand_error = 0;
+  double max_rotation_error = 0; // rad, industrial arms with an orientation
   double max_limb_error = 0;     // relative
   double max_position_error = 0; // rad, reported positions vs angles of the sites
   double max_limit_violation = 0;
@@ -358,6 +381,11 @@ class Executor {
  public:
   static absl::StatusOr<Executor> Create(const Setup& setup) {
     server::ModelLimits limits;
+    if (setup.arm.has_robot()) {
+      auto robot = server::RobotFromArmSpec(setup.arm, "arm");
+      if (!robot.ok()) return robot.status();
+      return Executor(setup, *std::move(robot));
+    }
     auto arm = server::ArmFromProto(setup.arm, "arm", limits);
     if (!arm.ok()) return arm.status();
     auto scene = server::SceneFromProto(setup.scene, "scene", limits);
@@ -366,10 +394,11 @@ class Executor {
   }
 
   void ApplySceneUpdate(const v1::SceneUpdate& update) {
+    if (!scene_) return;  // an industrial arm's stream has no scene (the server refuses updates)
     v1::EditSceneRequest edit;
     *edit.mutable_operations() = update.operations();
     absl::Status applied =
-        server::ApplyOperations(edit, "mock scene", server::ModelLimits(), scene_);
+        server::ApplyOperations(edit, "mock scene", server::ModelLimits(), *scene_);
     if (!applied.ok()) std::cerr << "mock_arm: local scene update failed: " << applied << "\n";
   }
 
@@ -378,17 +407,11 @@ class Executor {
     if (index >= setup_.targets.size() || !AnswersTarget(state, setup_.targets[index])) {
       ++report->out_of_order;
     }
-    if (state.sites_size() != arm_.num_sites()) {
-      ++report->bad_limbs;
-      report->max_limb_error = INFINITY;
+    if (robot_) {
+      CheckRobot(state, index < setup_.targets.size() ? &setup_.targets[index] : nullptr, report);
+    } else if (!CheckChain(state, report)) {
       return;
     }
-    const Eigen::Matrix3Xd sites = Sites(state);
-    CheckLimbs(sites, report);
-    CheckPositions(state, sites, report);
-    CheckLimits(sites, report);
-    CheckClearance(sites, report);
-    CheckHand(state, sites, report);
     const double step = JointStep(state, previous);
     report->max_joint_step = std::max(report->max_joint_step, step);
     if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
@@ -398,14 +421,75 @@ class Executor {
   }
 
  private:
+  // The chain arm's checks from the sites; false when the state has the wrong shape.
+  bool CheckChain(const v1::JointState& state, Report* report) {
+    if (state.sites_size() != arm_->num_sites()) {
+      ++report->bad_limbs;
+      report->max_limb_error = INFINITY;
+      return false;
+    }
+    const Eigen::Matrix3Xd sites = Sites(state);
+    CheckLimbs(sites, report);
+    CheckPositions(state, sites, report);
+    CheckLimits(sites, report);
+    CheckClearance(sites, report);
+    CheckHand(state, sites, report);
+    return true;
+  }
+
+  // An industrial arm's checks with the controller's own robot model: the link clusters keep
+  // their distances, the joint values are the angles of the sites and inside the limits, and a
+  // REACHED state's forward kinematics (the DH/URDF chain, not the sites) puts the tool on the
+  // target, turned as asked. No collision model: no clearance.
+  void CheckRobot(const v1::JointState& state, const v1::TrackTarget* target, Report* report) {
+    const robot::Robot& robot = *robot_;
+    if (state.sites_size() != robot.num_sites() || state.positions_size() != robot.num_joints()) {
+      ++report->bad_limbs;
+      report->max_limb_error = INFINITY;
+      return;
+    }
+    const Eigen::Matrix3Xd sites = Sites(state);
+    const double limb_error = robot.model(robot::TargetMode::kPose).MaxRelativeViolation(sites);
+    report->max_limb_error = std::max(report->max_limb_error, limb_error);
+    if (!(limb_error <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
+    const Eigen::VectorXd q =
+        Eigen::Map<const Eigen::VectorXd>(state.positions().data(), state.positions_size());
+    const double position_error = (robot.AnglesFromSites(sites, &q) - q).cwiseAbs().maxCoeff();
+    report->max_position_error = std::max(report->max_position_error, position_error);
+    if (!(position_error <= 1e-6)) ++report->bad_positions;
+    const double violation = std::max(0.0, robot.LimitViolation(q));
+    report->max_limit_violation = std::max(report->max_limit_violation, violation);
+    if (!(violation <= 1e-9)) ++report->limit_violations;
+    const Eigen::Isometry3d X = robot::ToolPose(robot.spec(), q);
+    const double hand_error = (X.translation() - server::FromProto(state.target())).norm();
+    report->max_hand_error = std::max(report->max_hand_error, hand_error);
+    double rotation_error = 0.0;
+    if (target != nullptr && target->has_orientation()) {
+      const Eigen::Quaterniond wanted = server::FromProto(target->orientation()).normalized();
+      rotation_error = Eigen::AngleAxisd(X.linear().transpose() * wanted.toRotationMatrix()).angle();
+      report->max_rotation_error = std::max(report->max_rotation_error, rotation_error);
+    }
+    if (state.status() != v1::STEP_STATUS_REACHED) return;
+    ++report->reached;
+    if (!(hand_error <= absl::GetFlag(FLAGS_max_hand_error)) ||
+        !(rotation_error <= absl::GetFlag(FLAGS_max_rotation_error))) {
+      ++report->missed_targets;
+    }
+  }
+
   Executor(const Setup& setup, ik::Arm arm, ik::Scene scene)
       : setup_(setup),
         arm_(std::move(arm)),
         scene_(std::move(scene)),
         servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
                absl::GetFlag(FLAGS_max_joint_accel)) {
-    for (const auto& limb : arm_.spec().limbs) radii_.push_back(limb.radius);
+    for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
+  Executor(const Setup& setup, robot::Robot robot)
+      : setup_(setup),
+        robot_(std::move(robot)),
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
+               absl::GetFlag(FLAGS_max_joint_accel)) {}
 
   static Eigen::Matrix3Xd Sites(const v1::JointState& state) {
     Eigen::Matrix3Xd sites(3, state.sites_size());
@@ -415,8 +499,8 @@ class Executor {
 
   void CheckLimbs(const Eigen::Matrix3Xd& sites, Report* report) const {
     double worst = 0;
-    for (int k = 0; k < arm_.num_limbs(); ++k) {
-      const double length = arm_.spec().limbs[k].length;
+    for (int k = 0; k < arm_->num_limbs(); ++k) {
+      const double length = arm_->spec().limbs[k].length;
       worst = std::max(worst, std::abs((sites.col(k + 1) - sites.col(k)).norm() - length) / length);
     }
     report->max_limb_error = std::max(report->max_limb_error, worst);
@@ -425,7 +509,7 @@ class Executor {
 
   void CheckPositions(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
                       Report* report) const {
-    const std::vector<double> angles = arm_.AnglesFromSites(sites);
+    const std::vector<double> angles = arm_->AnglesFromSites(sites);
     double worst = state.positions_size() == static_cast<int>(angles.size()) ? 0 : INFINITY;
     for (size_t j = 0; j < angles.size() && j < static_cast<size_t>(state.positions_size()); ++j) {
       worst = std::max(worst, std::abs(AngleDifference(state.positions(j), angles[j])));
@@ -435,16 +519,16 @@ class Executor {
   }
 
   void CheckLimits(const Eigen::Matrix3Xd& sites, Report* report) const {
-    const double violation = arm_.LimitViolation(sites);
+    const double violation = arm_->LimitViolation(sites);
     report->max_limit_violation = std::max(report->max_limit_violation, violation);
     if (!(violation <= 1e-9)) ++report->limit_violations;
   }
 
   void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
     double clearance = ik::MinSelfClearance(sites, radii_);
-    for (int k = 0; k < arm_.num_limbs(); ++k) {
+    for (int k = 0; k < arm_->num_limbs(); ++k) {
       clearance = std::min(
-          clearance, scene_.MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+          clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
     }
     if (std::isfinite(clearance)) {
       report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
@@ -454,7 +538,7 @@ class Executor {
 
   void CheckHand(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
                  Report* report) const {
-    const double error = (sites.col(arm_.hand()) - server::FromProto(state.target())).norm();
+    const double error = (sites.col(arm_->hand()) - server::FromProto(state.target())).norm();
     report->max_hand_error = std::max(report->max_hand_error, error);
     if (state.status() != v1::STEP_STATUS_REACHED) return;
     ++report->reached;
@@ -462,8 +546,9 @@ class Executor {
   }
 
   const Setup& setup_;
-  ik::Arm arm_;
-  ik::Scene scene_;
+  std::optional<ik::Arm> arm_;      // a chain arm with its scene, or ...
+  std::optional<ik::Scene> scene_;
+  std::optional<robot::Robot> robot_;  // ... an industrial arm
   std::vector<double> radii_;
   Servo servo_;
 };
@@ -583,6 +668,7 @@ void PrintSummary(const Report& report, bool passed) {
   std::printf("servo_overruns=%zu\n", report.servo_overruns);
   std::printf("reached_fraction=%.6g\n", ReachedFraction(report));
   std::printf("max_hand_error=%.3e\n", report.max_hand_error);
+  std::printf("max_rotation_error=%.3e\n", report.max_rotation_error);
   std::printf("max_limb_error=%.3e\n", report.max_limb_error);
   std::printf("max_position_error=%.3e\n", report.max_position_error);
   std::printf("max_limit_violation=%.3e\n", report.max_limit_violation);

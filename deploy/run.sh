@@ -39,7 +39,8 @@ client_address() {
   echo "$host:$port"
 }
 
-# Creates every deploy/models/*.{arm,scene}.json; ALREADY_EXISTS (exit 1 with that code) is fine.
+# Creates every deploy/models/*.{arm,scene}.json and the industrial arm of every
+# deploy/models/*.urdf (base_link to ee_link); ALREADY_EXISTS (exit 1 with that code) is fine.
 load_demo_models() {
   local ikctl=("$IKD_BUILD_DIR/clients/ikctl" --server="$(client_address)" --timeout=10s)
   "${ikctl[@]}" health --wait_for_ready --timeout=30s >/dev/null || {
@@ -47,17 +48,17 @@ load_demo_models() {
     return 0
   }
   local file kind id output
-  for file in deploy/models/*.json; do
+  for file in deploy/models/*.json deploy/models/*.urdf; do
     [ -e "$file" ] || continue
-    id="$(basename "$file" .json)"
-    kind="${id##*.}"
-    id="${id%.*}"
-    case "$kind" in
-      arm) kind=arms ;;
-      scene) kind=scenes ;;
-      *) echo "ikd: skipping $file (not NAME.arm.json or NAME.scene.json)" >&2; continue ;;
+    local create=(create)
+    case "$file" in
+      *.urdf) kind=arms; id="$(basename "$file" .urdf)"
+              create=(import-urdf --base_link=base_link --tip_link=ee_link) ;;
+      *.arm.json) kind=arms; id="$(basename "$file" .arm.json)" ;;
+      *.scene.json) kind=scenes; id="$(basename "$file" .scene.json)" ;;
+      *) echo "ikd: skipping $file (not NAME.arm.json, NAME.scene.json or NAME.urdf)" >&2; continue ;;
     esac
-    if output="$("${ikctl[@]}" "$kind" create "$id" "$file" --format=table 2>&1)"; then
+    if output="$("${ikctl[@]}" "$kind" "${create[0]}" "$id" "$file" "${create[@]:1}" --format=table 2>&1)"; then
       echo "ikd: loaded $kind/$id from $file"
     elif grep -q ALREADY_EXISTS <<<"$output"; then
       echo "ikd: $kind/$id already exists"

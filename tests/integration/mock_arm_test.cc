@@ -2,6 +2,9 @@
 // (fixture: tests/testing/integration_fixture.h): it tracks paths through Track and its checks
 // (order, limbs, joint positions, limits, collisions, hand error, servo tracking) pass on good
 // answers and fail on bad ones.
+#include "absl/strings/str_format.h"
+#include "ikd/robot/chain.h"
+#include "ikd/robot/urdf.h"
 #include "testing/integration_fixture.h"
 
 namespace ikd::integration {
@@ -91,6 +94,53 @@ TEST_F(IntegrationTest, MockArmFailsOnCollisionAndOnServoOverrun) {
   summary = KeyValues(slow.out);
   EXPECT_NE(summary["servo_overruns"], "0");
   EXPECT_GT(std::stod(summary["max_tracking_error"]), 0.05);
+}
+
+// Issue 5 through the API: ikctl imports the UR5 of deploy/models/ur5.urdf as an arm, streams
+// a full-pose tool line (SolveTrajectory, every sample REACHED), and mock_arm follows the same
+// line through Track with zero violations: link clusters exact, joint values the angles of the
+// sites and inside the limits, and the tool on every target in position and orientation by
+// the URDF chain's own forward kinematics (mock_arm's, not the server's).
+TEST_F(IntegrationTest, MockArmFollowsAFullPoseLineOfAUrdfArm) {
+  StartServer();
+  const std::string urdf = kModels + "/ur5.urdf";
+  RunResult imported = Ikctl({"arms", "import-urdf", "ur5", urdf, "--base_link=base_link",
+                              "--tip_link=ee_link"});
+  ASSERT_EQ(imported.exit_code, 0) << Describe(imported);
+  // A working pose away from singularities and its tool pose, from the URDF itself.
+  auto chain = robot::ChainFromUrdf(FileText(urdf), "base_link", "ee_link");
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  Eigen::VectorXd q(6);
+  q << 0.3, -1.2, 1.5, -1.8, -1.57, 0.2;
+  const Eigen::Isometry3d X = robot::ToolPose(*chain, q);
+  const Eigen::Quaterniond o(X.linear());
+  const Eigen::Vector3d a = X.translation(), b = a + Eigen::Vector3d(0.0, 0.1, -0.05);
+  const std::string orientation = absl::StrFormat("%.17g,%.17g,%.17g,%.17g", o.x(), o.y(), o.z(), o.w());
+  const std::string line = absl::StrFormat("%.17g,%.17g,%.17g:%.17g,%.17g,%.17g", a.x(), a.y(),
+                                           a.z(), b.x(), b.y(), b.z());
+
+  RunResult trajectory = Ikctl({"trajectory", "--arm=ur5", "--line=" + line, "--duration=1",
+                                "--period=0.05", "--orientation=" + orientation});
+  ASSERT_EQ(trajectory.exit_code, 0) << Describe(trajectory);
+  EXPECT_EQ(CountOccurrences(trajectory.out, ",REACHED,"), 21u) << trajectory.out;
+  EXPECT_THAT(trajectory.out, ::testing::HasSubstr("fraction_reached=1 "));
+
+  RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=20s",
+                              "--arm=ur5", "--path=line", "--line=" + line,
+                              "--orientation=" + orientation, "--rate_hz=100", "--duration=1",
+                              "--realtime=false", "--min_reached_fraction=1"},
+                             std::chrono::seconds(30));
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(summary["states_received"], "101");
+  EXPECT_EQ(summary["bad_limbs"], "0");
+  EXPECT_EQ(summary["bad_positions"], "0");
+  EXPECT_EQ(summary["limit_violations"], "0");
+  EXPECT_EQ(summary["missed_targets"], "0");
+  EXPECT_EQ(summary["joint_jumps"], "0");
+  EXPECT_EQ(summary["passed"], "true");
+  EXPECT_LT(std::stod(summary["max_rotation_error"]), 1e-5);
+  EXPECT_LT(std::stod(summary["max_hand_error"]), 1e-5);
 }
 
 }  // namespace
