@@ -67,7 +67,7 @@ void Usage() {
       "  --quick        500 random targets per robot (a smoke run; the paths are unchanged)\n"
       "  --targets N    random reachable pose targets per robot (default 10000)\n"
       "  --seed S       seed of the random joint values behind the targets (default 20261205)\n"
-      "  --repeats R    path timing: best of R identical runs (default 3)\n"
+      "  --repeats R    path timing: least time per point over R identical runs (default 3)\n"
       "  --no-kdl       ikd only\n"
       "  --only ROBOT   one robot: UR5, Panda or iiwa14\n");
 }
@@ -94,6 +94,9 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.kdl = false;
     } else if (a == "--only" && i + 1 < argc) {
       args.only = argv[++i];
+    } else if (a == "--help" || a == "-h") {
+      Usage();
+      std::exit(0);
     } else {
       Usage();
       return false;
@@ -688,6 +691,10 @@ int main(int argc, char** argv) {
     const Eigen::Isometry3d start = ikd::robot::ToolPose(owned->spec(), ready);
     std::vector<Path> paths = {Line(start, c.line, kLineLength), Circle(start, kCircleRadius)};
     robots.push_back({&c, std::move(owned), std::move(paths)});
+  }
+  if (robots.empty()) {
+    std::fprintf(stderr, "robot_bench: no robot named %s (UR5, Panda, iiwa14)\n", args.only.c_str());
+    return 2;
   }
   std::printf("| robot | joints | ikd spacing (m) | ready pose q (rad) | TCP at ready (m) | mid-range seed (rad) | line | circle |\n"
               "|---|--:|--:|---|---|---|---|---|\n");
