@@ -100,19 +100,27 @@ void CheckChain(const ChainSpec& spec, const KDL::Chain& chain, const KDL::JntAr
 
 class KdlIkImpl : public KdlIk {
  public:
-  KdlIkImpl(const ChainSpec& spec, KdlMethod method, double eps)
+  KdlIkImpl(const ChainSpec& spec, KdlMethod method, double tolerance)
       : chain_(ChainFromSpec(spec)), fk_(chain_), velocity_(chain_), method_(method) {
     Limits(spec, lower_, upper_);
     CheckChain(spec, chain_, lower_, upper_);
-    if (method == KdlMethod::kNrJl) {
-      // NR_JL stops when every twist component is within its eps: eps / sqrt(3) keeps the norms
-      // of the position and rotation errors within eps, the benchmark's success test.
-      nr_jl_ = std::make_unique<KDL::ChainIkSolverPos_NR_JL>(chain_, lower_, upper_, fk_, velocity_, 100,
-                                                             eps / std::sqrt(3.0));
-    } else {
-      // Unit task-space weights: LMA then stops when |(position, rotation) error| < eps.
-      const Eigen::Matrix<double, 6, 1> weights = Eigen::Matrix<double, 6, 1>::Ones();
-      lma_ = std::make_unique<KDL::ChainIkSolverPos_LMA>(chain_, weights, eps, 500);
+    Eigen::Matrix<double, 6, 1> weights = Eigen::Matrix<double, 6, 1>::Ones();
+    switch (method) {
+      case KdlMethod::kNrJl:
+        // NR_JL stops when every twist component is within its eps: tolerance / sqrt(3) keeps
+        // the norms of the position and rotation errors within the tolerance.
+        nr_jl_ = std::make_unique<KDL::ChainIkSolverPos_NR_JL>(chain_, lower_, upper_, fk_, velocity_, 100,
+                                                               tolerance / std::sqrt(3.0));
+        break;
+      case KdlMethod::kLma:
+        // LMA stops when |L (position, rotation) error| < eps: with L = 1, eps = tolerance.
+        lma_ = std::make_unique<KDL::ChainIkSolverPos_LMA>(chain_, weights, tolerance, 500);
+        break;
+      case KdlMethod::kLmaDefaultWeights:
+        // KDL's default L = (1, 1, 1, 0.01, 0.01, 0.01): eps = 0.01 tolerance bounds the rotation.
+        weights.tail<3>().setConstant(0.01);
+        lma_ = std::make_unique<KDL::ChainIkSolverPos_LMA>(chain_, weights, 0.01 * tolerance, 500);
+        break;
     }
     seed_.resize(chain_.getNrOfJoints());
     out_.resize(chain_.getNrOfJoints());
@@ -146,11 +154,16 @@ class KdlIkImpl : public KdlIk {
 }  // namespace
 
 const char* KdlMethodName(KdlMethod method) {
-  return method == KdlMethod::kNrJl ? "KDL NR_JL" : "KDL LMA";
+  switch (method) {
+    case KdlMethod::kNrJl: return "KDL NR_JL";
+    case KdlMethod::kLma: return "KDL LMA";
+    case KdlMethod::kLmaDefaultWeights: return "KDL LMA default L";
+  }
+  return "KDL ?";
 }
 
-std::unique_ptr<KdlIk> MakeKdlIk(const robot::ChainSpec& spec, KdlMethod method, double eps) {
-  return std::make_unique<KdlIkImpl>(spec, method, eps);
+std::unique_ptr<KdlIk> MakeKdlIk(const robot::ChainSpec& spec, KdlMethod method, double tolerance) {
+  return std::make_unique<KdlIkImpl>(spec, method, tolerance);
 }
 
 const char* KdlVersion() { return KDL_VERSION_STRING; }

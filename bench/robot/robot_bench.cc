@@ -160,7 +160,7 @@ IkAnswer SolveIkd(const Robot& robot, const Eigen::VectorXd& seed, const Eigen::
 }
 
 #ifdef IKD_HAVE_KDL
-constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma};
+constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma, KdlMethod::kLmaDefaultWeights};
 #endif
 
 std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {

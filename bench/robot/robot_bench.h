@@ -24,19 +24,21 @@ struct IkAnswer {
 };
 
 #ifdef IKD_HAVE_KDL
-enum class KdlMethod { kNrJl, kLma };
-const char* KdlMethodName(KdlMethod method);  // "KDL NR_JL", "KDL LMA"
+// NR_JL; LMA with unit task-space weights; LMA with KDL's default weights (rotation 0.01).
+enum class KdlMethod { kNrJl, kLma, kLmaDefaultWeights };
+const char* KdlMethodName(KdlMethod method);  // "KDL NR_JL", "KDL LMA", "KDL LMA default L"
 
-// One KDL position IK solver on the chain of `spec` (revolute joints only). The KDL chain's
-// forward kinematics is checked against ikd's ToolPose at random configurations (1e-9) and
-// the program exits when they differ.
+// One KDL position IK solver on the chain of `spec` (revolute joints only), its stopping eps set
+// so that a stop leaves position and rotation errors within `tolerance` (m, rad). The KDL
+// chain's forward kinematics is checked against ikd's ToolPose at random configurations (1e-9)
+// and the program exits when they differ.
 class KdlIk {
  public:
   virtual ~KdlIk() = default;
   // CartToJnt from `seed` to the tool pose `target`; only that call is timed.
   virtual IkAnswer Solve(const Eigen::VectorXd& seed, const Eigen::Isometry3d& target) = 0;
 };
-std::unique_ptr<KdlIk> MakeKdlIk(const robot::ChainSpec& spec, KdlMethod method, double eps);
+std::unique_ptr<KdlIk> MakeKdlIk(const robot::ChainSpec& spec, KdlMethod method, double tolerance);
 
 const char* KdlVersion();
 #endif
