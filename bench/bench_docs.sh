@@ -1,5 +1,5 @@
-# Shared by bench/run_ik_bench.sh and bench/run_service_bench.sh: whether a run rewrites its
-# results section in docs/, and the rewrite itself.
+# Shared by bench/run_ik_bench.sh, bench/run_robot_bench.sh and bench/run_service_bench.sh:
+# whether a run rewrites its results section in docs/, and the rewrite itself.
 
 # True for a run without options (a full run) or with IKD_BENCH_DOCS=1; false with
 # IKD_BENCH_NO_DOCS=1. Pass the script's arguments.
