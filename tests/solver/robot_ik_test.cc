@@ -137,6 +137,14 @@ TEST_P(RobotIkTest, SameSeedSameBytes) {
   ASSERT_EQ(a->q.size(), b->q.size());
   EXPECT_EQ(std::memcmp(a->q.data(), b->q.data(), sizeof(double) * a->q.size()), 0);
   EXPECT_EQ(a->restarts, b->restarts);
+  // A reused tracker, after another solve, answers the same bytes from the same seed.
+  auto tracker = RobotTracker::Create(*robot_, options, robot_->MidRange());
+  ASSERT_TRUE(tracker.ok());
+  tracker->Solve(PoseTarget(*robot_, RandomInsideLimits(*robot_, rng)));
+  tracker->Reset(robot_->MidRange());
+  const RobotIkResult c = tracker->Solve(target);
+  ASSERT_EQ(c.q.size(), a->q.size());
+  EXPECT_EQ(std::memcmp(a->q.data(), c.q.data(), sizeof(double) * a->q.size()), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotIkTest, ::testing::ValuesIn(kRobots),

@@ -95,6 +95,12 @@ class RobotTracker {
   // every joint kept within its velocity limit.
   RobotIkResult MoveTo(const ToolTarget& target, double duration = 0.0);
 
+  // Single-pose IK from the current configuration: MoveTo, then restarts from new seeds drawn
+  // from the options' seed when blocked (as SolveRobotIk). The tracker ends at the answer (the
+  // closest attempt's configuration when not solved). Reusing one tracker for many solves
+  // (Reset to the seed, then Solve) saves building its solvers each time.
+  RobotIkResult Solve(const ToolTarget& target);
+
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::Matrix3Xd& sites() const { return sites_; }
   // Jumps to joint values q (a restart seed); sizes are the caller's to check.
@@ -138,8 +144,8 @@ class RobotTracker {
 };
 
 // Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn
-// uniformly inside the limits when a path is blocked. Errors only for bad input (sizes,
-// non-finite values, invalid options).
+// inside the limits when a path is blocked (RobotTracker::Solve on a new tracker). Errors only
+// for bad input (sizes, non-finite values, invalid options).
 absl::StatusOr<RobotIkResult> SolveRobotIk(const Robot& robot, const ToolTarget& target,
                                            const Eigen::VectorXd& seed,
                                            const RobotIkOptions& options);
