@@ -100,6 +100,17 @@ absl::Status ChainSpec::Validate() const {
     }
   }
   if (NumMovingJoints(*this) == 0) return FieldError("joints", "must hold a moving joint");
+  if (!link_radii.empty() && static_cast<int>(link_radii.size()) != NumMovingJoints(*this)) {
+    return FieldError("link_radii", absl::StrCat("must be empty or hold one radius per moving "
+                                                 "joint (", NumMovingJoints(*this), "), got ",
+                                                 link_radii.size()));
+  }
+  for (size_t k = 0; k < link_radii.size(); ++k) {
+    if (!std::isfinite(link_radii[k]) || link_radii[k] < 0.0) {
+      return FieldError(absl::StrCat("link_radii[", k, "]"),
+                        absl::StrCat("must be finite and >= 0, got ", link_radii[k]));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -178,6 +189,17 @@ std::vector<Eigen::Isometry3d> LinkPoses(const ChainSpec& spec, const Eigen::Vec
 
 Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q) {
   return WalkChain(spec, q, [](const Eigen::Isometry3d&) {}) * spec.X_FT;
+}
+
+std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> LinkSegments(const ChainSpec& spec,
+                                                                      const Eigen::VectorXd& q) {
+  std::vector<Eigen::Vector3d> origins;
+  const Eigen::Isometry3d X_WL =
+      WalkChain(spec, q, [&](const Eigen::Isometry3d& X) { origins.push_back(X.translation()); });
+  origins.push_back((X_WL * spec.X_FT).translation());
+  std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> segments;
+  for (size_t k = 0; k + 1 < origins.size(); ++k) segments.emplace_back(origins[k], origins[k + 1]);
+  return segments;
 }
 
 }  // namespace ikd::robot

@@ -28,6 +28,9 @@ double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) {
   return Eigen::AngleAxisd(a.transpose() * b).angle();
 }
 
+// Trial displacement of the obstacle avoidance at start, a fraction of the site spacing.
+constexpr double kInitialSigmaFraction = 0.1;
+
 // Candidate restart seeds per restart: the one whose tool is nearest the target is taken, a
 // shorter path crosses fewer singularities and limits.
 constexpr int kSeedCandidates = 16;
@@ -118,6 +121,15 @@ absl::Status RobotIkOptions::Validate() const {
     return RangeError("max_restarts", "in [0, 10000]", max_restarts);
   }
   if (max_steps < 1 || max_steps > 1000000) return RangeError("max_steps", "in [1, 1e6]", max_steps);
+  if (trials_per_step < 0 || trials_per_step > 100000) {
+    return RangeError("trials_per_step", "in [0, 100000]", trials_per_step);
+  }
+  const std::pair<const char*, double> nonnegative[] = {{"safety_margin", safety_margin},
+                                                        {"clearance_weight", clearance_weight},
+                                                        {"motion_weight", motion_weight}};
+  for (const auto& [name, value] : nonnegative) {
+    if (!std::isfinite(value) || value < 0.0) return RangeError(name, "finite and >= 0", value);
+  }
   return absl::OkStatus();
 }
 
@@ -127,12 +139,14 @@ const char* RobotIkStatusName(RobotIkStatus status) {
     case RobotIkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
     case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
     case RobotIkStatus::kVelocityLimitExceeded: return "VELOCITY_LIMIT_EXCEEDED";
+    case RobotIkStatus::kInCollision: return "IN_COLLISION";
   }
   return "UNKNOWN";
 }
 
 absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const RobotIkOptions& options,
-                                                  const Eigen::VectorXd& q0) {
+                                                  const Eigen::VectorXd& q0,
+                                                  const ik::Scene* scene) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   if (q0.size() != robot.num_joints()) {
     return absl::InvalidArgumentError(absl::StrCat("seed must hold ", robot.num_joints(),
@@ -143,7 +157,7 @@ absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const Robo
   if (!position.ok()) return position.status();
   auto pose = Projectors::For(robot.model(TargetMode::kPose));
   if (!pose.ok()) return pose.status();
-  RobotTracker tracker(robot, options, *std::move(position), *std::move(pose));
+  RobotTracker tracker(robot, options, *std::move(position), *std::move(pose), scene);
   tracker.Reset(q0);
   return tracker;
 }
@@ -157,8 +171,79 @@ absl::StatusOr<RobotTracker::Projectors> RobotTracker::Projectors::For(const Con
 }
 
 RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
-                           Projectors pose)
-    : robot_(&robot), options_(options), position_(std::move(position)), pose_(std::move(pose)) {}
+                           Projectors pose, const ik::Scene* scene)
+    : robot_(&robot),
+      options_(options),
+      position_(std::move(position)),
+      pose_(std::move(pose)),
+      scene_(scene),
+      rng_(options.seed),
+      sigma_(kInitialSigmaFraction * robot.spacing()) {}
+
+double RobotTracker::MinClearance(const Eigen::VectorXd& q) const {
+  double clearance = std::numeric_limits<double>::infinity();
+  if (scene_ == nullptr) return clearance;
+  const std::vector<double>& radii = robot_->spec().link_radii;
+  const auto segments = LinkSegments(robot_->spec(), q);
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const double radius = radii.empty() ? 0.0 : radii[k];
+    clearance = std::min(clearance,
+                         scene_->MinSignedDistance(segments[k].first, segments[k].second, radius));
+  }
+  return clearance;
+}
+
+double RobotTracker::Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const {
+  // Kept above the margin itself, as the chain arms' tracker does (their kMarginBuffer).
+  const double margin = 1.25 * options_.safety_margin;
+  const std::vector<double>& radii = robot_->spec().link_radii;
+  const auto segments = LinkSegments(robot_->spec(), q);
+  double cost = options_.motion_weight * (q - q_before).squaredNorm();
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const double d = scene_->MinSignedDistance(segments[k].first, segments[k].second,
+                                               radii.empty() ? 0.0 : radii[k]);
+    cost += options_.clearance_weight * std::pow(std::max(0.0, margin - d), 2);
+  }
+  return cost;
+}
+
+void RobotTracker::AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before,
+                                  RobotIkResult& result) {
+  const int redundancy = robot_->num_joints() - (mode == TargetMode::kPose ? 6 : 3);
+  if (scene_ == nullptr || redundancy <= 0 || options_.trials_per_step == 0) return;
+  if (MinClearance(q_) >= 1.25 * options_.safety_margin) return;  // nothing near: no trials
+  const Eigen::VectorXd& w = robot_->model(mode).inverse_masses();  // locks keep the masses
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  const double sigma_max = robot_->spacing(), sigma_min = 1e-6 * robot_->spacing();
+  double cost = Cost(q_, q_before);
+  for (int trial = 0; trial < options_.trials_per_step; ++trial) {
+    // Kastenmeier & Vesely (c): a random displacement of the free sites, re-projected.
+    Eigen::Matrix3Xd candidate = sites_;
+    for (int i = 0; i < candidate.cols(); ++i) {
+      if (w[i] > 0.0) candidate.col(i) += sigma_ * Eigen::Vector3d(gauss(rng_), gauss(rng_), gauss(rng_));
+    }
+    auto summary = ProjectorsFor(mode).step->ProjectPositions(sites_, candidate);
+    ++result.projections;
+    bool kept = false;
+    if (summary.ok() && summary->converged()) {
+      result.iterations += summary->iterations;
+      Eigen::VectorXd q = robot_->AnglesFromSites(candidate, &q_);
+      const double candidate_cost = robot_->LimitViolation(q) > 0.0
+                                        ? std::numeric_limits<double>::infinity()
+                                        : Cost(q, q_before);
+      if (candidate_cost < cost) {
+        cost = candidate_cost;
+        sites_ = std::move(candidate);
+        q_ = std::move(q);
+        kept = true;
+        ++result.trials_accepted;
+      }
+    }
+    // The 1/5 success rule, as the chain arms' optimizer.
+    sigma_ = std::clamp(kept ? sigma_ * 1.5 : sigma_ * std::pow(1.5, -0.25), sigma_min, sigma_max);
+  }
+  last_interval_ = 0.0;  // the optimizer's moves are no motion to extrapolate
+}
 
 void RobotTracker::Reset(const Eigen::VectorXd& q) {
   q_ = q;
@@ -198,8 +283,10 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   }
   last_motion_ = sites - sites_;
   last_interval_ = interval;
+  const Eigen::VectorXd q_before = q_;
   q_ = std::move(q);
   sites_ = std::move(sites);
+  AvoidObstacles(path.mode, q_before, result);
   return true;
 }
 
@@ -290,6 +377,10 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
                       result.rotation_error <= options_.rotation_tolerance &&
                       robot_->LimitViolation(q_) <= 0.0;
   if (status == RobotIkStatus::kSolved && !within) status = RobotIkStatus::kNotConverged;
+  result.min_clearance = MinClearance(q_);
+  if (status == RobotIkStatus::kSolved && result.min_clearance < 0.0) {
+    status = RobotIkStatus::kInCollision;
+  }
   if (status == RobotIkStatus::kSolved && result.velocity_ratio > 1.0) {
     status = RobotIkStatus::kVelocityLimitExceeded;
   }
@@ -298,8 +389,10 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
 }
 
 RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
-  // Restart seeds come from the options' seed alone, so a solve does not depend on history.
+  // Restart seeds and trials come from the options' seed alone: a solve does not depend on
+  // what the tracker did before.
   std::mt19937_64 rng(options_.seed);
+  rng_.seed(options_.seed);
   RobotIkResult best;
   int projections = 0;
   for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {

@@ -44,6 +44,10 @@ struct ChainSpec {
   Eigen::Isometry3d X_WB = Eigen::Isometry3d::Identity();  // base link in the world
   std::vector<JointSpec> joints;                           // base to tip
   Eigen::Isometry3d X_FT = Eigen::Isometry3d::Identity();  // tool centre point in the last link
+  // Collision geometry: empty (none), or one radius (m, finite, >= 0) per moving joint k for
+  // the capsule of the link it moves, from joint k's origin to joint k+1's (the last link's to
+  // the tool centre point). A simple stand-in for the links' real shapes.
+  std::vector<double> link_radii;
 
   // OK, or InvalidArgument naming the field (joints[k].axis, joints[k].limits, ...) and bound.
   absl::Status Validate() const;
@@ -78,6 +82,11 @@ std::vector<Eigen::Isometry3d> LinkPoses(const ChainSpec& spec, const Eigen::Vec
 
 // World pose of the tool centre point for joint values q.
 Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q);
+
+// The link capsules' end points for joint values q (link_radii's layout): entry k runs from
+// joint k's origin to joint k+1's, the last to the tool centre point.
+std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> LinkSegments(const ChainSpec& spec,
+                                                                      const Eigen::VectorXd& q);
 
 // The motion of one joint at value q: a rotation about (or a translation along) its axis.
 Eigen::Isometry3d JointMotion(const JointSpec& joint, double q);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -23,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/constraints/solver.h"
+#include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
 
 namespace ikd::robot {
@@ -46,6 +48,15 @@ struct RobotIkOptions {
   int max_bisections = 8;            // halvings of a step that does not converge
   int max_restarts = 30;             // new seeds after a blocked or singular path
   int max_steps = 4000;              // projections per attempt: bounds the work of a solve
+  // Obstacle avoidance (a tracker with a scene; Kastenmeier & Vesely step (c)): after a step
+  // whose link capsules come closer than the margin to an obstacle, this many random
+  // displacements of the free sites, each re-projected and kept when the cost falls (clearance
+  // below the margin, joint motion). Only redundant arms (more joints than the target fixes)
+  // have room to move.
+  int trials_per_step = 24;
+  double safety_margin = 0.01;       // m
+  double clearance_weight = 1e6;     // per m^2 below the margin
+  double motion_weight = 1.0;        // per rad^2 of joint motion over the step
 
   // OK, or InvalidArgument naming the field and its bound.
   absl::Status Validate() const;
@@ -58,6 +69,7 @@ enum class RobotIkStatus {
   // Reached, but some joint would have to exceed its velocity limit over the move's duration
   // (RobotTracker::MoveTo with a duration): the controller must slow the path down.
   kVelocityLimitExceeded,
+  kInCollision,  // reached, but a link capsule intersects an obstacle (no way out was found)
 };
 const char* RobotIkStatusName(RobotIkStatus status);
 
@@ -73,6 +85,9 @@ struct RobotIkResult {
   double max_joint_change = 0.0;  // largest |q_k(end) - q_k(start)| of the move (rad)
   // Largest |q_k(end) - q_k(start)| / (max_velocity_k * duration); 0 without a duration.
   double velocity_ratio = 0.0;
+  // Min signed distance of the link capsules to the scene (m); +infinity without a scene.
+  double min_clearance = std::numeric_limits<double>::infinity();
+  int trials_accepted = 0;
 };
 
 // Moves an arm's tool along successive targets by continuation from its current joint values
@@ -81,8 +96,10 @@ class RobotTracker {
  public:
   // `robot` must outlive the tracker. Errors: invalid options, q0 of the wrong size or
   // non-finite.
+  // `scene` (may be null: free space) must outlive the tracker and may change between moves.
   static absl::StatusOr<RobotTracker> Create(const Robot& robot, const RobotIkOptions& options,
-                                             const Eigen::VectorXd& q0);
+                                             const Eigen::VectorXd& q0,
+                                             const ik::Scene* scene = nullptr);
 
   // A step projector and a final one at full precision, for one constraint model.
   struct Projectors {
@@ -108,7 +125,13 @@ class RobotTracker {
 
  private:
   RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
-               Projectors pose);
+               Projectors pose, const ik::Scene* scene);
+  // Min clearance of the link capsules of q to the scene (+infinity without one).
+  double MinClearance(const Eigen::VectorXd& q) const;
+  // Clearance below the margin and joint motion from q_before: what step (c) lowers.
+  double Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const;
+  // Kastenmeier & Vesely step (c) after an accepted step (see RobotIkOptions).
+  void AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before, RobotIkResult& result);
   // The tool's way from `start` to `goal`, `travel` long (tool-site metres), for one move.
   struct Path {
     Eigen::Isometry3d start, goal;
@@ -141,6 +164,9 @@ class RobotTracker {
   // The last accepted step's site motion and its length in tool-site metres: the predictor.
   Eigen::Matrix3Xd last_motion_;
   double last_interval_ = 0.0;
+  const ik::Scene* scene_ = nullptr;
+  std::mt19937_64 rng_;
+  double sigma_ = 0.0;  // trial displacement (m), adapted by the 1/5 success rule
 };
 
 // Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn
