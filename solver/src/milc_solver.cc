@@ -43,7 +43,7 @@ struct Strand {
   // Velocity work: links (padded), eliminated right-hand side, the factor's entries that the
   // substitution needs, and on a ring the Sherman-Morrison vector (see VelocityForward).
   std::vector<double> d, y, inner, z;
-  double ring_corner = 0.0, ring_gamma = 0.0;
+  double ring_corner = 0.0, ring_gamma = 0.0, ring_factor = 0.0;
   TridiagonalLu chain_lu;
   CyclicTridiagonalLu ring_lu;
 
@@ -243,31 +243,36 @@ template <bool kContiguous>
   return s.site_at[j];
 }
 
-// Link k of the strand in lane 0 and link j in lane 1: vector, |d|^2 and the right-hand side
-// -d . v_ij of Bailey eq. 20. kContiguous: neither link is a ring's closing link.
+// Sites a (lane 0) and b (lane 1): positions and velocities.
+struct SitePair {
+  Pair rx, ry, rz, vx, vy, vz;
+};
+[[gnu::always_inline]] inline SitePair LoadSites(const double* r, const double* v, int a, int b) {
+  const int p = 3 * a, q = 3 * b;
+  return {Lanes(r[p], r[q]),     Lanes(r[p + 1], r[q + 1]), Lanes(r[p + 2], r[q + 2]),
+          Lanes(v[p], v[q]),     Lanes(v[p + 1], v[q + 1]), Lanes(v[p + 2], v[q + 2])};
+}
+
+// The link from site `to` to site `from` in each lane: vector d = r(from) - r(to), |d|^2 and
+// the right-hand side -d . v_ij of Bailey eq. 20. The bottom lane walks its links backward
+// (from = tail), so it holds -d_k; |d|^2, -d . v_ij and d_k . d_{k+1} do not change.
 struct LinkPair {
   Pair x, y, z, squared, rhs;
 };
-template <bool kContiguous = false>
-[[gnu::always_inline]] inline LinkPair MakeLinkPair(const Strand& s, const double* r,
-                                                    const double* v, int k, int j) {
-  const int h0 = 3 * SiteAt<kContiguous>(s, k), t0 = 3 * SiteAt<kContiguous>(s, k + 1);
-  const int h1 = 3 * SiteAt<kContiguous>(s, j), t1 = 3 * SiteAt<kContiguous>(s, j + 1);
+[[gnu::always_inline]] inline LinkPair MakeLinkPair(const SitePair& from, const SitePair& to) {
   LinkPair l;
-  l.x = Lanes(r[h0] - r[t0], r[h1] - r[t1]);
-  l.y = Lanes(r[h0 + 1] - r[t0 + 1], r[h1 + 1] - r[t1 + 1]);
-  l.z = Lanes(r[h0 + 2] - r[t0 + 2], r[h1 + 2] - r[t1 + 2]);
-  const Pair vx = Lanes(v[h0] - v[t0], v[h1] - v[t1]);
-  const Pair vy = Lanes(v[h0 + 1] - v[t0 + 1], v[h1 + 1] - v[t1 + 1]);
-  const Pair vz = Lanes(v[h0 + 2] - v[t0 + 2], v[h1 + 2] - v[t1 + 2]);
+  l.x = from.rx - to.rx;
+  l.y = from.ry - to.ry;
+  l.z = from.rz - to.rz;
   l.squared = l.x * l.x + l.y * l.y + l.z * l.z;
-  l.rhs = -(l.x * vx + l.y * vy + l.z * vz);
+  l.rhs = -(l.x * (from.vx - to.vx) + l.y * (from.vy - to.vy) + l.z * (from.vz - to.vz));
   return l;
 }
 
-// Stores lane `lane` of a link as link k of the padded array d.
+// Stores lane `lane` of a link as link k of the padded array d (lane 1 holds -d_k).
 [[gnu::always_inline]] inline void PutLink(double* d, int k, const LinkPair& l, int lane) {
-  Put(d, k + 1, V3{l.x[lane], l.y[lane], l.z[lane]});
+  const double sign = lane == 0 ? 1.0 : -1.0;
+  Put(d, k + 1, V3{sign * l.x[lane], sign * l.y[lane], sign * l.z[lane]});
 }
 
 // The elimination fronts' state: the last row's inner entry / pivot and its eliminated
@@ -308,7 +313,7 @@ bool VelocityMiddle(Strand& s, const LinkPair& link, Pair c_outer, Fronts& f) {
   double inner_top = f.inner[0], y_top = f.y[0], z_top = f.z[0], c_top = c_outer[0];
   if (n % 2 == 0) {
     const int t = m - 1;
-    const double c = link.x[0] * link.x[1] + link.y[0] * link.y[1] + link.z[0] * link.z[1];
+    const double c = -(link.x[0] * link.x[1] + link.y[0] * link.y[1] + link.z[0] * link.z[1]);
     const double outer = -s.w_at[t] * c_top, inner = -s.w_at[t + 1] * c;
     const double diag = s.w_sum[t] * link.squared[0];
     const double pivot = diag - outer * inner_top;
@@ -338,20 +343,22 @@ bool VelocityMiddle(Strand& s, const LinkPair& link, Pair c_outer, Fronts& f) {
 // (one more top row when n is even) and meet at row m = n / 2 (see TridiagonalLu). On a ring
 // the corners A(0, n-1) = A(n-1, 0) = -w_0 c_{n-1} go into a Sherman-Morrison correction, as
 // in CyclicTridiagonalLu: A = A' + u u^T / gamma, u = (gamma, 0.., corner); z = A'^-1 u.
-// Stores the links for ApplyVelocities. `finite` turns NaN when a link or right-hand side is
-// not finite. False: a vanishing pivot.
+// Each lane keeps the site its link shares with the next and loads one site per step. Stores
+// the links for ApplyVelocities. `finite` turns NaN when a link or right-hand side is not
+// finite. False: a vanishing pivot.
 template <bool kRing, bool kContiguous>
 bool VelocityForward(Strand& s, const double* r, const double* v, double& finite) {
   const int n = s.links, steps = (n - 1) / 2;
   double* d = s.d.data();
-  LinkPair link = MakeLinkPair(s, r, v, 0, n - 1);
+  SitePair shared = LoadSites(r, v, s.site_at[1], s.site_at[n - 1]);
+  LinkPair link = MakeLinkPair(LoadSites(r, v, s.site_at[0], s.site_at[n]), shared);
   Pair checks = (link.squared + link.rhs) * 0.0;
   Pair c_outer{0.0, 0.0};  // c of the row pair just eliminated, outer entries of the next
   Pair diag_ends = Lanes(s.w_sum[0], s.w_sum[n - 1]) * link.squared;
   Pair z_ends{0.0, 0.0};
   if constexpr (kRing) {
-    s.ring_corner = -s.w_at[0] * (link.x[0] * link.x[1] + link.y[0] * link.y[1] +
-                                  link.z[0] * link.z[1]);
+    s.ring_corner = s.w_at[0] * (link.x[0] * link.x[1] + link.y[0] * link.y[1] +
+                                 link.z[0] * link.z[1]);  // lane 1 holds -d_{n-1}
     s.ring_gamma = diag_ends[0] != 0.0 ? -diag_ends[0] : -1.0;
     diag_ends -= Lanes(s.ring_gamma, s.ring_corner * s.ring_corner / s.ring_gamma);
     z_ends = Lanes(s.ring_gamma, s.ring_corner);
@@ -359,9 +366,14 @@ bool VelocityForward(Strand& s, const double* r, const double* v, double& finite
   Fronts f;
   for (int k = 0; k < steps; ++k) {
     const int b = n - 1 - k;
-    const LinkPair next = MakeLinkPair<kContiguous>(s, r, v, k + 1, b - 1);
+    const SitePair site = LoadSites(r, v, SiteAt<kContiguous>(s, k + 2),
+                                    SiteAt<kContiguous>(s, b - 1));
+    const LinkPair next = MakeLinkPair(shared, site);
+    shared = site;
     checks += (next.squared + next.rhs) * 0.0;
     const Pair c = link.x * next.x + link.y * next.y + link.z * next.z;
+    PutLink(d, k, link, 0);  // here, not after the elimination: fewer values live across it
+    PutLink(d, b, link, 1);
     const Pair diag = k == 0 ? diag_ends : Lanes(s.w_sum[k], s.w_sum[b]) * link.squared;
     const Pair outer = -Lanes(s.w_at[k], s.w_at[b + 1]) * c_outer;
     const Pair inner = -Lanes(s.w_at[k + 1], s.w_at[b]) * c;
@@ -370,37 +382,47 @@ bool VelocityForward(Strand& s, const double* r, const double* v, double& finite
       finite += checks[0] + checks[1];
       return false;
     }
-    PutLink(d, k, link, 0);
-    PutLink(d, b, link, 1);
     link = next;
     c_outer = c;
   }
   finite += checks[0] + checks[1];
   return VelocityMiddle<kRing>(s, link, c_outer, f);
 }
-// A ring's back substitution, then x - (v.x / (1 + v.z)) z with v = (1, 0.., corner / gamma)
-// (Sherman-Morrison). Leaves lambda_k at s.y[k]. False: the correction is singular.
+// A ring's back substitution of y and z from the middle outward, both fronts in the lanes,
+// then the Sherman-Morrison factor: lambda = y - factor z with factor = v.y / (1 + v.z),
+// v = (1, 0.., corner / gamma); ApplyVelocities forms lambda. False: 1 + v.z vanishes.
 bool RingSubstitute(Strand& s) {
-  const int n = s.links, m = n / 2;
+  const int n = s.links, m = n / 2, steps = (n - 1) / 2;
   double* y = s.y.data();
   double* z = s.z.data();
   const double* inner = s.inner.data();
-  for (int k = m - 1; k >= 0; --k) {
+  Pair y_prev = Lanes(y[m], y[m]), z_prev = Lanes(z[m], z[m]);
+  for (int i = 0; i < steps; ++i) {
+    const int k = m - 1 - i, b = m + 1 + i;
+    const Pair scale = Lanes(inner[k], inner[b]);
+    y_prev = Lanes(y[k], y[b]) - scale * y_prev;
+    z_prev = Lanes(z[k], z[b]) - scale * z_prev;
+    y[k] = y_prev[0];
+    y[b] = y_prev[1];
+    z[k] = z_prev[0];
+    z[b] = z_prev[1];
+  }
+  for (int k = m - steps - 1; k >= 0; --k) {  // the top row left when n is even
     y[k] -= inner[k] * y[k + 1];
     z[k] -= inner[k] * z[k + 1];
-  }
-  for (int b = m + 1; b < n; ++b) {
-    y[b] -= inner[b] * y[b - 1];
-    z[b] -= inner[b] * z[b - 1];
   }
   const double ratio = s.ring_corner / s.ring_gamma;
   const double denominator = 1.0 + z[0] + ratio * z[n - 1];
   if (!(std::abs(denominator) > 1e-12 * (1.0 + std::abs(z[0]) + std::abs(ratio * z[n - 1])))) {
     return false;
   }
-  const double factor = (y[0] + ratio * y[n - 1]) / denominator;
-  for (int k = 0; k < n; ++k) y[k] -= factor * z[k];
+  s.ring_factor = (y[0] + ratio * y[n - 1]) / denominator;
   return true;
+}
+
+// lambda_k once substituted: on a ring with its Sherman-Morrison correction.
+double LambdaAt(const Strand& s, int k) {
+  return s.ring ? s.y[k] - s.ring_factor * s.z[k] : s.y[k];
 }
 
 // A link of the padded array d as the two lanes' pair of links k (lane 0) and j (lane 1).
@@ -428,8 +450,8 @@ struct LinkLanes {
 void ApplyVelocityAt(const Strand& s, int j, double* v, double* backup) {
   const int n = s.links;
   const double* d = s.d.data();
-  const double after = j < n ? s.y[j] : s.ring ? s.y[0] : 0.0;
-  const double before = j > 0 ? s.y[j - 1] : s.ring ? s.y[n - 1] : 0.0;
+  const double after = j < n ? LambdaAt(s, j) : 0.0;
+  const double before = j > 0 ? LambdaAt(s, j - 1) : s.ring ? LambdaAt(s, n - 1) : 0.0;
   const int site = s.site_at[j];
   const V3 old = At(v, site);
   const double w = s.w_at[j];
@@ -448,14 +470,16 @@ void CheckVelocityLink(const Strand& s, int k, const double* v, VelocityViolatio
 // Bailey eq. 18 from the middle of the strand outward, the sites above the middle in lane 0
 // and those below in lane 1; each step also measures the link between the site just written
 // and the one before it in its lane. With kSubstitute it computes lambda on the way (the back
-// substitution of VelocityForward's elimination: a chain), else it reads it (a ring, after
-// VelocityBack). Old values go to `backup`.
+// substitution of VelocityForward's elimination: a chain), else it forms it from
+// RingSubstitute's y and z. Old values go to `backup`.
 template <bool kSubstitute, bool kContiguous>
 void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& total) {
   const int n = s.links, m = n / 2, steps = (n - 1) / 2;
   const double* d = s.d.data();
   double* y = s.y.data();
-  Pair lambda_prev = Lanes(y[m], y[m]);
+  const double* z = s.z.data();
+  const double factor = s.ring_factor;
+  Pair lambda_prev = Lanes(LambdaAt(s, m), LambdaAt(s, m));
   LinkLanes link_prev = GetLinks(d, m, m);
   LinkLanes written_prev{};
   Pair along{0.0, 0.0}, speed{0.0, 0.0}, finite{0.0, 0.0};
@@ -466,6 +490,8 @@ void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& to
       lambda -= Lanes(s.inner[k], s.inner[b]) * lambda_prev;
       y[k] = lambda[0];
       y[b] = lambda[1];
+    } else {
+      lambda -= factor * Lanes(z[k], z[b]);
     }
     const LinkLanes link = GetLinks(d, k, b);
     const int top = SiteAt<kContiguous>(s, k + 1), bottom = SiteAt<kContiguous>(s, b);
