@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -14,7 +15,6 @@
 namespace ikd::internal {
 namespace {
 
-using Vec3 = Eigen::Map<const Eigen::Vector3d>;
 
 // Slack between the squared-length estimate of the max relative violation and its exact
 // value |sqrt(r^2) - l| / l: both are within a few ulps of 1 of the true value.
@@ -36,8 +36,8 @@ struct Strand {
   int first_site = 0;
   std::vector<double> length, length_squared, inverse_length, inverse_length_squared;
   // Work arrays, sized once.
-  Eigen::Matrix3Xd d_ref;    // padded: link vectors of the reference (positions: Bailey's r(t))
-  Eigen::Matrix3Xd d_tilde;  // link vectors of the unconstrained positions r~
+  Eigen::Matrix3Xd d_ref;  // padded: link vectors of the reference (Bailey's r(t))
+  std::vector<double> lower, diag, upper;  // the position Jacobian's rows (Bailey eq. 11-12)
   std::vector<double> rhs_total;
   std::vector<double> lambda;  // padded
   // Velocity work: links (padded), eliminated right-hand side, the factor's entries that the
@@ -76,7 +76,9 @@ Strand MakeStrand(const ConstraintModel& model, const ConstraintComponent& compo
   s.inner.assign(n, 0.0);
   s.z.assign(s.ring ? n : 0, 0.0);
   s.d_ref = Eigen::Matrix3Xd::Zero(3, n + 2);
-  s.d_tilde = Eigen::Matrix3Xd::Zero(3, n);
+  s.lower.assign(n, 0.0);
+  s.diag.assign(n, 0.0);
+  s.upper.assign(n, 0.0);
   s.rhs_total.assign(n, 0.0);
   s.lambda.assign(n + 2, 0.0);
   return s;
@@ -96,26 +98,33 @@ void PadLambda(Strand& s) {
   s.lambda[s.links + 1] = s.lambda[1];
 }
 
-// Bailey eq. 11-12 (positions) and 21 (velocities): row k couples link k to the links sharing
-// its sites with weight -w(site); `rows` holds n link vectors, `columns` points at link 0 of a
-// padded array, so that on a ring row 0's lower entry is the corner A(0, n-1) and row n-1's
-// upper entry the corner A(n-1, 0).
-struct JacobianRow {
-  const Strand& s;
-  const double* rows;
-  const double* columns;
-  double scale;
+// A 3-vector in registers: plain scalars keep the per-link code to loads and arithmetic.
+struct V3 {
+  double x, y, z;
+};
+[[gnu::always_inline]] inline V3 At(const double* m, int site) {
+  const double* p = m + 3 * site;
+  return {p[0], p[1], p[2]};
+}
+[[gnu::always_inline]] inline V3 operator-(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+[[gnu::always_inline]] inline double Dot(V3 a, V3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+[[gnu::always_inline]] inline void Put(double* m, int k, V3 a) {
+  m[3 * k] = a.x;
+  m[3 * k + 1] = a.y;
+  m[3 * k + 2] = a.z;
+}
 
+// The position Jacobian's rows as SetUpPositions stored them; on a ring row 0's lower entry is
+// the corner A(0, n-1) and row n-1's upper entry the corner A(n-1, 0).
+struct StoredRow {
+  const Strand& s;
   [[gnu::always_inline]] TridiagonalRow operator()(int k) const {
-    const Vec3 row(rows + 3 * k);
-    return {-scale * s.w_at[k] * row.dot(Vec3(columns + 3 * (k - 1))),
-            scale * s.w_sum[k] * row.dot(Vec3(columns + 3 * k)),
-            -scale * s.w_at[k + 1] * row.dot(Vec3(columns + 3 * (k + 1)))};
+    return {s.lower[k], s.diag[k], s.upper[k]};
   }
 };
 
-bool Factor(Strand& s, const JacobianRow& row) {
-  return s.ring ? s.ring_lu.Factor(s.links, row) : s.chain_lu.Factor(s.links, row);
+bool Factor(Strand& s) {
+  return s.ring ? s.ring_lu.Factor(s.links, StoredRow{s}) : s.chain_lu.Factor(s.links, StoredRow{s});
 }
 
 // lambda <- A^-1 lambda, then pads it.
@@ -128,49 +137,43 @@ void Solve(Strand& s) {
   PadLambda(s);
 }
 
-// Bailey eq. 5 and 18: out(i) = base(i) + w_i sum_k lambda_k d_k over the links k at site i
-// (signed by d_k's orientation), one write per site; then on_link(k, out(head) - out(tail))
-// for every link in the same pass, while both ends are still in registers.
-template <typename OnLink>
-void ApplyMultipliers(const Strand& s, const Eigen::Matrix3Xd& padded_links,
-                      const Eigen::Matrix3Xd& base, Eigen::Matrix3Xd& out, OnLink&& on_link) {
-  const double* d = padded_links.data();
+// Bailey eq. 5: r_i = r~_i + w_i (lambda_k d_k - lambda_{k-1} d_{k-1}) with the reference
+// links d, one write per site; with each new link, delta_k = l^2 - r_k^2 joins the chord
+// right-hand side (eq. 13-14). Returns the max relative violation (eq. 24) estimated from the
+// extremes of r^2 / l^2 - 1, without a square root per link; NaN when a link is not finite.
+double UpdatePositions(Strand& s, const double* base, double* out) {
+  const double* d = s.d_ref.data();
   const double* lambda = s.lambda.data();
-  Eigen::Vector3d first = Eigen::Vector3d::Zero(), previous = first;
+  double e_max = 0.0, e_min = 0.0, finite = 0.0;
+  auto measure = [&](int k, V3 head, V3 tail) {
+    const V3 r = head - tail;
+    const double squared = Dot(r, r);
+    s.rhs_total[k] += s.length_squared[k] - squared;
+    const double e = squared * s.inverse_length_squared[k] - 1.0;
+    e_max = std::max(e_max, e);
+    e_min = std::min(e_min, e);
+    finite += e * 0.0;
+  };
+  V3 first{}, previous{};
   for (int j = 0; j < s.num_sites(); ++j) {
     const int site = s.site_at[j];
-    const Eigen::Vector3d r =
-        base.col(site) +
-        s.w_at[j] * (lambda[j + 1] * Vec3(d + 3 * (j + 1)) - lambda[j] * Vec3(d + 3 * j));
-    out.col(site) = r;
+    const double w = s.w_at[j], after = lambda[j + 1], before = lambda[j];
+    const V3 b = At(base, site);
+    const double* dj = d + 3 * j;
+    const V3 r{b.x + w * (after * dj[3] - before * dj[0]), b.y + w * (after * dj[4] - before * dj[1]),
+               b.z + w * (after * dj[5] - before * dj[2])};
+    Put(out, site, r);
     if (j > 0) {
-      on_link(j - 1, previous, r);
+      measure(j - 1, previous, r);
     } else {
       first = r;
     }
     previous = r;
   }
-  if (s.ring) on_link(s.links - 1, previous, first);
+  if (s.ring) measure(s.links - 1, previous, first);
+  if (!(finite == 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(std::sqrt(1.0 + e_max) - 1.0, 1.0 - std::sqrt(1.0 + e_min));
 }
-
-// Adds delta_k = l^2 - r_k^2 to the chord right-hand side (Bailey eq. 13-14) and estimates
-// the max relative violation (eq. 24) from the extremes of r^2 / l^2 - 1, without a square
-// root per link.
-struct Residual {
-  Strand& s;
-  double e_max = 0.0, e_min = 0.0;
-
-  void operator()(int k, const Eigen::Vector3d& head, const Eigen::Vector3d& tail) {
-    const double d2 = (head - tail).squaredNorm();
-    s.rhs_total[k] += s.length_squared[k] - d2;
-    const double e = d2 * s.inverse_length_squared[k] - 1.0;
-    e_max = MaxKeepingNan(e_max, e);
-    e_min = -MaxKeepingNan(-e_min, -e);
-  }
-  double Estimate() const {
-    return MaxKeepingNan(std::sqrt(1.0 + e_max) - 1.0, 1.0 - std::sqrt(1.0 + e_min));
-  }
-};
 
 // Max |r_ij - l| / l over the strand (Bailey eq. 24), exactly as the model measures it.
 double MaxRelativeViolation(const Strand& s, const Eigen::Matrix3Xd& positions) {
@@ -207,22 +210,6 @@ struct VelocityViolation {
 // link vectors and eliminates them with the right-hand side as it goes; ApplyVelocities
 // substitutes back from the middle and writes v + W B^T lambda site by site (a ring first
 // completes its substitution in RingSubstitute).
-
-// A 3-vector in registers: plain scalars keep the per-link code to loads and arithmetic.
-struct V3 {
-  double x, y, z;
-};
-[[gnu::always_inline]] inline V3 At(const double* m, int site) {
-  const double* p = m + 3 * site;
-  return {p[0], p[1], p[2]};
-}
-[[gnu::always_inline]] inline V3 operator-(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-[[gnu::always_inline]] inline double Dot(V3 a, V3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-[[gnu::always_inline]] inline void Put(double* m, int k, V3 a) {
-  m[3 * k] = a.x;
-  m[3 * k + 1] = a.y;
-  m[3 * k + 2] = a.z;
-}
 
 // Two doubles in one SSE2 register (GCC vector extension): lane 0 carries the front that
 // eliminates from the top of the strand, lane 1 the one from the bottom, so that one
@@ -634,38 +621,50 @@ class MilcSolver final : public SolverBase {
     return Converged(iterations, worst);
   }
 
-  // Link vectors of the reference and of r~ (`unconstrained`), the chord right-hand side
-  // l^2 - |d~|^2 (Bailey eq. 13-14); `finite` turns NaN on a non-finite coordinate. With
-  // `copy`, r~ of the strand's sites is copied there as it is read.
+  // Link vectors of the reference, the chord right-hand side l^2 - |d~_k|^2 (Bailey eq.
+  // 13-14) and the Jacobian's rows 2 d~_k . (-w_k d_{k-1}, w_sum d_k, -w_{k+1} d_{k+1})
+  // (eq. 11-12; d~ from r~ = `unconstrained`); `finite` turns NaN on a non-finite coordinate.
+  // With `copy`, r~ of the strand's sites is copied there as it is read.
   void SetUpPositions(Strand& s, const Eigen::Matrix3Xd& reference,
                       const Eigen::Matrix3Xd& unconstrained, Eigen::Matrix3Xd* copy,
                       double& finite) {
+    const int n = s.links;
     const double* r = reference.data();
     const double* u = unconstrained.data();
     double* kept = copy != nullptr ? copy->data() : nullptr;
     double* d_ref = s.d_ref.data() + 3;
-    double* d_tilde = s.d_tilde.data();
     double check = 0.0;
-    for (int k = 0; k < s.links; ++k) {
+    V3 a_prev{}, b_prev{}, a_first{}, b_first{};
+    for (int k = 0; k < n; ++k) {
       const int head = s.site_at[k], tail = s.site_at[k + 1];
       const V3 a = At(r, head) - At(r, tail);
       const V3 b = At(u, head) - At(u, tail);
       Put(d_ref, k, a);
-      Put(d_tilde, k, b);
       const double squared = Dot(b, b);
       s.rhs_total[k] = s.length_squared[k] - squared;
+      s.diag[k] = 2.0 * s.w_sum[k] * Dot(b, a);
+      if (k > 0) {
+        s.lower[k] = -2.0 * s.w_at[k] * Dot(b, a_prev);
+        s.upper[k - 1] = -2.0 * s.w_at[k] * Dot(b_prev, a);
+      } else {
+        a_first = a;
+        b_first = b;
+      }
       check += (a.x + a.y + a.z + squared) * 0.0;
       if (kept != nullptr) Put(kept, head, At(u, head));
+      a_prev = a;
+      b_prev = b;
     }
-    if (kept != nullptr && !s.ring) Put(kept, s.site_at[s.links], At(u, s.site_at[s.links]));
+    s.lower[0] = s.ring ? -2.0 * s.w_at[0] * Dot(b_first, a_prev) : 0.0;
+    s.upper[n - 1] = s.ring ? -2.0 * s.w_at[n] * Dot(b_prev, a_first) : 0.0;
+    if (kept != nullptr && !s.ring) Put(kept, s.site_at[n], At(u, s.site_at[n]));
     PadLinks(s, s.d_ref);
     finite += check;
   }
 
   ProjectionSummary ProjectStrandPositions(Strand& s, Eigen::Matrix3Xd& positions) {
-    const Eigen::Matrix3Xd& unconstrained = input();  // r~ of Bailey eq. 5
-    PadLinks(s, s.d_ref);
-    if (!Factor(s, JacobianRow{s, s.d_tilde.data(), s.d_ref.data() + 3, 2.0})) {
+    const double* unconstrained = input().data();  // r~ of Bailey eq. 5
+    if (!Factor(s)) {
       return Singular(0, absl::StrFormat(
           "MILC Jacobian of the strand starting at site %d has a vanishing pivot (collinear "
           "links between fixed sites, or a link turned 90 degrees from its reference)",
@@ -675,11 +674,9 @@ class MilcSolver final : public SolverBase {
       // Bailey eq. 13-14: J lambda^k = sigma^k = sigma^{k-1} + delta^k (chord method).
       std::copy(s.rhs_total.begin(), s.rhs_total.end(), s.lambda.begin() + 1);
       Solve(s);
-      Residual residual{s};
-      ApplyMultipliers(s, s.d_ref, unconstrained, positions, residual);
       // Bailey eq. 24 decided on squared lengths; only a violation within the slack of the
       // tolerance needs the exact |r - l| / l (a square root per link).
-      const double estimate = residual.Estimate();
+      const double estimate = UpdatePositions(s, unconstrained, positions.data());
       if (!std::isfinite(estimate)) {
         if (!StrandsFinite(positions)) return NonFinite("positions", iteration);
         break;  // |d|^2 overflowed: not a number the chord iteration can use
