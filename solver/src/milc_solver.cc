@@ -15,7 +15,6 @@
 namespace ikd::internal {
 namespace {
 
-
 // Slack between the squared-length estimate of the max relative violation and its exact
 // value |sqrt(r^2) - l| / l: both are within a few ulps of 1 of the true value.
 constexpr double kEstimateSlack = 1e-14;
