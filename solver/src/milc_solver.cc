@@ -1,8 +1,6 @@
 // MILC SHAKE (Bailey, Lowe & Sutton 2008): the linearized constraint equations of a chain are
 // tridiagonal (cyclic tridiagonal for a ring); factor the Jacobian once per projection and
 // run chord iterations; velocity constraints are one direct solve.
-#include <emmintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -123,7 +121,8 @@ struct StoredRow {
 };
 
 bool Factor(Strand& s) {
-  return s.ring ? s.ring_lu.Factor(s.links, StoredRow{s}) : s.chain_lu.Factor(s.links, StoredRow{s});
+  const StoredRow row{s};
+  return s.ring ? s.ring_lu.Factor(s.links, row) : s.chain_lu.Factor(s.links, row);
 }
 
 // lambda <- A^-1 lambda, then pads it.
@@ -159,7 +158,8 @@ double UpdatePositions(Strand& s, const double* base, double* out) {
     const double w = s.w_at[j], after = lambda[j + 1], before = lambda[j];
     const V3 b = At(base, site);
     const double* dj = d + 3 * j;
-    const V3 r{b.x + w * (after * dj[3] - before * dj[0]), b.y + w * (after * dj[4] - before * dj[1]),
+    const V3 r{b.x + w * (after * dj[3] - before * dj[0]),
+               b.y + w * (after * dj[4] - before * dj[1]),
                b.z + w * (after * dj[5] - before * dj[2])};
     Put(out, site, r);
     if (j > 0) {
@@ -210,16 +210,21 @@ struct VelocityViolation {
 // substitutes back from the middle and writes v + W B^T lambda site by site (a ring first
 // completes its substitution in RingSubstitute).
 
-// Two doubles in one SSE2 register (GCC vector extension): lane 0 carries the front that
-// eliminates from the top of the strand, lane 1 the one from the bottom, so that one
-// instruction serves both.
+// Two doubles in one 16-byte vector register (GCC/Clang vector extension; SSE2 on x86-64):
+// lane 0 carries the front that eliminates from the top of the strand, lane 1 the one from
+// the bottom, so that one instruction serves both.
 using Pair = double __attribute__((vector_size(16)));
+using PairBits = long long __attribute__((vector_size(16)));
 
 [[gnu::always_inline]] inline Pair Lanes(double top, double bottom) { return Pair{top, bottom}; }
-[[gnu::always_inline]] inline Pair Abs(Pair a) { return _mm_andnot_pd(_mm_set1_pd(-0.0), a); }
+[[gnu::always_inline]] inline Pair Abs(Pair a) {
+  return reinterpret_cast<Pair>(reinterpret_cast<PairBits>(a) & ~PairBits{1LL << 63, 1LL << 63});
+}
+[[gnu::always_inline]] inline Pair Max(Pair a, Pair b) { return a > b ? a : b; }
 // Both lanes true; false on NaN.
 [[gnu::always_inline]] inline bool BothGreater(Pair a, Pair b) {
-  return _mm_movemask_pd(_mm_cmpgt_pd(a, b)) == 3;
+  const PairBits greater = a > b;
+  return (greater[0] & greater[1]) != 0;
 }
 
 // Site j of the strand (j < num_sites: no wrap-around).
@@ -495,8 +500,8 @@ void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& to
     const Pair rx = out.x - other.x, ry = out.y - other.y, rz = out.z - other.z;
     const Pair dot = link_prev.x * rx + link_prev.y * ry + link_prev.z * rz;
     const Pair speed_term = rx * rx + ry * ry + rz * rz;
-    along = _mm_max_pd(along, Abs(dot) * Lanes(s.inverse_length[k + 1], s.inverse_length[b - 1]));
-    speed = _mm_max_pd(speed, speed_term);
+    along = Max(along, Abs(dot) * Lanes(s.inverse_length[k + 1], s.inverse_length[b - 1]));
+    speed = Max(speed, speed_term);
     finite += speed_term * 0.0;
     lambda_prev = lambda;
     link_prev = link;

@@ -48,7 +48,7 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectVelocities(const Eigen::Mat
 }
 
 ProjectionSummary SolverBase::Converged(int iterations, double violation) const {
-  return {ProjectionOutcome::kConverged, iterations, violation, ""};
+  return {ProjectionOutcome::kConverged, iterations, violation, {}};
 }
 
 ProjectionSummary SolverBase::NotConverged(int iterations, double violation) const {
