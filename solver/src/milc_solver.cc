@@ -416,21 +416,23 @@ double LambdaAt(const Strand& s, int k) {
   return s.ring ? s.y[k] - s.ring_factor * s.z[k] : s.y[k];
 }
 
-// A link of the padded array d as the two lanes' pair of links k (lane 0) and j (lane 1).
-struct LinkLanes {
+// A 3-vector in each lane.
+struct V3Pair {
   Pair x, y, z;
 };
-[[gnu::always_inline]] inline LinkLanes GetLinks(const double* d, int k, int j) {
+// Links k (lane 0) and j (lane 1) of the padded array d.
+[[gnu::always_inline]] inline V3Pair GetLinks(const double* d, int k, int j) {
   const double* a = d + 3 * (k + 1);
   const double* b = d + 3 * (j + 1);
   return {Lanes(a[0], b[0]), Lanes(a[1], b[1]), Lanes(a[2], b[2])};
 }
-[[gnu::always_inline]] inline LinkLanes GetSites(const double* m, int a, int b) {
+// Sites a (lane 0) and b (lane 1).
+[[gnu::always_inline]] inline V3Pair GetSites(const double* m, int a, int b) {
   const double* p = m + 3 * a;
   const double* q = m + 3 * b;
   return {Lanes(p[0], q[0]), Lanes(p[1], q[1]), Lanes(p[2], q[2])};
 }
-[[gnu::always_inline]] inline void PutSites(double* m, int a, int b, const LinkLanes& x) {
+[[gnu::always_inline]] inline void PutSites(double* m, int a, int b, const V3Pair& x) {
   Put(m, a, V3{x.x[0], x.y[0], x.z[0]});
   Put(m, b, V3{x.x[1], x.y[1], x.z[1]});
 }
@@ -471,8 +473,8 @@ void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& to
   const double* z = s.z.data();
   const double factor = s.ring_factor;
   Pair lambda_prev = Lanes(LambdaAt(s, m), LambdaAt(s, m));
-  LinkLanes link_prev = GetLinks(d, m, m);
-  LinkLanes written_prev{};
+  V3Pair link_prev = GetLinks(d, m, m);
+  V3Pair written_prev{};
   Pair along{0.0, 0.0}, speed{0.0, 0.0}, finite{0.0, 0.0};
   for (int i = 0; i < steps; ++i) {
     const int k = m - 1 - i, b = m + 1 + i;
@@ -484,18 +486,18 @@ void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& to
     } else {
       lambda -= factor * Lanes(z[k], z[b]);
     }
-    const LinkLanes link = GetLinks(d, k, b);
+    const V3Pair link = GetLinks(d, k, b);
     const int top = SiteAt<kContiguous>(s, k + 1), bottom = SiteAt<kContiguous>(s, b);
-    const LinkLanes old = GetSites(v, top, bottom);
+    const V3Pair old = GetSites(v, top, bottom);
     // Site k + 1 is the tail of link k and head of k + 1; site b the head of b, tail of b - 1.
     const Pair w = Lanes(s.w_at[k + 1], -s.w_at[b]);
-    const LinkLanes out{old.x + w * (lambda_prev * link_prev.x - lambda * link.x),
+    const V3Pair out{old.x + w * (lambda_prev * link_prev.x - lambda * link.x),
                         old.y + w * (lambda_prev * link_prev.y - lambda * link.y),
                         old.z + w * (lambda_prev * link_prev.z - lambda * link.z)};
     PutSites(backup, top, bottom, old);
     PutSites(v, top, bottom, out);
     // Link k + 1 (top) and b - 1 (bottom); the first step's is link m in both lanes.
-    const LinkLanes other = i == 0 ? LinkLanes{Swap(out.x), Swap(out.y), Swap(out.z)}
+    const V3Pair other = i == 0 ? V3Pair{Swap(out.x), Swap(out.y), Swap(out.z)}
                                    : written_prev;
     const Pair rx = out.x - other.x, ry = out.y - other.y, rz = out.z - other.z;
     const Pair dot = link_prev.x * rx + link_prev.y * ry + link_prev.z * rz;
