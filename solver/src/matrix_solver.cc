@@ -16,6 +16,19 @@
 namespace ikd::internal {
 namespace {
 
+// Eigen's SimplicialLDLT::factorize() builds a temporary sparse matrix on every call (a copy
+// of the input when it reorders it), and each solve then permutes. Assembled once in the
+// fill-reducing order, upper triangle, the matrix needs only the preordered factorization,
+// which allocates nothing; the solver permutes its right-hand side and solution itself.
+class PreorderedLdlt
+    : public Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Upper,
+                                   Eigen::NaturalOrdering<int>> {
+ public:
+  void Factorize(const Eigen::SparseMatrix<double>& upper) {
+    this->template factorize_preordered<true>(upper);
+  }
+};
+
 // How one stored entry A(a, b) is computed: coefficient * (d_a . d_b).
 struct EntryRecipe {
   Eigen::Index value_index;
@@ -58,17 +71,11 @@ class MatrixSolver final : public SolverBase {
         }
       }
     }
-    matrix_.resize(m, m);
-    matrix_.setFromTriplets(pattern.begin(), pattern.end());
-    matrix_.makeCompressed();
-    for (EntryRecipe& r : recipes) {
-      r.value_index = &matrix_.coeffRef(r.a, r.b) - matrix_.valuePtr();
-    }
-    recipes_ = std::move(recipes);
-    ldlt_.analyzePattern(matrix_);  // the fill-reducing ordering depends on topology only
+    Order(m, pattern, recipes);
     links_.resize(m);
     rhs_total_.resize(m);
     lambda_.resize(m);
+    permuted_.resize(m);
   }
   Method method() const override { return Method::kMatrix; }
 
@@ -86,10 +93,10 @@ class MatrixSolver final : public SolverBase {
                          "(rank-deficient set: e.g. a collinear triangle, or collinear links "
                          "between fixed sites)");
     }
-    const Eigen::Matrix3Xd unconstrained = positions;
+    const Eigen::Matrix3Xd& unconstrained = input();  // SolverBase's copy of r~
     for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
       // Bailey eq. 13-14 with the symmetric matrix A: chord iteration on sigma.
-      lambda_ = ldlt_.solve(rhs_total_);
+      Solve();
       positions = unconstrained;
       ApplyMultipliers(positions);
       double worst = 0.0;
@@ -116,7 +123,7 @@ class MatrixSolver final : public SolverBase {
                          "constraints at these positions)");
     }
     // Bailey eq. 20 in matrix form: (B W B^T) lambda = -B v, one direct solve.
-    lambda_ = ldlt_.solve(rhs_total_);
+    Solve();
     ApplyMultipliers(velocities);
     return Converged(1, model_.MaxVelocityViolation(positions, velocities));
   }
@@ -130,10 +137,46 @@ class MatrixSolver final : public SolverBase {
       values[r.value_index] = scale * r.coefficient * links_[r.a].dot(links_[r.b]);
       if (r.a == r.b) largest_diagonal = std::max(largest_diagonal, values[r.value_index]);
     }
-    ldlt_.factorize(matrix_);
+    ldlt_.Factorize(matrix_);
     if (ldlt_.info() != Eigen::Success) return false;
     const double smallest_pivot = ldlt_.vectorD().minCoeff();
     return smallest_pivot > 1e-12 * largest_diagonal;
+  }
+
+  // The fill-reducing (AMD) order of A's pattern, once: constraint a becomes row order_[a];
+  // matrix_ holds the reordered upper triangle and each recipe its entry there.
+  void Order(int m, const std::vector<Eigen::Triplet<double>>& lower_pattern,
+             std::vector<EntryRecipe>& recipes) {
+    Eigen::SparseMatrix<double> lower(m, m);
+    lower.setFromTriplets(lower_pattern.begin(), lower_pattern.end());
+    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower> amd;
+    amd.analyzePattern(lower);
+    order_.resize(m);
+    for (int a = 0; a < m; ++a) order_[a] = amd.permutationP().indices()[a];
+    std::vector<Eigen::Triplet<double>> upper_pattern;
+    for (const EntryRecipe& r : recipes) {
+      upper_pattern.emplace_back(std::min(order_[r.a], order_[r.b]),
+                                 std::max(order_[r.a], order_[r.b]), 1.0);
+    }
+    matrix_.resize(m, m);
+    matrix_.setFromTriplets(upper_pattern.begin(), upper_pattern.end());
+    matrix_.makeCompressed();
+    for (EntryRecipe& r : recipes) {
+      r.value_index = &matrix_.coeffRef(std::min(order_[r.a], order_[r.b]),
+                                        std::max(order_[r.a], order_[r.b])) -
+                      matrix_.valuePtr();
+    }
+    recipes_ = std::move(recipes);
+    ldlt_.analyzePattern(matrix_);
+  }
+
+  // lambda_ = A^-1 rhs_total_ through the reordered factors.
+  void Solve() {
+    for (size_t a = 0; a < order_.size(); ++a) permuted_[order_[a]] = rhs_total_[a];
+    ldlt_.matrixL().solveInPlace(permuted_);
+    permuted_ = ldlt_.vectorD().asDiagonal().inverse() * permuted_;
+    ldlt_.matrixU().solveInPlace(permuted_);
+    for (size_t a = 0; a < order_.size(); ++a) lambda_[a] = permuted_[order_[a]];
   }
 
   // x_i += w_i sum_a lambda_a s_{a,i} d_a (Vesely eq. 7; for velocities Bailey eq. 18).
@@ -148,10 +191,11 @@ class MatrixSolver final : public SolverBase {
   std::vector<int> heads_, tails_;
   std::vector<double> length_;
   std::vector<EntryRecipe> recipes_;
-  Eigen::SparseMatrix<double> matrix_;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower> ldlt_;
+  std::vector<int> order_;
+  Eigen::SparseMatrix<double> matrix_;  // A in order_, upper triangle
+  PreorderedLdlt ldlt_;
   std::vector<Eigen::Vector3d> links_;
-  Eigen::VectorXd rhs_total_, lambda_;
+  Eigen::VectorXd rhs_total_, lambda_, permuted_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "solver_base.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 
@@ -23,10 +24,7 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectPositions(const Eigen::Matr
   ProjectionSummary summary = DoProjectPositions(reference, positions);
   if (!AllFinite(positions)) {
     positions = input_;
-    summary.outcome = ProjectionOutcome::kNonFinite;
-    summary.message = absl::StrFormat(
-        "%s produced non-finite positions after %d iterations; input left unchanged",
-        MethodName(method()), summary.iterations);
+    summary = NonFinite("positions", summary.iterations);
   } else if (summary.outcome == ProjectionOutcome::kSingular) {
     positions = input_;  // a singular solve leaves nothing meaningful to keep
   }
@@ -42,9 +40,7 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectVelocities(const Eigen::Mat
   ProjectionSummary summary = DoProjectVelocities(positions, velocities);
   if (!AllFinite(velocities)) {
     velocities = input_;
-    summary.outcome = ProjectionOutcome::kNonFinite;
-    summary.message = absl::StrFormat(
-        "%s produced non-finite velocities; input left unchanged", MethodName(method()));
+    summary = NonFinite("velocities", summary.iterations);
   } else if (summary.outcome == ProjectionOutcome::kSingular) {
     velocities = input_;
   }
@@ -52,7 +48,7 @@ absl::StatusOr<ProjectionSummary> SolverBase::ProjectVelocities(const Eigen::Mat
 }
 
 ProjectionSummary SolverBase::Converged(int iterations, double violation) const {
-  return {ProjectionOutcome::kConverged, iterations, violation, ""};
+  return {ProjectionOutcome::kConverged, iterations, violation, {}};
 }
 
 ProjectionSummary SolverBase::NotConverged(int iterations, double violation) const {
@@ -66,6 +62,15 @@ ProjectionSummary SolverBase::NotConverged(int iterations, double violation) con
 ProjectionSummary SolverBase::Singular(int iterations, const std::string& why) const {
   return {ProjectionOutcome::kSingular, iterations, 0.0,
           absl::StrFormat("%s: singular constraint system: %s", MethodName(method()), why)};
+}
+
+ProjectionSummary SolverBase::NonFinite(const char* what, int iterations) const {
+  const std::string after = std::string_view(what) == "positions"
+                                ? absl::StrFormat(" after %d iterations", iterations)
+                                : "";
+  return {ProjectionOutcome::kNonFinite, iterations, std::numeric_limits<double>::quiet_NaN(),
+          absl::StrFormat("%s produced non-finite %s%s; input left unchanged",
+                          MethodName(method()), what, after)};
 }
 
 void TridiagonalLu::Resize(int n) {

@@ -14,10 +14,12 @@ class SolverBase : public ConstraintSolver {
   SolverBase(const ConstraintModel& model, const ProjectionOptions& options)
       : model_(model), options_(options) {}
 
+  // The generic path: full input checks, a copy of the input, DoProject*, a finiteness pass
+  // over the output. A solver that fuses these into its own passes overrides them.
   absl::StatusOr<ProjectionSummary> ProjectPositions(const Eigen::Matrix3Xd& reference,
-                                                     Eigen::Matrix3Xd& positions) final;
+                                                     Eigen::Matrix3Xd& positions) override;
   absl::StatusOr<ProjectionSummary> ProjectVelocities(const Eigen::Matrix3Xd& positions,
-                                                      Eigen::Matrix3Xd& velocities) final;
+                                                      Eigen::Matrix3Xd& velocities) override;
 
  protected:
   // Called with validated, finite input and at least one active constraint.
@@ -30,10 +32,13 @@ class SolverBase : public ConstraintSolver {
   ProjectionSummary Converged(int iterations, double violation) const;
   ProjectionSummary NotConverged(int iterations, double violation) const;
   ProjectionSummary Singular(int iterations, const std::string& why) const;
+  // `what` is "positions" or "velocities"; the input must have been restored.
+  ProjectionSummary NonFinite(const char* what, int iterations) const;
 
   // The input of the projection in progress (positions or velocities), copied before
   // DoProject* runs; a member so that repeated calls reuse its storage.
   const Eigen::Matrix3Xd& input() const { return input_; }
+  Eigen::Matrix3Xd& mutable_input() { return input_; }
 
   const ConstraintModel& model_;
   const ProjectionOptions options_;

@@ -1,7 +1,11 @@
 // The same physics checks over every constraint solver (SHAKE/RATTLE, MILC SHAKE, matrix).
 #include "ikd/constraints/solver.h"
 
+#include <algorithm>
+#include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <Eigen/Dense>
 #include <gmock/gmock.h>
@@ -224,6 +228,142 @@ INSTANTIATE_TEST_SUITE_P(AllSolvers, ProjectionTest,
                          ::testing::Values(Method::kShake, Method::kMilcShake, Method::kMatrix,
                                            Method::kAuto),
                          [](const auto& info) { return std::string(MethodName(info.param)); });
+
+// MILC's velocity passes pair the two elimination fronts in SIMD lanes and treat the rows the
+// pairing leaves (odd/even link counts, tiny strands, a ring's closing link) separately: on a
+// chain and a ring of every small size, numbered in order or shuffled, with unequal masses,
+// unequal lengths and a fixed chain end, they must give the dense projection.
+struct TwoStrands {
+  ConstraintModel model;
+  Eigen::Matrix3Xd positions;
+};
+
+TwoStrands ChainAndRing(int chain_links, int ring_links, bool shuffled, std::mt19937_64& rng) {
+  const int n = chain_links + 1 + ring_links;
+  std::vector<int> number(n);
+  for (int k = 0; k < n; ++k) number[k] = k;
+  if (shuffled) std::shuffle(number.begin(), number.end(), rng);
+  std::uniform_real_distribution<double> uniform(0.5, 2.0);
+  Eigen::VectorXd w(n);
+  for (int k = 0; k < n; ++k) w[k] = uniform(rng);
+  w[number[0]] = 0.0;  // a fixed chain end
+  Eigen::Matrix3Xd r(3, n);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int k = 0; k < n; ++k) r.col(k) = Eigen::Vector3d(normal(rng), normal(rng), normal(rng));
+  std::vector<DistanceConstraint> constraints;
+  auto link = [&](int a, int b) {
+    constraints.push_back({number[a], number[b], (r.col(number[a]) - r.col(number[b])).norm()});
+  };
+  for (int k = 0; k < chain_links; ++k) link(k, k + 1);
+  const int first = chain_links + 1;
+  for (int k = 0; k < ring_links; ++k) link(first + k, first + (k + 1) % ring_links);
+  return {*ConstraintModel::Create(w, constraints), r};
+}
+
+TEST(MilcStrandTest, VelocitiesMatchDenseProjectionForEverySmallSize) {
+  std::mt19937_64 rng(17);
+  for (bool shuffled : {false, true}) {
+    for (int chain : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
+      for (int ring : {3, 4, 5, 6, 7, 10, 11}) {
+        TwoStrands f = ChainAndRing(chain, ring, shuffled, rng);
+        auto solver = *MakeConstraintSolver(Method::kMilcShake, f.model, ProjectionOptions());
+        Eigen::Matrix3Xd v(3, f.model.num_sites());
+        PerturbGaussian(1.0, rng, v);
+        const Eigen::Matrix3Xd expected = DenseVelocityProjection(f.model, f.positions, v);
+        auto summary = solver->ProjectVelocities(f.positions, v);
+        ASSERT_TRUE(summary.ok() && summary->converged()) << chain << " " << ring;
+        EXPECT_TRUE(CompareMatrices(v, expected, 1e-11)) << chain << " " << ring << " " << shuffled;
+        const double measured = f.model.MaxVelocityViolation(f.positions, v);
+        EXPECT_LT(measured, 1e-13) << chain << " " << ring;
+        EXPECT_NEAR(summary->max_relative_violation, measured, 1e-15) << chain << " " << ring;
+      }
+    }
+  }
+}
+
+// The same strands for positions: MILC converges and lands where SHAKE does.
+TEST(MilcStrandTest, PositionsAgreeWithShakeForEverySmallSize) {
+  std::mt19937_64 rng(19);
+  ProjectionOptions tight;
+  tight.tolerance = 1e-13;
+  tight.max_iterations = 100000;
+  for (bool shuffled : {false, true}) {
+    for (int chain : {1, 2, 3, 4, 5, 8, 13}) {
+      for (int ring : {3, 4, 5, 10, 11}) {
+        TwoStrands f = ChainAndRing(chain, ring, shuffled, rng);
+        Eigen::Matrix3Xd milc = f.positions;
+        PerturbGaussian(1e-3, rng, milc);
+        Eigen::Matrix3Xd shake = milc;
+        auto summary = (*MakeConstraintSolver(Method::kMilcShake, f.model, tight))
+                           ->ProjectPositions(f.positions, milc);
+        ASSERT_TRUE(summary.ok() && summary->converged()) << chain << " " << ring;
+        ASSERT_TRUE((*MakeConstraintSolver(Method::kShake, f.model, tight))
+                        ->ProjectPositions(f.positions, shake)
+                        ->converged());
+        EXPECT_LE(f.model.MaxRelativeViolation(milc), 1e-13);
+        EXPECT_TRUE(CompareMatrices(milc, shake, 1e-10)) << chain << " " << ring;
+      }
+    }
+  }
+}
+
+// MILC checks finiteness inside its passes: a bad value at a strand site or at a site in no
+// constraint is the same InvalidArgument as the generic check gives, and nothing is written.
+TEST(MilcStrandTest, NonFiniteInputIsNamedAndLeftUnchanged) {
+  const int n = 8;
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Ones(n + 1),
+                                        ChainConstraints(n, 1.0, false));  // site n: loose
+  auto solver = *MakeConstraintSolver(Method::kMilcShake, model, ProjectionOptions());
+  const Eigen::Matrix3Xd ref = StraightChain(n + 1, 1.0);
+  for (int bad : {0, 3, n - 1, n}) {
+    Eigen::Matrix3Xd r = ref, v = Eigen::Matrix3Xd::Ones(3, n + 1);
+    v(2, bad) = std::numeric_limits<double>::infinity();
+    const Eigen::Matrix3Xd v_before = v;
+    auto vs = solver->ProjectVelocities(r, v);
+    EXPECT_EQ(vs.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(vs.status().message()),
+                HasSubstr("velocities[" + std::to_string(bad) + "] is not finite"));
+    EXPECT_TRUE((v.array() == v_before.array()).all());  // inf == inf
+    r(0, bad) = std::nan("");
+    auto ps = solver->ProjectPositions(ref, r);
+    EXPECT_THAT(std::string(ps.status().message()),
+                HasSubstr("positions[" + std::to_string(bad) + "] is not finite"));
+    Eigen::Matrix3Xd bad_ref = ref, p = ref;
+    bad_ref(1, bad) = std::nan("");
+    ps = solver->ProjectPositions(bad_ref, p);
+    EXPECT_THAT(std::string(ps.status().message()),
+                HasSubstr("reference positions[" + std::to_string(bad) + "] is not finite"));
+    EXPECT_TRUE(CompareMatrices(p, ref, 0.0));
+  }
+}
+
+// Collinear links between fixed sites: B W B^T is singular; the velocities stay as given.
+TEST(MilcStrandTest, SingularVelocityMatrixLeavesVelocitiesUnchanged) {
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(3);
+  w[0] = w[2] = 0.0;
+  auto model = *ConstraintModel::Create(w, ChainConstraints(3, 1.0, false));
+  auto solver = *MakeConstraintSolver(Method::kMilcShake, model, ProjectionOptions());
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Ones(3, 3);
+  const Eigen::Matrix3Xd before = v;
+  auto summary = solver->ProjectVelocities(StraightChain(3, 1.0), v);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->outcome, ProjectionOutcome::kSingular);
+  EXPECT_TRUE(CompareMatrices(v, before, 0.0));
+}
+
+// A relative velocity whose |r . v| overflows: NON_FINITE, the input restored.
+TEST(MilcStrandTest, OverflowingVelocitiesAreNonFiniteAndRestored) {
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Ones(4), ChainConstraints(4, 1.0, true));
+  auto solver = *MakeConstraintSolver(Method::kMilcShake, model, ProjectionOptions());
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, 4);
+  v(0, 0) = 1.5e308;
+  v(0, 1) = -1.5e308;
+  const Eigen::Matrix3Xd before = v;
+  auto summary = solver->ProjectVelocities(RegularRing(4, 1.0), v);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->outcome, ProjectionOutcome::kNonFinite);
+  EXPECT_TRUE(CompareMatrices(v, before, 0.0));
+}
 
 // Bailey sec. 4: on a ring SHAKE converges slowly; MILC's cyclic tridiagonal solve reaches
 // tau = 1e-10 in a handful of chord iterations. Expect at least 10x fewer iterations.
