@@ -381,20 +381,19 @@ class Executor {
  public:
   static absl::StatusOr<Executor> Create(const Setup& setup) {
     server::ModelLimits limits;
+    auto scene = server::SceneFromProto(setup.scene, "scene", limits);
+    if (!scene.ok()) return scene.status();
     if (setup.arm.has_robot()) {
       auto robot = server::RobotFromArmSpec(setup.arm, "arm");
       if (!robot.ok()) return robot.status();
-      return Executor(setup, *std::move(robot));
+      return Executor(setup, *std::move(robot), *std::move(scene));
     }
     auto arm = server::ArmFromProto(setup.arm, "arm", limits);
     if (!arm.ok()) return arm.status();
-    auto scene = server::SceneFromProto(setup.scene, "scene", limits);
-    if (!scene.ok()) return scene.status();
     return Executor(setup, *std::move(arm), *std::move(scene));
   }
 
   void ApplySceneUpdate(const v1::SceneUpdate& update) {
-    if (!scene_) return;  // an industrial arm's stream has no scene (the server refuses updates)
     v1::EditSceneRequest edit;
     *edit.mutable_operations() = update.operations();
     absl::Status applied =
@@ -438,9 +437,10 @@ class Executor {
   }
 
   // An industrial arm's checks with the controller's own robot model: the link clusters keep
-  // their distances, the joint values are the angles of the sites and inside the limits, and a
+  // their distances, the joint values are the angles of the sites and inside the limits, the
+  // link capsules (robot.link_radii, from forward kinematics) stay out of the obstacles, and a
   // REACHED state's forward kinematics (the DH/URDF chain, not the sites) puts the tool on the
-  // target, turned as asked. No collision model: no clearance.
+  // target, turned as asked.
   void CheckRobot(const v1::JointState& state, const v1::TrackTarget* target, Report* report) {
     const robot::Robot& robot = *robot_;
     if (state.sites_size() != robot.num_sites() || state.positions_size() != robot.num_joints()) {
@@ -460,6 +460,7 @@ class Executor {
     const double violation = std::max(0.0, robot.LimitViolation(q));
     report->max_limit_violation = std::max(report->max_limit_violation, violation);
     if (!(violation <= 1e-9)) ++report->limit_violations;
+    CheckRobotClearance(q, report);
     const Eigen::Isometry3d X = robot::ToolPose(robot.spec(), q);
     const double hand_error = (X.translation() - server::FromProto(state.target())).norm();
     report->max_hand_error = std::max(report->max_hand_error, hand_error);
@@ -485,8 +486,23 @@ class Executor {
                absl::GetFlag(FLAGS_max_joint_accel)) {
     for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
-  Executor(const Setup& setup, robot::Robot robot)
+  void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
+    const std::vector<double>& radii = robot_->spec().link_radii;
+    const auto segments = robot::LinkSegments(robot_->spec(), q);
+    double clearance = INFINITY;
+    for (size_t k = 0; k < segments.size(); ++k) {
+      clearance = std::min(clearance, scene_->MinSignedDistance(segments[k].first, segments[k].second,
+                                                                radii.empty() ? 0.0 : radii[k]));
+    }
+    if (std::isfinite(clearance)) {
+      report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
+    }
+    if (clearance < 0) ++report->collisions;
+  }
+
+  Executor(const Setup& setup, robot::Robot robot, ik::Scene scene)
       : setup_(setup),
+        scene_(std::move(scene)),
         robot_(std::move(robot)),
         servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
                absl::GetFlag(FLAGS_max_joint_accel)) {}
@@ -546,8 +562,8 @@ class Executor {
   }
 
   const Setup& setup_;
-  std::optional<ik::Arm> arm_;      // a chain arm with its scene, or ...
-  std::optional<ik::Scene> scene_;
+  std::optional<ik::Arm> arm_;         // a chain arm, or ...
+  std::optional<ik::Scene> scene_;     // (the controller's copy of the scene, either kind)
   std::optional<robot::Robot> robot_;  // ... an industrial arm
   std::vector<double> radii_;
   Servo servo_;

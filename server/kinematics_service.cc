@@ -69,18 +69,37 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
 // solver options (the IkOptions seed; the chain tracker's other options do not apply).
 struct RobotProblem {
   std::unique_ptr<robot::Robot> robot;
+  std::unique_ptr<ik::Scene> scene;  // null: free space
   Eigen::VectorXd initial;
   robot::RobotIkOptions options;
 };
 
+// The chain tracker's options that mean the same for industrial arms: the seed, the trials of
+// step (c) and the safety margin (zero fields: the defaults).
+absl::StatusOr<robot::RobotIkOptions> RobotOptionsFromProto(const v1::IkOptions& options,
+                                                           const std::string& path) {
+  robot::RobotIkOptions out;
+  if (options.seed() != 0) out.seed = options.seed();
+  if (options.no_trials()) {
+    out.trials_per_step = 0;
+  } else if (options.trials_per_step() != 0) {
+    out.trials_per_step = options.trials_per_step();
+  }
+  if (options.safety_margin() != 0.0) out.safety_margin = options.safety_margin();
+  if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
-    const PositionList& positions, const std::string& prefix, const std::string& positions_field) {
-  if (scene_ref.scene_case() != v1::SceneRef::SCENE_NOT_SET) {
-    return FieldViolation(Below(prefix, "scene"),
-                          "must be unset for an industrial arm: its links have no collision "
-                          "model yet");
-  }
+    const PositionList& positions, const std::string& prefix, const std::string& positions_field,
+    ModelStore& store, const ModelLimits& limits) {
+  absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
+      SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
+  if (!scene.ok()) return scene.status();
+  absl::StatusOr<robot::RobotIkOptions> robot_options =
+      RobotOptionsFromProto(options, Below(prefix, "options"));
+  if (!robot_options.ok()) return robot_options.status();
   absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(arm_spec.spec, arm_spec.path);
   if (!robot.ok()) return robot.status();
   auto problem = std::make_shared<RobotProblem>();
@@ -90,7 +109,8 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
                      Below(prefix, positions_field));
   if (!initial.ok()) return initial.status();
   problem->initial = *std::move(initial);
-  if (options.seed() != 0) problem->options.seed = options.seed();
+  problem->options = *robot_options;
+  problem->scene = *std::move(scene);
   return problem;
 }
 
@@ -397,6 +417,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (!tracker.ok()) return tracker.status();
     tracker_ = std::make_unique<ik::ArmTracker>(*std::move(tracker));
     joint_names_ = JointNames(*problem_->arm);
+    stream_scene_ = problem_->scene.get();
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -404,11 +425,19 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   absl::Status ConfigureRobot(const ResolvedArmSpec& arm, const v1::TrackConfig& config) {
     absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
         arm, config.scene(), config.options(), config.initial_positions(), "config",
-        "initial_positions");
+        "initial_positions", *store_, model_limits_);
     if (!problem.ok()) return problem.status();
     robot_problem_ = *std::move(problem);
+    // Always a scene (maybe empty), so that scene updates have somewhere to go.
+    if (robot_problem_->scene == nullptr) {
+      absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
+      if (!empty.ok()) return empty.status();
+      robot_problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
+    }
+    stream_scene_ = robot_problem_->scene.get();
     absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
-        *robot_problem_->robot, robot_problem_->options, robot_problem_->initial);
+        *robot_problem_->robot, robot_problem_->options, robot_problem_->initial,
+        robot_problem_->scene.get());
     if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
     robot_tracker_ = std::make_unique<robot::RobotTracker>(*std::move(tracker));
     joint_names_ = RobotJointNames(*robot_problem_->robot);
@@ -418,18 +447,14 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
 
   // Edits the stream's private scene copy; the tracker sees it from the next target on.
   absl::Status UpdateScene() {
-    if (robot_tracker_ != nullptr) {
-      return FieldViolation("scene_update",
-                            "an industrial arm's stream has no scene (no collision model yet)");
-    }
     v1::EditSceneRequest edit;
     *edit.mutable_operations() = request_.scene_update().operations();
     absl::Status valid = ValidateOperations(edit, model_limits_);
     if (!valid.ok()) return AtRequestPath(valid, "scene_update");
-    ik::Scene edited = *problem_->scene;  // on error the copy is discarded
+    ik::Scene edited = *stream_scene_;  // on error the copy is discarded
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
-    *problem_->scene = std::move(edited);
+    *stream_scene_ = std::move(edited);
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -508,6 +533,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   std::shared_ptr<RobotProblem> robot_problem_;
   std::unique_ptr<robot::RobotTracker> robot_tracker_;
   std::vector<std::string> joint_names_;
+  ik::Scene* stream_scene_ = nullptr;  // the configured arm's private scene copy
   int64_t solved_ = 0;
   double last_time_ = 0.0;
   std::atomic<bool> finished_{false};
@@ -519,10 +545,12 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
 // (robot::SolveRobotIk), on the pool like the chain arms' Solve.
 grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
                                      const v1::SolveRequest& request, const ResolvedArmSpec& arm,
-                                     v1::SolveResponse* response, WorkerPool& pool) {
+                                     v1::SolveResponse* response, WorkerPool& pool,
+                                     ModelStore& store, const ModelLimits& limits) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
-      arm, request.scene(), request.options(), request.seed_positions(), "", "seed_positions");
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
+      MakeRobotProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
+                       "seed_positions", store, limits);
   absl::StatusOr<robot::ToolTarget> target =
       problem.ok() ? ToolTargetFromProto(request.target(), "target", request.has_target_orientation(),
                                          request.target_orientation(), "target_orientation")
@@ -535,9 +563,10 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
-    absl::StatusOr<robot::RobotIkResult> result =
-        robot::SolveRobotIk(*problem->robot, target, problem->initial, problem->options);
-    if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
+    absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
+        *problem->robot, problem->options, problem->initial, problem->scene.get());
+    if (!tracker.ok()) return reactor->Finish(ToGrpcStatus(tracker.status()));
+    const absl::StatusOr<robot::RobotIkResult> result = tracker->Solve(target);
     SetJointNames(RobotJointNames(*problem->robot), response->mutable_joint_names());
     *response->mutable_state() = RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
     reactor->Finish(grpc::Status::OK);
@@ -584,17 +613,19 @@ absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(const v1::SolveTrajectoryReques
 
 absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequest& request,
                                                    const ResolvedArmSpec& arm,
-                                                   ik::Trajectory trajectory) {
-  absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
-      arm, request.scene(), request.options(), request.initial_positions(), "", "initial_positions");
+                                                   ik::Trajectory trajectory, ModelStore& store,
+                                                   const ModelLimits& limits) {
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
+      MakeRobotProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
+                       "initial_positions", store, limits);
   if (!problem.ok()) return problem.status();
   // The orientation is checked once; every sample holds it.
   absl::StatusOr<robot::ToolTarget> start =
       ToolTargetFromProto(v1::Vector3(), "trajectory", request.has_tool_orientation(),
                           request.tool_orientation(), "tool_orientation");
   if (!start.ok()) return start.status();
-  absl::StatusOr<robot::RobotTracker> tracker =
-      robot::RobotTracker::Create(*(*problem)->robot, (*problem)->options, (*problem)->initial);
+  absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
+      *(*problem)->robot, (*problem)->options, (*problem)->initial, (*problem)->scene.get());
   if (!tracker.ok()) return tracker.status();
   auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
   auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
@@ -629,7 +660,9 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(arm.status()));
     return reactor;
   }
-  if (arm->spec.has_robot()) return SolveRobot(context, *request, *arm, response, *pool_);
+  if (arm->spec.has_robot()) {
+    return SolveRobot(context, *request, *arm, response, *pool_, *store_, model_limits_);
+  }
   absl::StatusOr<std::shared_ptr<IkProblem>> problem =
       MakeProblem(*arm, request->scene(), request->options(), request->seed_positions(), "",
                   "seed_positions", *store_, model_limits_);
@@ -677,7 +710,7 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
   if (!times.ok()) return new TrajectoryReactor(times.status());
   absl::StatusOr<TrajectoryPlan> plan =
       arm->spec.has_robot()
-          ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory))
+          ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory), *store_, model_limits_)
           : PlanArmTrajectory(*request, *arm, *std::move(trajectory), *times, *store_,
                               model_limits_, limits_);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());

@@ -125,6 +125,10 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
   absl::StatusOr<Eigen::Isometry3d> base = PoseFromProto(spec.base(), path + ".base");
   if (!base.ok()) return base.status();
   chain->X_WB = *base;
+  chain->link_radii.assign(spec.link_radii().begin(), spec.link_radii().end());
+  if (absl::Status s = chain->Validate(); !s.ok()) {
+    return SolverFieldViolation(s, [&](const std::string& f) { return absl::StrCat(path, ".", f); });
+  }
   return chain;
 }
 
@@ -242,7 +246,10 @@ v1::JointState RobotJointState(const robot::Robot& robot, const robot::RobotIkRe
     case robot::RobotIkStatus::kJointLimitBlocked: out.set_status(v1::STEP_STATUS_JOINT_LIMIT_BLOCKED); break;
     case robot::RobotIkStatus::kNotConverged: out.set_status(v1::STEP_STATUS_NOT_CONVERGED); break;
     case robot::RobotIkStatus::kVelocityLimitExceeded: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
+    case robot::RobotIkStatus::kInCollision: out.set_status(v1::STEP_STATUS_IN_COLLISION); break;
   }
+  if (std::isfinite(result.min_clearance)) out.set_min_clearance(result.min_clearance);
+  out.set_trials_accepted(result.trials_accepted);
   return out;
 }
 

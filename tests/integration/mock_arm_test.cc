@@ -4,6 +4,7 @@
 // answers and fail on bad ones.
 #include "absl/strings/str_format.h"
 #include "ikd/robot/chain.h"
+#include "ikd/robot/presets.h"
 #include "ikd/robot/urdf.h"
 #include "testing/integration_fixture.h"
 
@@ -141,6 +142,55 @@ TEST_F(IntegrationTest, MockArmFollowsAFullPoseLineOfAUrdfArm) {
   EXPECT_EQ(summary["passed"], "true");
   EXPECT_LT(std::stod(summary["max_rotation_error"]), 1e-5);
   EXPECT_LT(std::stod(summary["max_hand_error"]), 1e-5);
+}
+
+// An industrial arm among obstacles through Track: the Panda preset with 50 mm link capsules,
+// a ball 5 mm from its upper arm's capsule, and a 2 cm tool line (position targets, four
+// redundant joints): the server's step (c) moves the links out beyond the margin, and mock_arm,
+// computing the clearance from the joint values and its own copy of the scene, sees no
+// collision; with the trials off the arm stays inside the margin.
+TEST_F(IntegrationTest, MockArmIndustrialArmStaysClearOfABall) {
+  StartServer();
+  const double ready[] = {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785};
+  robot::ChainSpec chain = robot::presets::Panda();
+  const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(ready, 7);
+  const auto segments = robot::LinkSegments(chain, q);
+  const Eigen::Vector3d a = segments[2].first, b = segments[2].second;
+  const Eigen::Vector3d side = (b - a).cross(Eigen::Vector3d::UnitZ()).normalized();
+  const Eigen::Vector3d ball = 0.5 * (a + b) + 0.105 * side;
+  const Eigen::Vector3d tool = robot::ToolPose(chain, q).translation();
+  const std::string arm = WriteFile("panda.json", R"({"robot": {"preset": "ROBOT_PRESET_PANDA",
+      "homePositions": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+      "linkRadii": [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05]}})");
+  const std::string scene = WriteFile("ball.json", absl::StrFormat(
+      R"({"obstacles": [{"id": "ball", "sphere": {"center": {"x": %.17g, "y": %.17g, "z": %.17g},
+      "radius": 0.05}}]})", ball.x(), ball.y(), ball.z()));
+  const std::string line = absl::StrFormat("%.17g,%.17g,%.17g:%.17g,%.17g,%.17g", tool.x(),
+                                           tool.y(), tool.z(), tool.x(), tool.y() + 0.02, tool.z());
+  RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=20s",
+                              "--arm_file=" + arm, "--scene_file=" + scene, "--path=line",
+                              "--line=" + line, "--rate_hz=50", "--duration=1", "--realtime=false",
+                              "--approach=false", "--min_reached_fraction=1"},
+                             std::chrono::seconds(30));
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(summary["collisions"], "0");
+  EXPECT_EQ(summary["limit_violations"], "0");
+  EXPECT_EQ(summary["passed"], "true");
+  ASSERT_NE(summary["min_clearance"], "none");
+  EXPECT_GE(std::stod(summary["min_clearance"]), 0.0);
+  // Kept beyond the 10 mm safety margin all along (the ball starts 5 mm from the capsule) ...
+  EXPECT_GE(std::stod(summary["min_clearance"]), 0.01);
+  // ... which plain continuation (no trials) does not do.
+  const std::string plain = WriteFile("plain.json", R"({"noTrials": true})");
+  RunResult without = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=20s",
+                                  "--arm_file=" + arm, "--scene_file=" + scene, "--path=line",
+                                  "--line=" + line, "--rate_hz=50", "--duration=1",
+                                  "--realtime=false", "--approach=false", "--options_file=" + plain},
+                                 std::chrono::seconds(30));
+  auto plain_summary = KeyValues(without.out);
+  ASSERT_NE(plain_summary["min_clearance"], "none") << Describe(without);
+  EXPECT_LT(std::stod(plain_summary["min_clearance"]), 0.01);
 }
 
 }  // namespace

@@ -574,6 +574,12 @@ TEST_F(KinematicsServiceTest, IndustrialArmFollowsAFullPoseLine) {
   line->set_duration(2.0);
   request.set_sample_period(0.04);
   *request.mutable_tool_orientation() = Quat(Eigen::Quaterniond(X0.linear()));
+  // A ball 0.3 m above the tool (radius 0.05) and 50 mm link capsules: clearances reported.
+  for (int k = 0; k < 7; ++k) request.mutable_arm()->mutable_spec()->mutable_robot()->add_link_radii(0.05);
+  v1::Obstacle* ball = request.mutable_scene()->mutable_spec()->add_obstacles();
+  ball->set_id("ball");
+  *ball->mutable_sphere()->mutable_center() = Vec(X0.translation().x() + 0.3, X0.translation().y(), X0.translation().z() + 0.3);
+  ball->mutable_sphere()->set_radius(0.05);
   std::vector<v1::SolveTrajectoryResponse> messages;
   ASSERT_TRUE(SolveTrajectory(request, &messages).ok());
   ASSERT_EQ(messages.size(), 52u);
@@ -588,6 +594,8 @@ TEST_F(KinematicsServiceTest, IndustrialArmFollowsAFullPoseLine) {
     EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * X0.linear()).angle(), 1e-5) << k;
     EXPECT_LT(s.rotation_error(), 1e-5);
     EXPECT_LT(s.constraint_residual(), 1e-10);
+    ASSERT_TRUE(s.has_min_clearance());
+    EXPECT_GT(s.min_clearance(), 0.0);
   }
   const v1::TrajectorySummary& summary = messages.back().summary();
   EXPECT_DOUBLE_EQ(summary.fraction_reached(), 1.0);
@@ -653,8 +661,8 @@ TEST_F(KinematicsServiceTest, IndustrialArmFromUrdfSolvesAndTracks) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-// Bad industrial-arm requests name the field: a scene (no collision model yet), a non-unit
-// tool orientation, a malformed URDF, a DH table without convention, chain fields beside the
+// Bad industrial-arm requests name the field: a negative safety margin, link radii not one per
+// joint, a non-unit tool orientation, a malformed URDF, a DH table without convention, chain fields beside the
 // robot; and an orientation for a chain arm.
 TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   auto solve_fields = [&](const v1::SolveRequest& request) {
@@ -666,9 +674,12 @@ TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   v1::SolveRequest request;
   *request.mutable_arm()->mutable_spec() = PandaArm();
   *request.mutable_target() = Vec(0.4, 0.0, 0.5);
-  v1::SolveRequest with_scene = request;
-  with_scene.mutable_scene()->mutable_spec();
-  EXPECT_THAT(solve_fields(with_scene), Contains("scene"));
+  v1::SolveRequest bad_margin = request;
+  bad_margin.mutable_options()->set_safety_margin(-1.0);
+  EXPECT_THAT(solve_fields(bad_margin), Contains("options.safety_margin"));
+  v1::SolveRequest bad_radii = request;
+  bad_radii.mutable_arm()->mutable_spec()->mutable_robot()->add_link_radii(0.05);
+  EXPECT_THAT(solve_fields(bad_radii), Contains("arm.spec.robot.link_radii"));
   v1::SolveRequest bad_quaternion = request;
   *bad_quaternion.mutable_target_orientation() = Quat(Eigen::Quaterniond(1.0, 0.0, 0.1, 0.0));
   EXPECT_THAT(solve_fields(bad_quaternion), Contains("target_orientation"));
