@@ -18,6 +18,7 @@
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
 #include "ikd/v1/model_service.grpc.pb.h"
+#include "conversions.h"
 #include "model_store.h"
 #include "server.h"
 
@@ -546,14 +547,7 @@ Eigen::VectorXd Positions(const v1::JointState& state) {
   return Eigen::Map<const Eigen::VectorXd>(state.positions().data(), state.positions_size());
 }
 
-v1::Quaternion Quat(const Eigen::Quaterniond& q) {
-  v1::Quaternion out;
-  out.set_x(q.x());
-  out.set_y(q.y());
-  out.set_z(q.z());
-  out.set_w(q.w());
-  return out;
-}
+v1::Quaternion Quat(const Eigen::Quaterniond& q) { return ToProto(q); }  // conversions.h
 
 // The Panda's tool pose at its ready configuration, by the DH chain's forward kinematics.
 Eigen::Isometry3d PandaReadyPose() {
