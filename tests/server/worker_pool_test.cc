@@ -22,7 +22,9 @@ TEST(WorkerPoolTest, FullQueueRefusesButContinuationsAreAdmitted) {
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::promise<void> started;
-  ASSERT_TRUE(pool.TrySubmit([&] { started.set_value(); gate.wait(); }));
+  // `gate` by value: the worker may still be inside wait() when this test's locals go (found by
+  // AddressSanitizer), and the copy keeps the shared state alive until the pool has joined.
+  ASSERT_TRUE(pool.TrySubmit([&started, gate] { started.set_value(); gate.wait(); }));
   started.get_future().wait();  // the only thread is now busy
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
