@@ -150,11 +150,13 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
 }
 
 double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
-  double clearance = MinSelfClearance(sites, radii_);
+  culling_.Reset(sites, radii_);
+  double clearance = culling_.MinClearance(sites);
   if (scene_ == nullptr) return clearance;
   for (int k = 0; k < arm_->num_limbs(); ++k) {
-    clearance =
-        std::min(clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+    // Only an obstacle closer than the running minimum can lower it.
+    clearance = std::min(clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1),
+                                                              radii_[k], nullptr, clearance));
   }
   return clearance;
 }
@@ -162,26 +164,22 @@ double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
 double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
-  const auto& limbs = arm_->spec().limbs;
+  // Bounding balls skip the pairs and obstacles that cannot come inside the margin.
+  if (w.self_clearance > 0.0) culling_.Reset(sites, radii_);
   double cost = 0.0;
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && w.clearance > 0.0) {
-      const double d = scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), limbs[k].radius);
+      const double d =
+          scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], nullptr, margin);
       cost += w.clearance * Square(std::max(0.0, margin - d));
     }
     if (w.self_clearance == 0.0) continue;
-    const Eigen::Vector3d center_k = 0.5 * (sites.col(k) + sites.col(k + 1));
-    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
-      // Bounding spheres rule out most pairs before the exact segment distance.
-      const double bound = (center_k - 0.5 * (sites.col(m) + sites.col(m + 1))).norm() -
-                           0.5 * (limbs[k].length + limbs[m].length) - limbs[k].radius -
-                           limbs[m].radius;
-      if (bound >= margin) continue;
+    culling_.ForEachNear(k, margin, [&](int m) {
       const double d = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(m),
                                               sites.col(m + 1)) -
-                       limbs[k].radius - limbs[m].radius;
+                       radii_[k] - radii_[m];
       cost += w.self_clearance * Square(std::max(0.0, margin - d));
-    }
+    });
   }
   for (int i = 1; i < arm_->hand(); ++i) {
     cost += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm();
@@ -252,18 +250,20 @@ void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
 
 bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) const {
   bool moved = false;
+  const double margin = kMarginBuffer * options_.safety_margin;
   const Eigen::Matrix3Xd before = sites;  // every push is computed on the same configuration
+  culling_.Reset(before, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && scene_->size() > 0) {
       int closest = -1;
-      scene_->MinSignedDistance(before.col(k), before.col(k + 1), radii_[k], &closest);
+      scene_->MinSignedDistance(before.col(k), before.col(k + 1), radii_[k], &closest, margin);
       if (closest >= 0) PushLimb(k, scene_->obstacles()[closest].shape, 1.0, sites, moved);
     }
-    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
+    culling_.ForEachNear(k, margin, [&](int m) {
       // Two limbs share the way out: each moves half the gap away from the other.
       PushLimb(k, Capsule{before.col(m), before.col(m + 1), radii_[m]}, 0.5, sites, moved);
       PushLimb(m, Capsule{before.col(k), before.col(k + 1), radii_[k]}, 0.5, sites, moved);
-    }
+    });
   }
   return moved;
 }

@@ -131,6 +131,7 @@ class ArmTracker {
   double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
   std::chrono::steady_clock::time_point deadline_;  // of the current StepTo when budgeted
   std::vector<double> radii_;  // limb collision radii
+  mutable LimbPairCulling culling_;  // scratch of Cost, PushOutOfMargin and MinClearance
 };
 
 // Samples the trajectory every `sample_period` (end included) and tracks it from
