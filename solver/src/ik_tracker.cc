@@ -195,26 +195,28 @@ double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const {
 }
 
 bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
-                                   IkStep& step) {
+                                   int& iterations) {
   auto summary = solver_->ProjectPositions(reference, sites);
   if (!summary.ok() || !summary->converged()) return false;
-  step.iterations += summary->iterations;
+  iterations += summary->iterations;
   const auto& limits = arm_->spec().joint_limits;
   if (limits.empty()) return true;
   // Active set: a violated limit becomes a distance constraint across the joint at its bound.
-  std::vector<DistanceConstraint> constraints = arm_->chain_model().constraints();
-  std::vector<bool> active(limits.size(), false);
+  std::vector<DistanceConstraint>& constraints = limit_constraints_;
+  constraints.clear();
+  limit_active_.assign(limits.size(), false);
   for (int round = 0; round < kMaxLimitRounds; ++round) {
     bool added = false;
     for (size_t j = 0; j < limits.size(); ++j) {
-      if (!limits[j] || active[j]) continue;
+      if (!limits[j] || limit_active_[j]) continue;
       const int k = static_cast<int>(j) + 1;
       const double angle = arm_->JointAngle(sites, k);
       const double excess = std::max(limits[j]->min - angle, angle - limits[j]->max);
       if (excess <= 1e-12) continue;
       const double bound = angle > limits[j]->max ? limits[j]->max : limits[j]->min;
+      if (constraints.empty()) constraints = arm_->chain_model().constraints();
       constraints.push_back({k - 1, k + 1, arm_->SpanAtBend(k, std::abs(bound))});
-      active[j] = added = true;
+      limit_active_[j] = added = true;
     }
     if (!added) return arm_->LimitViolation(sites) <= 1e-9;
     auto model = ConstraintModel::Create(arm_->chain_model().inverse_masses(), constraints);
@@ -226,7 +228,7 @@ bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Mat
     if (!solver.ok()) return false;
     auto limited = (*solver)->ProjectPositions(reference, sites);
     if (!limited.ok() || !limited->converged()) return false;
-    step.iterations += limited->iterations;
+    iterations += limited->iterations;
   }
   return arm_->LimitViolation(sites) <= 1e-9;
 }
@@ -248,10 +250,11 @@ void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
   moved = moved || w[k] > 0.0 || w[k + 1] > 0.0;
 }
 
-bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) const {
+bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
   bool moved = false;
   const double margin = kMarginBuffer * options_.safety_margin;
-  const Eigen::Matrix3Xd before = sites;  // every push is computed on the same configuration
+  push_origin_ = sites;  // every push is computed on the same configuration
+  const Eigen::Matrix3Xd& before = push_origin_;
   culling_.Reset(before, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && scene_->size() > 0) {
@@ -283,38 +286,35 @@ void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& ste
   double cost = Cost(sites);
   // Trials that push limbs out of the margin along the obstacle normal come first, then random
   // ones; either kind is re-projected and kept only when the cost falls.
+  Eigen::Matrix3Xd& candidate = candidate_;  // storage kept across trials and steps
   for (int push = 0; push < kPushTrials; ++push) {
-    Eigen::Matrix3Xd candidate = sites;
+    candidate = sites;
     if (!PushOutOfMargin(candidate)) break;
-    IkStep scratch;
     const double candidate_cost =
-        ProjectWithLimits(sites, candidate, scratch) ? Cost(candidate) : kInfinity;
-    step.iterations += scratch.iterations;
+        ProjectWithLimits(sites, candidate, step.iterations) ? Cost(candidate) : kInfinity;
     if (!(candidate_cost < cost)) break;
-    sites = std::move(candidate);
+    sites.swap(candidate);
     cost = candidate_cost;
     ++step.trials_accepted;
   }
   const bool budgeted = options_.time_budget_seconds > 0.0;
   for (int trial = 0; trial < options_.trials_per_step; ++trial) {
     if (budgeted && std::chrono::steady_clock::now() >= deadline_) break;
-    Eigen::Matrix3Xd candidate = sites;
+    candidate = sites;
     for (int i = 1; i < arm_->hand(); ++i) {
       Eigen::Vector3d kick(gauss(rng_), gauss(rng_), arm_->planar() ? 0.0 : gauss(rng_));
       candidate.col(i) += (sigma_ * std::sqrt(w[i] / w_max)) * (R_WB * kick);
     }
-    IkStep scratch;
-    const bool ok = ProjectWithLimits(sites, candidate, scratch);
+    const bool ok = ProjectWithLimits(sites, candidate, step.iterations);
     const double candidate_cost = ok ? Cost(candidate) : kInfinity;
     if (candidate_cost < cost) {
-      sites = std::move(candidate);
+      sites.swap(candidate);
       cost = candidate_cost;
       ++step.trials_accepted;
       sigma_ = std::min(sigma_max, sigma_ * 1.5);  // 1/5 success rule: grow on success ...
     } else {
       sigma_ = std::max(sigma_min, sigma_ * std::pow(1.5, -0.25));  // ... shrink on failure
     }
-    step.iterations += scratch.iterations;
   }
 }
 
@@ -350,7 +350,7 @@ bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& si
   // Finish exactly: the hand on its target, then a projection from this near-solution.
   const Eigen::Matrix3Xd reference = sites;
   sites.col(h) = hand;
-  return ProjectWithLimits(reference, sites, step);
+  return ProjectWithLimits(reference, sites, step.iterations);
 }
 
 bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
@@ -376,10 +376,11 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   Eigen::Matrix3Xd predicted = current_ + momentum_ * (current_ - previous_);
   predicted.col(0) = arm_->base();
   predicted.col(h) = hand;
-  if (!ProjectWithLimits(current_, predicted, step)) {
+  if (!ProjectWithLimits(current_, predicted, step.iterations)) {
     predicted = current_;
     predicted.col(h) = hand;
-    if (!ProjectWithLimits(current_, predicted, step) && !ReachFallback(hand, predicted, step)) {
+    if (!ProjectWithLimits(current_, predicted, step.iterations) &&
+        !ReachFallback(hand, predicted, step)) {
       if (depth >= kMaxBisections) return false;
       const Eigen::Vector3d middle = 0.5 * (current_.col(h) + hand);
       return SubStep(middle, depth + 1, step) && SubStep(hand, depth + 1, step);

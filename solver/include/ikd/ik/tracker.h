@@ -104,8 +104,10 @@ class ArmTracker {
              std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial);
   Eigen::Vector3d ClampTarget(const Eigen::Vector3d& target) const;
   bool SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step);
+  // Projects `sites` onto the limb lengths (and the violated joint limits), adding the solver
+  // iterations to `iterations`; false when that fails.
   bool ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
-                         IkStep& step);
+                         int& iterations);
   Eigen::Matrix3Xd StraightArm(const Eigen::Vector3d& hand, bool folded) const;
   // A Jacobian-free way to a configuration with the hand at `hand`, for when the projection
   // fails near full stretch; false if even that cannot be projected exactly.
@@ -113,7 +115,7 @@ class ArmTracker {
   void Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step);
   // Moves the movable ends of every limb closer than the margin to an obstacle or to another
   // limb outwards along the separating normal; false when nothing is in the margin.
-  bool PushOutOfMargin(Eigen::Matrix3Xd& sites) const;
+  bool PushOutOfMargin(Eigen::Matrix3Xd& sites);
   // Adds to `sites` the move of limb k's movable ends away from `away_from` when the limb is
   // inside the (buffered) margin, scaled by `strength`.
   void PushLimb(int k, const Shape& away_from, double strength, Eigen::Matrix3Xd& sites,
@@ -131,7 +133,12 @@ class ArmTracker {
   double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
   std::chrono::steady_clock::time_point deadline_;  // of the current StepTo when budgeted
   std::vector<double> radii_;  // limb collision radii
-  mutable LimbPairCulling culling_;  // scratch of Cost, PushOutOfMargin and MinClearance
+  // Scratch storage, kept so that trials do not allocate.
+  mutable LimbPairCulling culling_;  // of Cost, PushOutOfMargin and MinClearance
+  Eigen::Matrix3Xd candidate_;       // the trial configuration of Optimize
+  Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from
+  std::vector<DistanceConstraint> limit_constraints_;  // limbs + active joint limits
+  std::vector<bool> limit_active_;
 };
 
 // Samples the trajectory every `sample_period` (end included) and tracks it from
