@@ -392,6 +392,8 @@ void LimbPairCulling::Reset(const Eigen::Matrix3Xd& sites, const std::vector<dou
   }
   block_center_.resize(3, blocks_);
   block_reach_.resize(blocks_);
+  block_gap_.resize(blocks_ * blocks_);
+  if (blocks_ <= 1) return;  // a single block is never culled as a whole
   for (int b = 0; b < blocks_; ++b) {
     const int first = b * kBlock, last = std::min(limbs_, first + kBlock);
     block_center_.col(b) = limb_center_.middleCols(first, last - first).rowwise().mean();
@@ -401,7 +403,6 @@ void LimbPairCulling::Reset(const Eigen::Matrix3Xd& sites, const std::vector<dou
       block_reach_[b] = std::max(block_reach_[b], kBallSlack * spread + limb_reach_[k]);
     }
   }
-  block_gap_.resize(blocks_ * blocks_);
   for (int a = 0; a < blocks_; ++a) {
     for (int b = a; b < blocks_; ++b) {
       block_gap_[a * blocks_ + b] =

@@ -128,8 +128,10 @@ class LimbPairCulling {
                       int* limb_j = nullptr) const;
 
  private:
-  double LimbGap(int i, int j) const {
-    return (limb_center_.col(i) - limb_center_.col(j)).norm() - limb_reach_[i] - limb_reach_[j];
+  // Whether the balls of limbs i and j come closer than `cutoff` (squared: no root).
+  bool LimbsNear(int i, int j, double cutoff) const {
+    const double reach = cutoff + limb_reach_[i] + limb_reach_[j];
+    return reach > 0.0 && (limb_center_.col(i) - limb_center_.col(j)).squaredNorm() < reach * reach;
   }
 
   int limbs_ = 0, blocks_ = 0;
@@ -148,7 +150,7 @@ void LimbPairCulling::ForEachNear(int i, const double& cutoff, Visit&& visit) co
     if (b > a && block_gap_[a * blocks_ + b] >= cutoff) continue;
     const int last = std::min(limbs_, (b + 1) * kBlock);
     for (int j = std::max(i + 2, b * kBlock); j < last; ++j) {
-      if (LimbGap(i, j) < cutoff) visit(j);
+      if (LimbsNear(i, j, cutoff)) visit(j);
     }
   }
 }
