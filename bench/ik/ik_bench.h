@@ -39,6 +39,7 @@ struct BenchConfig {
   bool kdl = true;
   double ikd_bending = -1.0;  // >= 0: overrides ikd's weights.bending (diagnostics)
   uint64_t layout_seed = 20261122;  // random obstacle layouts of the planar scenarios
+  uint64_t ikd_seed = 0;  // > 0: ikd's IkOptions::seed for the tracking runs (default 1)
 };
 
 // All scenarios of issue 3's benchmark list, in print order.
