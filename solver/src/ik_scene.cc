@@ -518,8 +518,15 @@ double Scene::MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d&
   double best = kInf;
   int best_k = -1;
   for (size_t k = 0; k < obstacles_.size(); ++k) {
-    const double bound = (bounds_[k].center - center).norm() - bounds_[k].radius - reach;
-    if (bound >= std::min(best, cutoff)) continue;
+    const double limit = std::min(best, cutoff);
+    if ((bounds_[k].center - center).norm() - bounds_[k].radius - reach >= limit) continue;
+    // A capsule (a post across the arm) is far longer than thick: the distance from the
+    // capsule's axis to the ball's center bounds tighter than its own ball.
+    const Capsule* capsule = std::get_if<Capsule>(&obstacles_[k].shape);
+    if (capsule != nullptr && PointSegmentDistance(center, capsule->a, capsule->b) -
+                                      kBallSlack * capsule->radius - reach >= limit) {
+      continue;
+    }
     const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
     if (d < best) best = d, best_k = static_cast<int>(k);
   }
