@@ -5,7 +5,7 @@
 // Markdown tables; every ratio comes from this one run.
 //
 //   ik_bench [--quick] [--samples N] [--fraction F] [--repeats R] [--kdl-eps E1,E2,...]
-//            [--no-kdl] [--only SUBSTRING]
+//            [--no-kdl] [--ikd-only] [--only SUBSTRING] [--layout-seed S] [--ikd-seed S]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,8 +30,10 @@ void Usage() {
       "  --kdl-eps LIST   KDL stopping tolerances on the hand position error, m, comma-separated;\n"
       "                   one KDL run per value (default 1e-6,1e-9)\n"
       "  --no-kdl         skip the KDL solvers\n"
+      "  --ikd-only       skip KDL and ikd's diagnostic variants (trials=0, self=0): profiling\n"
       "  --ikd-bending W  override ikd's bending weight (diagnostics; the targets are not judged)\n"
       "  --layout-seed S  seed of the random obstacle layouts (default 20261122)\n"
+      "  --ikd-seed S     ikd's random seed for the tracking runs (default 1)\n"
       "  --only TEXT      run only the scenarios whose name contains TEXT\n");
 }
 
@@ -76,8 +78,13 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.config.ikd_bending = v;
     } else if (a == "--layout-seed" && value(0.0, 1e18, v)) {
       args.config.layout_seed = static_cast<uint64_t>(v);
+    } else if (a == "--ikd-seed" && value(1.0, 1e18, v)) {
+      args.config.ikd_seed = static_cast<uint64_t>(v);
     } else if (a == "--no-kdl") {
       args.config.kdl = false;
+    } else if (a == "--ikd-only") {
+      args.config.kdl = false;
+      args.config.ikd_variants = false;
     } else if (a == "--only" && i + 1 < argc) {
       args.only = argv[++i];
     } else {
@@ -90,15 +97,18 @@ bool ParseArgs(int argc, char** argv, Args& args) {
 
 std::vector<IkdVariant> IkdVariants(const Scenario& s, const BenchConfig& config) {
   std::vector<IkdVariant> variants = {{"ikd", s.options}};
-  if (s.name.rfind("snake", 0) == 0) {
+  if (config.ikd_variants && s.name.rfind("snake", 0) == 0) {
     IkdVariant no_self{"ikd self=0", s.options};
     no_self.options.weights.self_clearance = 0.0;
     variants.push_back(no_self);
   }
-  if (!s.has_obstacles()) {
+  if (config.ikd_variants && !s.has_obstacles()) {
     IkdVariant projection{"ikd trials=0", s.options};
     projection.options.trials_per_step = 0;
     variants.push_back(projection);
+  }
+  for (IkdVariant& v : variants) {
+    if (config.ikd_seed > 0) v.options.seed = config.ikd_seed;
   }
   if (config.ikd_bending >= 0.0) {
     char suffix[48];
@@ -258,6 +268,7 @@ int main(int argc, char** argv) {
 #endif
   std::printf("ik_bench: %d targets per loop, %.3g of each loop, best of %d runs, ",
               config.samples_per_loop, config.path_fraction, config.repeats);
+  if (config.ikd_seed > 0) std::printf("ikd seed %llu, ", static_cast<unsigned long long>(config.ikd_seed));
 #ifdef IKD_HAVE_KDL
   std::printf("Orocos KDL %s %s\n\n", KdlVersion(), config.kdl ? "on" : "off");
 #else

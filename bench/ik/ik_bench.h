@@ -37,8 +37,10 @@ struct BenchConfig {
   // loosest that meets the success criterion, 1e-9 approaches ikd's precision.
   std::vector<double> kdl_eps = {1e-6, 1e-9};
   bool kdl = true;
+  bool ikd_variants = true;  // false: ikd's own options only, no diagnostic variants (profiling)
   double ikd_bending = -1.0;  // >= 0: overrides ikd's weights.bending (diagnostics)
   uint64_t layout_seed = 20261122;  // random obstacle layouts of the planar scenarios
+  uint64_t ikd_seed = 0;  // > 0: ikd's IkOptions::seed for the tracking runs (default 1)
 };
 
 // All scenarios of issue 3's benchmark list, in print order.

@@ -123,7 +123,9 @@ absl::StatusOr<Arm> Arm::Create(ArmSpec spec) {
 }
 
 Arm::Arm(ArmSpec spec, ConstraintModel chain_model)
-    : spec_(std::move(spec)), chain_model_(std::move(chain_model)) {
+    : spec_(std::move(spec)),
+      chain_model_(std::move(chain_model)),
+      R_WB_(spec_.base_orientation.toRotationMatrix()) {
   double longest = 0.0;
   shortest_limb_ = spec_.limbs[0].length;
   for (const Limb& l : spec_.limbs) {

@@ -14,6 +14,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMinNorm = 1e-9;  // below this a normal or quaternion counts as zero
+// Bounding balls are this much (relative) larger than needed, so that rounding never turns
+// their gap into more than the exact distance it bounds.
+constexpr double kBallSlack = 1.0 + 1e-9;
 
 template <class... Ts>
 struct Overloaded : Ts... {
@@ -108,12 +111,14 @@ struct SegmentPair {
 // the stationary point of the two lines when that lies inside, else on an edge of the square,
 // i.e. an endpoint of one segment against the other segment. Taking the least of these five
 // candidates is exact for parallel, collinear and zero-length segments alike.
+// Candidates compete on squared distances: one square root for the winner.
 SegmentPair ClosestSegmentPair(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
                                const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
   SegmentPair best;
+  double best_squared = kInf;
   auto consider = [&](double s, double t) {
-    const double dist = (Lerp(p0, p1, s) - Lerp(q0, q1, t)).norm();
-    if (dist < best.distance) best = {s, t, dist};
+    const double squared = (Lerp(p0, p1, s) - Lerp(q0, q1, t)).squaredNorm();
+    if (squared < best_squared) best_squared = squared, best.s = s, best.t = t;
   };
   consider(0.0, ClosestParameter(p0, q0, q1));
   consider(1.0, ClosestParameter(p1, q0, q1));
@@ -129,6 +134,7 @@ SegmentPair ClosestSegmentPair(const Eigen::Vector3d& p0, const Eigen::Vector3d&
     const double t = (a * f - b * c) / denom;
     if (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0) consider(s, t);
   }
+  best.distance = std::sqrt(best_squared);
   return best;
 }
 
@@ -333,9 +339,23 @@ CapsuleApproach ClosestApproach(const Shape& shape, const Eigen::Vector3d& p,
                     shape);
 }
 
+// ClosestApproach's distance without its normal.
 double SignedDistance(const Shape& shape, const Eigen::Vector3d& p, const Eigen::Vector3d& q,
                       double radius) {
-  return ClosestApproach(shape, p, q, radius).distance;
+  return std::visit(
+      Overloaded{
+          [&](const Sphere& s) { return PointSegmentDistance(s.center, p, q) - s.radius - radius; },
+          [&](const Capsule& c) {
+            return ClosestSegmentPair(p, q, c.a, c.b).distance - c.radius - radius;
+          },
+          [&](const Box& b) {
+            const Eigen::Matrix3d R = b.orientation.normalized().toRotationMatrix();
+            return BoxSegmentMinimum(R.transpose() * (p - b.center), R.transpose() * (q - b.center),
+                                     b.half_extents).first - radius;
+          },
+          [&](const HalfSpace& hs) { return HalfSpaceApproach(hs, p, q, radius).distance; },
+      },
+      shape);
 }
 
 double PointSignedDistance(const Shape& shape, const Eigen::Vector3d& x) {
@@ -354,21 +374,77 @@ double SegmentSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& 
 
 double MinSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<double>& radii,
                         int* limb_i, int* limb_j) {
-  const int limbs = static_cast<int>(sites.cols()) - 1;
-  auto radius = [&](int k) { return k < static_cast<int>(radii.size()) ? radii[k] : 0.0; };
+  LimbPairCulling culling;
+  culling.Reset(sites, radii);
+  return culling.MinClearance(sites, limb_i, limb_j);
+}
+
+void LimbPairCulling::Reset(const Eigen::Matrix3Xd& sites, const std::vector<double>& radii) {
+  limbs_ = std::max(0, static_cast<int>(sites.cols()) - 1);
+  blocks_ = (limbs_ + kBlock - 1) / kBlock;
+  radii_.resize(limbs_);
+  limb_center_.resize(3, limbs_);
+  limb_reach_.resize(limbs_);
+  for (int k = 0; k < limbs_; ++k) {
+    radii_[k] = k < static_cast<int>(radii.size()) ? radii[k] : 0.0;
+    limb_center_.col(k) = 0.5 * (sites.col(k) + sites.col(k + 1));
+    limb_reach_[k] = kBallSlack * (0.5 * (sites.col(k + 1) - sites.col(k)).norm() + radii_[k]);
+  }
+  block_center_.resize(3, blocks_);
+  block_reach_.resize(blocks_);
+  block_gap_.resize(blocks_ * blocks_);
+  if (blocks_ <= 1) return;  // a single block is never culled as a whole
+  for (int b = 0; b < blocks_; ++b) {
+    const int first = b * kBlock, last = std::min(limbs_, first + kBlock);
+    block_center_.col(b) = limb_center_.middleCols(first, last - first).rowwise().mean();
+    block_reach_[b] = 0.0;
+    for (int k = first; k < last; ++k) {
+      const double spread = (limb_center_.col(k) - block_center_.col(b)).norm();
+      block_reach_[b] = std::max(block_reach_[b], kBallSlack * spread + limb_reach_[k]);
+    }
+  }
+  for (int a = 0; a < blocks_; ++a) {
+    for (int b = a; b < blocks_; ++b) {
+      block_gap_[a * blocks_ + b] =
+          (block_center_.col(a) - block_center_.col(b)).norm() - block_reach_[a] - block_reach_[b];
+    }
+  }
+}
+
+double LimbPairCulling::MinClearance(const Eigen::Matrix3Xd& sites, int* limb_i,
+                                     int* limb_j) const {
+  // Pairs come in the order (i, j) ascending, and a culled pair cannot beat the running best:
+  // the same minimum and pair as the exhaustive double loop.
   double best = kInf;
   int best_i = -1, best_j = -1;
-  for (int i = 0; i < limbs; ++i) {
-    for (int j = i + 2; j < limbs; ++j) {
+  for (int i = 0; i < limbs_; ++i) {
+    ForEachNear(i, best, [&](int j) {
       const double clearance =
           SegmentSegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j), sites.col(j + 1)) -
-          radius(i) - radius(j);
+          radii_[i] - radii_[j];
       if (clearance < best) best = clearance, best_i = i, best_j = j;
-    }
+    });
   }
   if (limb_i != nullptr) *limb_i = best_i;
   if (limb_j != nullptr) *limb_j = best_j;
   return best;
+}
+
+Scene::Ball Scene::BoundingBall(const Shape& shape) {
+  return std::visit(
+      Overloaded{
+          [](const Sphere& s) { return Ball{s.center, kBallSlack * s.radius}; },
+          [](const Capsule& c) {
+            return Ball{0.5 * (c.a + c.b), kBallSlack * (0.5 * (c.b - c.a).norm() + c.radius)};
+          },
+          [](const Box& b) { return Ball{b.center, kBallSlack * b.half_extents.norm()}; },
+          [](const HalfSpace&) { return Ball{Eigen::Vector3d::Zero(), kInf}; },
+      },
+      shape);
+}
+
+Scene::Scene(std::vector<Obstacle> obstacles) : obstacles_(std::move(obstacles)) {
+  for (const Obstacle& o : obstacles_) bounds_.push_back(BoundingBall(o.shape));
 }
 
 absl::StatusOr<Scene> Scene::Create(std::vector<Obstacle> obstacles) {
@@ -408,6 +484,7 @@ absl::Status Scene::Add(Obstacle obstacle) {
         absl::StrCat("obstacles: at most ", kMaxObstacles, " obstacles, the scene is full"));
   }
   obstacle.shape = Normalized(obstacle.shape);
+  bounds_.push_back(BoundingBall(obstacle.shape));
   obstacles_.push_back(std::move(obstacle));
   return absl::OkStatus();
 }
@@ -416,6 +493,7 @@ absl::Status Scene::Remove(const std::string& id) {
   const int k = Find(id);
   if (k < 0) return absl::NotFoundError(absl::StrCat("no obstacle \"", id, "\""));
   obstacles_.erase(obstacles_.begin() + k);
+  bounds_.erase(bounds_.begin() + k);
   return absl::OkStatus();
 }
 
@@ -427,14 +505,28 @@ absl::Status Scene::Move(const std::string& id, const Eigen::Vector3d& translati
   if (k < 0) return absl::NotFoundError(absl::StrCat("no obstacle \"", id, "\""));
   Shape& shape = obstacles_[k].shape;
   shape = Normalized(Transformed(shape, translation, rotation.normalized()));
+  bounds_[k] = BoundingBall(shape);
   return absl::OkStatus();
 }
 
 double Scene::MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
-                                int* closest) const {
+                                int* closest, double cutoff) const {
+  // A ball around the capsule: the gap between two balls bounds the distance from below, and
+  // an obstacle whose bound cannot beat the running best (ties keep the first) is skipped.
+  const Eigen::Vector3d center = 0.5 * (p + q);
+  const double reach = kBallSlack * (0.5 * (q - p).norm() + radius);
   double best = kInf;
   int best_k = -1;
   for (size_t k = 0; k < obstacles_.size(); ++k) {
+    const double limit = std::min(best, cutoff);
+    if ((bounds_[k].center - center).norm() - bounds_[k].radius - reach >= limit) continue;
+    // A capsule (a post across the arm) is far longer than thick: the distance from the
+    // capsule's axis to the ball's center bounds tighter than its own ball.
+    const Capsule* capsule = std::get_if<Capsule>(&obstacles_[k].shape);
+    if (capsule != nullptr && PointSegmentDistance(center, capsule->a, capsule->b) -
+                                      kBallSlack * capsule->radius - reach >= limit) {
+      continue;
+    }
     const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
     if (d < best) best = d, best_k = static_cast<int>(k);
   }

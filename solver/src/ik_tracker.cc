@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "absl/strings/str_cat.h"
+#include "ziggurat.h"
 
 namespace ikd::ik {
 namespace {
@@ -13,6 +15,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kMaxBisections = 6;
 constexpr int kMaxLimitRounds = 6;
 constexpr int kPushTrials = 4;
+constexpr int kDescentTrials = 1;
 // The cost penalizes clearance below this multiple of the safety margin, so that the balance
 // against the smoothness terms settles outside the margin itself.
 constexpr double kMarginBuffer = 1.25;
@@ -31,12 +34,35 @@ uint64_t MixSeed(uint64_t seed, uint64_t step) {
 
 double Square(double x) { return x * x; }
 
+// atan2(y, x) for y >= 0 (an angle in [0, pi]) to 1e-11 rad, for the bending term of the cost:
+// reduced to [0, tan(pi/12)] (octant, then atan t = pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)))
+// and the odd Taylor series to t^15, several times cheaper than the library's exact atan2.
+double BendAngle(double y, double x) {
+  constexpr double kPi = std::numbers::pi, kSqrt3 = std::numbers::sqrt3;
+  constexpr double kTanPi12 = 2.0 - kSqrt3;
+  const double ax = std::abs(x);
+  const bool steep = y > ax;
+  double t = steep ? ax / y : (ax > 0.0 ? y / ax : 0.0);  // in [0, 1]
+  double base = 0.0;
+  if (t > kTanPi12) {
+    t = (t * kSqrt3 - 1.0) / (t + kSqrt3);
+    base = kPi / 6.0;
+  }
+  const double t2 = t * t;
+  const double series =
+      t * (1.0 + t2 * (-1.0 / 3 + t2 * (1.0 / 5 + t2 * (-1.0 / 7 + t2 * (1.0 / 9 +
+          t2 * (-1.0 / 11 + t2 * (1.0 / 13 - t2 / 15)))))));
+  const double angle = steep ? kPi / 2.0 - (base + series) : base + series;
+  return x < 0.0 ? kPi - angle : angle;
+}
+
 }  // namespace
 
 absl::Status IkOptions::Validate() const {
   if (trials_per_step < 0 || trials_per_step > 100000) {
     return RangeError("trials_per_step", "in [0, 100000]", trials_per_step);
   }
+  if (patience < 0 || patience > 100000) return RangeError("patience", "in [0, 100000]", patience);
   if (!std::isfinite(time_budget_seconds) || time_budget_seconds < 0.0 ||
       time_budget_seconds > 3600.0) {
     return RangeError("time_budget_seconds", "in [0, 3600]", time_budget_seconds);
@@ -109,7 +135,11 @@ ArmTracker::ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& opti
       current_(initial),
       previous_(std::move(initial)),
       sigma_(options.initial_sigma_fraction * arm.shortest_limb()) {
-  for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
+  for (const Limb& limb : arm.spec().limbs) {
+    radii_.push_back(limb.radius);
+    inverse_length_.push_back(1.0 / limb.length);
+  }
+  UpdateCoasting();
 }
 
 Eigen::Vector3d ArmTracker::ClampTarget(const Eigen::Vector3d& target) const {
@@ -150,73 +180,195 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
 }
 
 double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
-  double clearance = MinSelfClearance(sites, radii_);
+  culling_.Reset(sites, radii_);
+  double clearance = culling_.MinClearance(sites);
   if (scene_ == nullptr) return clearance;
   for (int k = 0; k < arm_->num_limbs(); ++k) {
-    clearance =
-        std::min(clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+    // Only an obstacle closer than the running minimum can lower it.
+    clearance = std::min(clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1),
+                                                              radii_[k], nullptr, clearance));
   }
   return clearance;
 }
 
-double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const {
+double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const { return Terms(sites).Total(); }
+
+ArmTracker::CostTerms ArmTracker::Terms(const Eigen::Matrix3Xd& sites) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
-  const auto& limbs = arm_->spec().limbs;
-  double cost = 0.0;
+  CostTerms terms;
+  // Bounding balls skip the pairs and obstacles that cannot come inside the margin.
+  if (w.self_clearance > 0.0) culling_.Reset(sites, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && w.clearance > 0.0) {
-      const double d = scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), limbs[k].radius);
-      cost += w.clearance * Square(std::max(0.0, margin - d));
+      const double d =
+          scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], nullptr, margin);
+      terms.clearance += w.clearance * Square(std::max(0.0, margin - d));
     }
     if (w.self_clearance == 0.0) continue;
-    const Eigen::Vector3d center_k = 0.5 * (sites.col(k) + sites.col(k + 1));
-    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
-      // Bounding spheres rule out most pairs before the exact segment distance.
-      const double bound = (center_k - 0.5 * (sites.col(m) + sites.col(m + 1))).norm() -
-                           0.5 * (limbs[k].length + limbs[m].length) - limbs[k].radius -
-                           limbs[m].radius;
-      if (bound >= margin) continue;
+    culling_.ForEachNear(k, margin, [&](int m) {
       const double d = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(m),
                                               sites.col(m + 1)) -
-                       limbs[k].radius - limbs[m].radius;
-      cost += w.self_clearance * Square(std::max(0.0, margin - d));
-    }
+                       radii_[k] - radii_[m];
+      terms.self_clearance += w.self_clearance * Square(std::max(0.0, margin - d));
+    });
   }
   for (int i = 1; i < arm_->hand(); ++i) {
-    cost += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm();
-    const Eigen::Vector3d coasting = current_.col(i) + momentum_ * (current_.col(i) - previous_.col(i));
-    cost += w.acceleration * (sites.col(i) - coasting).squaredNorm();
+    terms.motion += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm() +
+                    w.acceleration * (sites.col(i) - coasting_.col(i)).squaredNorm();
   }
-  if (w.joint_limit > 0.0) cost += w.joint_limit * Square(arm_->LimitViolation(sites));
+  if (w.joint_limit > 0.0) terms.joint_limit = w.joint_limit * Square(arm_->LimitViolation(sites));
   if (w.bending > 0.0) {
     // Bailey eq. 22's elastic-filament energy keeps a long arm from curling up on itself.
-    for (int k = 1; k < arm_->num_limbs(); ++k) cost += w.bending * Square(arm_->JointAngle(sites, k));
+    for (int k = 1; k < arm_->num_limbs(); ++k) {
+      const Eigen::Vector3d a = Direction(sites, k - 1), b = Direction(sites, k);
+      terms.bending += w.bending * Square(BendAngle(a.cross(b).norm(), a.dot(b)));
+    }
   }
-  return cost;
+  return terms;
+}
+
+Eigen::Vector3d ArmTracker::Direction(const Eigen::Matrix3Xd& sites, int k) const {
+  return (sites.col(k + 1) - sites.col(k)) * inverse_length_[k];
+}
+
+void ArmTracker::AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+                                    Eigen::VectorXd& curvature) const {
+  const double w = options_.weights.bending;
+  for (int k = 1; k < arm_->num_limbs() && w > 0.0; ++k) {
+    // d theta^2 = 2 theta d theta; with t the unit limb directions, d theta / d r_{k+1} =
+    // -(t_{k-1} - cos theta t_k) / (l_k sin theta) and d theta / d r_{k-1} = (t_k - cos theta
+    // t_{k-1}) / (l_{k-1} sin theta); site k takes minus their sum.
+    const double a = inverse_length_[k - 1], b = inverse_length_[k];
+    const Eigen::Vector3d t0 = Direction(sites, k - 1), t1 = Direction(sites, k);
+    const double cosine = t0.dot(t1);
+    const Eigen::Vector3d e1 = t0 - cosine * t1, e0 = t1 - cosine * t0;  // |e| = sin theta
+    const double sine = e1.norm();
+    if (sine > 0.0) {
+      const double f = 2.0 * w * BendAngle(sine, cosine) / sine;
+      gradient.col(k + 1) -= f * b * e1;
+      gradient.col(k - 1) += f * a * e0;
+      gradient.col(k) += f * (b * e1 - a * e0);
+    }
+    // Gauss-Newton Hessian 2 w grad theta grad theta^T, |grad theta| <= (a, a + b, b) on sites
+    // k - 1, k, k + 1, bounded by its row sums (Gershgorin).
+    const double row = 2.0 * w * 2.0 * (a + b);
+    curvature[k - 1] += row * a;
+    curvature[k] += row * (a + b);
+    curvature[k + 1] += row * b;
+  }
+}
+
+void ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
+                                      double spread, Eigen::Matrix3Xd& gradient,
+                                      Eigen::VectorXd& curvature) const {
+  // d/dr of w (m - d)^2 with d d / d r_k = (1 - t) n, d d / d r_{k+1} = t n (envelope theorem);
+  // curvature: the Gershgorin bound of its Gauss-Newton Hessian 2 w grad d grad d^T, whose
+  // rows sum over `spread` (1 for an obstacle, 2 for a pair of limbs) times the end's share.
+  const double margin = kMarginBuffer * options_.safety_margin;
+  const double deficit = margin - approach.distance;
+  if (!(deficit > 0.0)) return;
+  gradient.col(k) -= 2.0 * weight * deficit * (1.0 - approach.t) * approach.normal;
+  gradient.col(k + 1) -= 2.0 * weight * deficit * approach.t * approach.normal;
+  curvature[k] += 2.0 * weight * spread * (1.0 - approach.t);
+  curvature[k + 1] += 2.0 * weight * spread * approach.t;
+}
+
+void ArmTracker::AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+                                       Eigen::VectorXd& curvature) const {
+  const CostWeights& w = options_.weights;
+  const double margin = kMarginBuffer * options_.safety_margin;
+  if (w.self_clearance > 0.0) culling_.Reset(sites, radii_);
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    if (scene_ != nullptr && w.clearance > 0.0) {
+      int closest = -1;  // the cost counts the closest obstacle of each limb
+      scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], &closest, margin);
+      if (closest >= 0) {
+        AddClearanceGradient(k, ClosestApproach(scene_->obstacles()[closest].shape, sites.col(k),
+                                                sites.col(k + 1), radii_[k]),
+                             w.clearance, 1.0, gradient, curvature);
+      }
+    }
+    if (w.self_clearance == 0.0) continue;
+    culling_.ForEachNear(k, margin, [&](int m) {
+      const Capsule limb_m{sites.col(m), sites.col(m + 1), radii_[m]};
+      const Capsule limb_k{sites.col(k), sites.col(k + 1), radii_[k]};
+      AddClearanceGradient(k, ClosestApproach(limb_m, sites.col(k), sites.col(k + 1), radii_[k]),
+                           w.self_clearance, 2.0, gradient, curvature);
+      AddClearanceGradient(m, ClosestApproach(limb_k, sites.col(m), sites.col(m + 1), radii_[m]),
+                           w.self_clearance, 2.0, gradient, curvature);
+    });
+  }
+}
+
+void ArmTracker::NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature,
+                            double cap, Eigen::Matrix3Xd& step) const {
+  // Heavier sites move less; a planar arm moves in its plane; no site moves more than `cap`
+  // (the direction kept).
+  const Eigen::VectorXd& inverse_mass = arm_->chain_model().inverse_masses();
+  const double w_max = inverse_mass.maxCoeff();
+  const Eigen::Vector3d normal = arm_->R_WB().col(2);
+  step.setZero(3, arm_->num_sites());
+  double largest = 0.0;
+  for (int i = 1; i < arm_->hand(); ++i) {
+    Eigen::Vector3d move = -(inverse_mass[i] / w_max / curvature[i]) * gradient.col(i);
+    if (arm_->planar()) move -= move.dot(normal) * normal;
+    step.col(i) = move;
+    largest = std::max(largest, move.norm());
+  }
+  if (largest > cap) step *= cap / largest;
+}
+
+void ArmTracker::DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap,
+                             Eigen::Matrix3Xd& step) {
+  // Diagonally preconditioned gradient step: every term's curvature bound on the diagonal, a
+  // majorizer of the smooth terms, so that the step is a Newton step of the motion terms.
+  const CostWeights& w = options_.weights;
+  const int n = arm_->num_sites();
+  smooth_gradient_.setZero(3, n);
+  clearance_gradient_.setZero(3, n);
+  curvature_.setZero(n);
+  for (int i = 1; i < arm_->hand(); ++i) {
+    smooth_gradient_.col(i) = 2.0 * w.velocity * (sites.col(i) - current_.col(i)) +
+                              2.0 * w.acceleration * (sites.col(i) - coasting_.col(i));
+    curvature_[i] = 2.0 * (w.velocity + w.acceleration);
+  }
+  AddBendingGradient(sites, smooth_gradient_, curvature_);
+  AddClearanceGradients(sites, clearance_gradient_, curvature_);
+  for (int i = 1; i < arm_->hand(); ++i) {
+    if (!(curvature_[i] > 0.0)) curvature_[i] = 1.0;  // all weights 0: nothing pulls the site
+  }
+  // The smooth terms move the arm no faster than its hand; the clearance terms as far as the
+  // projection can follow (a fraction of the shortest limb).
+  NewtonStep(smooth_gradient_, curvature_, smooth_cap, step);
+  NewtonStep(clearance_gradient_, curvature_,
+             options_.max_step_fraction * arm_->shortest_limb(), clearance_step_);
+  step += clearance_step_;
 }
 
 bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
-                                   IkStep& step) {
+                                   int& iterations) {
   auto summary = solver_->ProjectPositions(reference, sites);
   if (!summary.ok() || !summary->converged()) return false;
-  step.iterations += summary->iterations;
+  iterations += summary->iterations;
   const auto& limits = arm_->spec().joint_limits;
   if (limits.empty()) return true;
   // Active set: a violated limit becomes a distance constraint across the joint at its bound.
-  std::vector<DistanceConstraint> constraints = arm_->chain_model().constraints();
-  std::vector<bool> active(limits.size(), false);
+  std::vector<DistanceConstraint>& constraints = limit_constraints_;
+  constraints.clear();
+  limit_active_.assign(limits.size(), false);
   for (int round = 0; round < kMaxLimitRounds; ++round) {
     bool added = false;
     for (size_t j = 0; j < limits.size(); ++j) {
-      if (!limits[j] || active[j]) continue;
+      if (!limits[j] || limit_active_[j]) continue;
       const int k = static_cast<int>(j) + 1;
       const double angle = arm_->JointAngle(sites, k);
       const double excess = std::max(limits[j]->min - angle, angle - limits[j]->max);
       if (excess <= 1e-12) continue;
       const double bound = angle > limits[j]->max ? limits[j]->max : limits[j]->min;
+      if (constraints.empty()) constraints = arm_->chain_model().constraints();
       constraints.push_back({k - 1, k + 1, arm_->SpanAtBend(k, std::abs(bound))});
-      active[j] = added = true;
+      limit_active_[j] = added = true;
     }
     if (!added) return arm_->LimitViolation(sites) <= 1e-9;
     auto model = ConstraintModel::Create(arm_->chain_model().inverse_masses(), constraints);
@@ -228,7 +380,7 @@ bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Mat
     if (!solver.ok()) return false;
     auto limited = (*solver)->ProjectPositions(reference, sites);
     if (!limited.ok() || !limited->converged()) return false;
-    step.iterations += limited->iterations;
+    iterations += limited->iterations;
   }
   return arm_->LimitViolation(sites) <= 1e-9;
 }
@@ -250,78 +402,106 @@ void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
   moved = moved || w[k] > 0.0 || w[k + 1] > 0.0;
 }
 
-bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) const {
+bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
   bool moved = false;
-  const Eigen::Matrix3Xd before = sites;  // every push is computed on the same configuration
+  const double margin = kMarginBuffer * options_.safety_margin;
+  push_origin_ = sites;  // every push is computed on the same configuration
+  const Eigen::Matrix3Xd& before = push_origin_;
+  culling_.Reset(before, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && scene_->size() > 0) {
       int closest = -1;
-      scene_->MinSignedDistance(before.col(k), before.col(k + 1), radii_[k], &closest);
+      scene_->MinSignedDistance(before.col(k), before.col(k + 1), radii_[k], &closest, margin);
       if (closest >= 0) PushLimb(k, scene_->obstacles()[closest].shape, 1.0, sites, moved);
     }
-    for (int m = k + 2; m < arm_->num_limbs(); ++m) {
+    culling_.ForEachNear(k, margin, [&](int m) {
       // Two limbs share the way out: each moves half the gap away from the other.
       PushLimb(k, Capsule{before.col(m), before.col(m + 1), radii_[m]}, 0.5, sites, moved);
       PushLimb(m, Capsule{before.col(k), before.col(k + 1), radii_[k]}, 0.5, sites, moved);
-    }
+    });
   }
   return moved;
 }
 
-void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step) {
-  if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
-  std::normal_distribution<double> gauss(0.0, 1.0);
-  const Eigen::Matrix3d R_WB = arm_->R_WB();
+bool ArmTracker::OutOfTime() const {
+  return options_.time_budget_seconds > 0.0 && std::chrono::steady_clock::now() >= deadline_;
+}
+
+bool ArmTracker::TryCandidate(Search& search) {
+  if (!ProjectWithLimits(search.sites, candidate_, search.step.iterations)) return false;
+  const CostTerms terms = Terms(candidate_);
+  if (!(terms.Total() < search.terms.Total())) return false;
+  search.sites.swap(candidate_);
+  search.terms = terms;
+  ++search.step.trials_accepted;
+  return true;
+}
+
+void ArmTracker::PushTrials(Search& search) {
+  for (int push = 0; push < kPushTrials && search.terms.Constrained(); ++push) {
+    candidate_ = search.sites;
+    if (!PushOutOfMargin(candidate_) || !TryCandidate(search)) return;
+  }
+}
+
+void ArmTracker::DescentTrials(double smooth_cap, Search& search) {
+  for (int descent = 0; descent < kDescentTrials && !OutOfTime(); ++descent) {
+    DescentStep(search.sites, smooth_cap, descent_);
+    candidate_ = search.sites + descent_;
+    if (!TryCandidate(search)) return;
+  }
+}
+
+void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& search) {
+  const internal::ZigguratNormal gauss;
+  const Eigen::Matrix3d& R_WB = arm_->R_WB();
   const Eigen::VectorXd& w = arm_->chain_model().inverse_masses();
   const double w_max = w.maxCoeff();
   const double limb = arm_->shortest_limb();
-  // Trial moves scale with the hand's own move, so a slow hand never gets a jerking arm.
+  // Trial moves scale with the hand's own move, so a slow hand never gets a jerking arm; only
+  // to leave the margin or a joint limit may they be larger than the hand's.
   const double sigma_min = 1e-9 * limb;
   const double sigma_max =
       std::min(options_.max_step_fraction * limb, std::max(2.0 * hand_step, 0.01 * limb));
-  sigma_ = std::clamp(sigma_, sigma_min, sigma_max);
-  double cost = Cost(sites);
-  // Trials that push limbs out of the margin along the obstacle normal come first, then random
-  // ones; either kind is re-projected and kept only when the cost falls.
-  for (int push = 0; push < kPushTrials; ++push) {
-    Eigen::Matrix3Xd candidate = sites;
-    if (!PushOutOfMargin(candidate)) break;
-    IkStep scratch;
-    const double candidate_cost =
-        ProjectWithLimits(sites, candidate, scratch) ? Cost(candidate) : kInfinity;
-    step.iterations += scratch.iterations;
-    if (!(candidate_cost < cost)) break;
-    sites = std::move(candidate);
-    cost = candidate_cost;
-    ++step.trials_accepted;
-  }
-  const bool budgeted = options_.time_budget_seconds > 0.0;
+  int rejected = 0;
   for (int trial = 0; trial < options_.trials_per_step; ++trial) {
-    if (budgeted && std::chrono::steady_clock::now() >= deadline_) break;
-    Eigen::Matrix3Xd candidate = sites;
+    if (OutOfTime() || (options_.patience > 0 && rejected >= options_.patience)) return;
+    const double cap = search.terms.Constrained() ? sigma_max : std::min(sigma_max, smooth_cap);
+    sigma_ = std::clamp(sigma_, sigma_min, std::max(sigma_min, cap));
+    candidate_ = search.sites;
     for (int i = 1; i < arm_->hand(); ++i) {
       Eigen::Vector3d kick(gauss(rng_), gauss(rng_), arm_->planar() ? 0.0 : gauss(rng_));
-      candidate.col(i) += (sigma_ * std::sqrt(w[i] / w_max)) * (R_WB * kick);
+      candidate_.col(i) += (sigma_ * std::sqrt(w[i] / w_max)) * (R_WB * kick);
     }
-    IkStep scratch;
-    const bool ok = ProjectWithLimits(sites, candidate, scratch);
-    const double candidate_cost = ok ? Cost(candidate) : kInfinity;
-    if (candidate_cost < cost) {
-      sites = std::move(candidate);
-      cost = candidate_cost;
-      ++step.trials_accepted;
-      sigma_ = std::min(sigma_max, sigma_ * 1.5);  // 1/5 success rule: grow on success ...
+    if (TryCandidate(search)) {
+      rejected = 0;
+      sigma_ *= 1.5;  // 1/5 success rule: grow on success ...
     } else {
-      sigma_ = std::max(sigma_min, sigma_ * std::pow(1.5, -0.25));  // ... shrink on failure
+      ++rejected;
+      sigma_ *= std::pow(1.5, -0.25);  // ... shrink on failure
     }
-    step.iterations += scratch.iterations;
   }
+}
+
+void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step) {
+  if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
+  // Kastenmeier & Vesely step (c): trials re-projected and kept when the cost falls. Pushes out
+  // of the margin along the clearance normal and a descent step come first, deterministic;
+  // then the random trials of the paper.
+  Search search{sites, Terms(sites), step};
+  const double smooth_cap = std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
+  PushTrials(search);
+  DescentTrials(smooth_cap, search);
+  RandomTrials(hand_step, smooth_cap, search);
 }
 
 void ArmTracker::Commit(const Eigen::Matrix3Xd& sites) {
   previous_ = current_;
   current_ = sites;
+  UpdateCoasting();
 }
+
+void ArmTracker::UpdateCoasting() { coasting_ = current_ + momentum_ * (current_ - previous_); }
 
 bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
                               IkStep& step) {
@@ -350,7 +530,7 @@ bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& si
   // Finish exactly: the hand on its target, then a projection from this near-solution.
   const Eigen::Matrix3Xd reference = sites;
   sites.col(h) = hand;
-  return ProjectWithLimits(reference, sites, step);
+  return ProjectWithLimits(reference, sites, step.iterations);
 }
 
 bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
@@ -373,13 +553,15 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   const double hand_step = (hand - current_.col(h)).norm();
   const double last_step = (current_.col(h) - previous_.col(h)).norm();
   momentum_ = last_step > 0.0 ? std::min(1.0, hand_step / last_step) : 0.0;
-  Eigen::Matrix3Xd predicted = current_ + momentum_ * (current_ - previous_);
+  UpdateCoasting();
+  Eigen::Matrix3Xd predicted = coasting_;
   predicted.col(0) = arm_->base();
   predicted.col(h) = hand;
-  if (!ProjectWithLimits(current_, predicted, step)) {
+  if (!ProjectWithLimits(current_, predicted, step.iterations)) {
     predicted = current_;
     predicted.col(h) = hand;
-    if (!ProjectWithLimits(current_, predicted, step) && !ReachFallback(hand, predicted, step)) {
+    if (!ProjectWithLimits(current_, predicted, step.iterations) &&
+        !ReachFallback(hand, predicted, step)) {
       if (depth >= kMaxBisections) return false;
       const Eigen::Vector3d middle = 0.5 * (current_.col(h) + hand);
       return SubStep(middle, depth + 1, step) && SubStep(hand, depth + 1, step);

@@ -76,11 +76,13 @@ std::vector<std::string> ViolatedFields(const grpc::Status& status) {
   return fields;
 }
 
-// Options that make every sample take milliseconds (many stochastic trials per sub-step), for
-// tests that need a stream to be still running when something happens to it.
+// Options that make every sample take milliseconds (many stochastic trials per sub-step, none
+// cut short by the patience rule), for tests that need a stream to be still running when
+// something happens to it.
 v1::IkOptions SlowOptions() {
   v1::IkOptions options;
   options.set_trials_per_step(20000);
+  options.set_patience(-1);
   return options;
 }
 
@@ -383,6 +385,9 @@ TEST_F(KinematicsServiceTest, BadFieldsNameTheirPath) {
   request.clear_options();
   request.mutable_options()->mutable_weights()->set_clearance(-1);
   EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("options.weights.clearance"));
+  request.clear_options();
+  request.mutable_options()->set_patience(-2);  // -1 means "never stop early"
+  EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("options.patience"));
   request.clear_options();
   request.mutable_target()->set_x(std::nan(""));
   EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("target"));

@@ -312,8 +312,92 @@ TEST(SceneTest, SelfClearanceOfNonAdjacentLimbs) {
   EXPECT_EQ(i, -1);
 }
 
+// Random-walk chains of 3-120 limbs (crumpled, so that far-apart limbs touch): the culled
+// MinSelfClearance gives exactly the exhaustive double loop's value and pair, and
+// LimbPairCulling::ForEachNear visits, in ascending order, every limb whose clearance is below
+// the cutoff.
+TEST(SceneTest, CulledSelfClearanceMatchesExhaustiveSearch) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int limbs = 3 + static_cast<int>(rng() % 118);
+    Eigen::Matrix3Xd sites(3, limbs + 1);
+    sites.col(0).setZero();
+    std::vector<double> radii;
+    for (int k = 0; k < limbs; ++k) {
+      sites.col(k + 1) = sites.col(k) + RandomVector(rng, 0.1);
+      radii.push_back(0.01 * static_cast<double>(rng() % 3));
+    }
+    double best = kInf;
+    int best_i = -1, best_j = -1;
+    for (int i = 0; i < limbs; ++i) {
+      for (int j = i + 2; j < limbs; ++j) {
+        const double d = SegmentSegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j),
+                                                sites.col(j + 1)) - radii[i] - radii[j];
+        if (d < best) best = d, best_i = i, best_j = j;
+      }
+    }
+    int i = -2, j = -2;
+    ASSERT_EQ(MinSelfClearance(sites, radii, &i, &j), best);
+    EXPECT_EQ(i, best_i);
+    EXPECT_EQ(j, best_j);
+    LimbPairCulling culling;
+    culling.Reset(sites, radii);
+    const double cutoff = 0.02;
+    for (int a = 0; a < limbs; ++a) {
+      std::vector<int> visited;
+      culling.ForEachNear(a, cutoff, [&](int b) { visited.push_back(b); });
+      ASSERT_TRUE(std::is_sorted(visited.begin(), visited.end()));
+      for (int b = a + 2; b < limbs; ++b) {
+        const double d = SegmentSegmentDistance(sites.col(a), sites.col(a + 1), sites.col(b),
+                                                sites.col(b + 1)) - radii[a] - radii[b];
+        if (d < cutoff) {
+          EXPECT_NE(std::find(visited.begin(), visited.end(), b), visited.end())
+              << "limbs " << a << ", " << b << " at " << d;
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scene
+
+// 30 random obstacles of every kind, moved, added and removed: the bounding-ball culled
+// MinSignedDistance equals the minimum over every obstacle's SignedDistance, with the first
+// closest index; with a cutoff it is that minimum when below the cutoff and >= it otherwise.
+TEST(SceneTest, CulledMinSignedDistanceMatchesExhaustiveSearch) {
+  std::mt19937_64 rng(13);
+  std::vector<Obstacle> obstacles;
+  for (int k = 0; k < 30; ++k) {
+    obstacles.push_back({"o" + std::to_string(k), RandomShape(rng, k % 7 == 6 ? 3 : k % 3)});
+  }
+  auto scene = Scene::Create(obstacles);
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  ASSERT_TRUE(scene->Move("o4", RandomVector(rng, 1.0), RandomRotation(rng)).ok());
+  ASSERT_TRUE(scene->Remove("o7").ok());
+  ASSERT_TRUE(scene->Add({"late", Sphere{RandomVector(rng, 1.0), 0.2}}).ok());
+  for (int trial = 0; trial < 2000; ++trial) {
+    const V p = RandomVector(rng, 3.0), q = p + RandomVector(rng, 0.5);
+    const double radius = 0.05;
+    double best = kInf;
+    int best_k = -1;
+    for (int k = 0; k < scene->size(); ++k) {
+      const double d = SignedDistance(scene->obstacles()[k].shape, p, q, radius);
+      if (d < best) best = d, best_k = k;
+    }
+    int closest = -2;
+    ASSERT_EQ(scene->MinSignedDistance(p, q, radius, &closest), best);
+    EXPECT_EQ(closest, best_k);
+    const double cutoff = 0.3;
+    const double culled = scene->MinSignedDistance(p, q, radius, &closest, cutoff);
+    if (best < cutoff) {
+      EXPECT_EQ(culled, best);
+      EXPECT_EQ(closest, best_k);
+    } else {
+      EXPECT_GE(culled, cutoff);
+    }
+  }
+}
 
 // Moving an obstacle by x -> R x + t is the same as moving the limb by the inverse motion:
 // distance(moved shape, p, q) == distance(shape, R^T (p - t), R^T (q - t)) for every shape kind,

@@ -274,6 +274,31 @@ TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
   EXPECT_LE(step.hand_error, 1e-9 * arm.max_reach());
 }
 
+// The random trials of a sub-step stop after `patience` rejections in a row: with 1000 trials
+// per sub-step along a free sweep, the default patience (4) runs a small fraction of the
+// projections (iterations) that patience 0 (every trial) runs, and both reproduce their bits.
+TEST(PatienceTest, RejectionsInARowEndTheRandomTrials) {
+  const Arm arm = SevenLink();
+  IkOptions every = Optimized();
+  every.trials_per_step = 1000;
+  every.patience = 0;
+  IkOptions patient = every;
+  patient.patience = 4;
+  const SweepResult all = Sweep(arm, nullptr, every);
+  const SweepResult stopped = Sweep(arm, nullptr, patient);
+  int all_iterations = 0, stopped_iterations = 0;
+  for (const IkStep& s : all.steps) all_iterations += s.iterations;
+  for (const IkStep& s : stopped.steps) stopped_iterations += s.iterations;
+  EXPECT_GT(all_iterations, 1000 * 100);
+  EXPECT_LT(stopped_iterations, all_iterations / 20);
+  EXPECT_EQ(stopped.not_reached, 0);
+  const SweepResult again = Sweep(arm, nullptr, patient);
+  for (size_t s = 0; s < again.steps.size(); ++s) {
+    EXPECT_EQ(0, std::memcmp(again.steps[s].sites.data(), stopped.steps[s].sites.data(),
+                             sizeof(double) * again.steps[s].sites.size()));
+  }
+}
+
 // Single-pose IK from home reaches a target anywhere inside the shell (error <= 1e-9 reach).
 TEST(SolvePoseTest, ReachesTargetFromHome) {
   const Arm arm = SpatialArm(6);
@@ -296,6 +321,10 @@ TEST(BadInputTest, ErrorsNameTheField) {
   bad.weights.velocity = NAN;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
               HasSubstr("weights.velocity"));
+  bad = Optimized();
+  bad.patience = -1;
+  EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
+              HasSubstr("patience must be in [0, 100000]"));
   bad = Optimized();
   bad.time_budget_seconds = -1.0;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),

@@ -93,12 +93,13 @@ class Arm {
   Eigen::Vector3d ToArmFrame(const Eigen::Vector3d& p_W) const;
   Eigen::Vector3d ToWorld(const Eigen::Vector3d& p_B) const;
   // In-plane unit vectors (world) of a planar arm: arm-frame x, y and the plane normal z.
-  Eigen::Matrix3d R_WB() const { return spec_.base_orientation.toRotationMatrix(); }
+  const Eigen::Matrix3d& R_WB() const { return R_WB_; }
 
  private:
   Arm(ArmSpec spec, ConstraintModel chain_model);
   ArmSpec spec_;
   ConstraintModel chain_model_;
+  Eigen::Matrix3d R_WB_;  // of the normalized base orientation, once (every angle reads it)
   double max_reach_ = 0.0;
   double min_reach_ = 0.0;
   double shortest_limb_ = 0.0;

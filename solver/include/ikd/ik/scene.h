@@ -15,6 +15,8 @@
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -100,6 +102,59 @@ double SegmentSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& 
 double MinSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<double>& radii,
                         int* limb_i = nullptr, int* limb_j = nullptr);
 
+// Bounding balls of a chain's limbs (as in MinSelfClearance) and of blocks of kBlock
+// consecutive limbs. Their gaps are lower bounds of limb-limb clearances, so that pairs that
+// cannot come closer than a cutoff skip the exact segment distance: a bent snake of N limbs
+// then costs O(N) exact distances instead of O(N^2).
+//
+//   LimbPairCulling culling;
+//   culling.Reset(sites, radii);
+//   for (int i = 0; i < limbs; ++i) culling.ForEachNear(i, margin, [&](int j) { ... });
+class LimbPairCulling {
+ public:
+  static constexpr int kBlock = 8;
+
+  // Bounds of this configuration; storage is reused between calls.
+  void Reset(const Eigen::Matrix3Xd& sites, const std::vector<double>& radii);
+
+  // Calls visit(j) for the limbs j >= i + 2, in ascending order, whose bound with limb i is
+  // below `cutoff`: every j whose clearance to limb i is below it, and maybe others. The
+  // cutoff is read before each block and each limb, so a running minimum may tighten it.
+  template <typename Visit>
+  void ForEachNear(int i, const double& cutoff, Visit&& visit) const;
+
+  // MinSelfClearance of the configuration given to Reset.
+  double MinClearance(const Eigen::Matrix3Xd& sites, int* limb_i = nullptr,
+                      int* limb_j = nullptr) const;
+
+ private:
+  // Whether the balls of limbs i and j come closer than `cutoff` (squared: no root).
+  bool LimbsNear(int i, int j, double cutoff) const {
+    const double reach = cutoff + limb_reach_[i] + limb_reach_[j];
+    return reach > 0.0 && (limb_center_.col(i) - limb_center_.col(j)).squaredNorm() < reach * reach;
+  }
+
+  int limbs_ = 0, blocks_ = 0;
+  std::vector<double> radii_;
+  Eigen::Matrix3Xd limb_center_;
+  std::vector<double> limb_reach_;   // half length + radius
+  Eigen::Matrix3Xd block_center_;
+  std::vector<double> block_reach_;
+  std::vector<double> block_gap_;    // blocks_ x blocks_, row-major
+};
+
+template <typename Visit>
+void LimbPairCulling::ForEachNear(int i, const double& cutoff, Visit&& visit) const {
+  const int a = i / kBlock;
+  for (int b = a; b < blocks_; ++b) {
+    if (b > a && block_gap_[a * blocks_ + b] >= cutoff) continue;
+    const int last = std::min(limbs_, (b + 1) * kBlock);
+    for (int j = std::max(i + 2, b * kBlock); j < last; ++j) {
+      if (LimbsNear(i, j, cutoff)) visit(j);
+    }
+  }
+}
+
 class Scene {
  public:
   static constexpr int kMaxObstacles = 10000;
@@ -128,13 +183,24 @@ class Scene {
                     const Eigen::Quaterniond& rotation = Eigen::Quaterniond::Identity());
 
   // Min signed distance from the capsule to any obstacle (+infinity for an empty scene);
-  // optionally the index of the closest obstacle (-1 for an empty scene).
+  // optionally the index of the closest obstacle (-1 for an empty scene). Obstacles whose
+  // bounding ball lies `cutoff` or more from the capsule's are skipped: the result is exact
+  // when below the cutoff and otherwise only known to be >= it (the default gives the exact
+  // minimum everywhere; bounds against the running minimum skip far obstacles either way).
   double MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
-                           int* closest = nullptr) const;
+                           int* closest = nullptr,
+                           double cutoff = std::numeric_limits<double>::infinity()) const;
 
  private:
-  explicit Scene(std::vector<Obstacle> obstacles) : obstacles_(std::move(obstacles)) {}
+  struct Ball {
+    Eigen::Vector3d center = Eigen::Vector3d::Zero();
+    double radius = 0.0;  // +infinity: unbounded (half-spaces)
+  };
+  static Ball BoundingBall(const Shape& shape);
+
+  explicit Scene(std::vector<Obstacle> obstacles);
   std::vector<Obstacle> obstacles_;
+  std::vector<Ball> bounds_;  // one per obstacle
 };
 
 }  // namespace ikd::ik

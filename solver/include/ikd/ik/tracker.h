@@ -6,7 +6,10 @@
 //      added as distance constraints at their bound (active set) and projected again;
 //  (c) a stochastic optimization displaces interior sites at random, re-projects, and keeps a
 //      trial when the cost falls (obstacle and self clearance below the safety margin, joint
-//      motion, joint-limit violation); its step size follows the 1/5 success rule.
+//      motion, joint-limit violation, bending); its step size follows the 1/5 success rule and
+//      it stops after `patience` rejections in a row. Deterministic trials come first: pushes
+//      out of the margin and one step down the cost gradient (diagonal Newton), re-projected
+//      and kept on the same rule.
 //
 //   auto arm = ikd::ik::Arm::Create(spec);
 //   auto tracker = ikd::ik::ArmTracker::Create(*arm, &scene, options);
@@ -47,6 +50,9 @@ struct CostWeights {
 struct IkOptions {
   uint64_t seed = 1;              // the same seed reproduces the output bit for bit
   int trials_per_step = 24;       // stochastic trials per sub-step (0 = plain projection)
+  // The random trials of a sub-step stop after this many rejections in a row (0 = never: all
+  // trials_per_step run). A deterministic rule: the seed still fixes the output.
+  int patience = 4;
   // Wall-clock budget for the trials of one StepTo call, in seconds; 0 = none. A budget that
   // cuts trials short makes the output depend on machine speed: determinism needs 0.
   double time_budget_seconds = 0.0;
@@ -104,21 +110,66 @@ class ArmTracker {
              std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial);
   Eigen::Vector3d ClampTarget(const Eigen::Vector3d& target) const;
   bool SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step);
+  // Projects `sites` onto the limb lengths (and the violated joint limits), adding the solver
+  // iterations to `iterations`; false when that fails.
   bool ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
-                         IkStep& step);
+                         int& iterations);
   Eigen::Matrix3Xd StraightArm(const Eigen::Vector3d& hand, bool folded) const;
   // A Jacobian-free way to a configuration with the hand at `hand`, for when the projection
   // fails near full stretch; false if even that cannot be projected exactly.
   bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkStep& step);
+  // The cost split by kind. The clearance and joint-limit terms are zero unless the arm is
+  // inside the margin or beyond a limit ("constrained"); motion and bending are smooth.
+  struct CostTerms {
+    double clearance = 0.0, self_clearance = 0.0, joint_limit = 0.0, motion = 0.0, bending = 0.0;
+    double Total() const { return clearance + self_clearance + joint_limit + motion + bending; }
+    bool Constrained() const {
+      return clearance > 0.0 || self_clearance > 0.0 || joint_limit > 0.0;
+    }
+  };
+  CostTerms Terms(const Eigen::Matrix3Xd& sites) const;
+  // Unit direction of limb k (its nominal length: exact on the constraint surface).
+  Eigen::Vector3d Direction(const Eigen::Matrix3Xd& sites, int k) const;
+
+  // The optimization of one sub-step (Kastenmeier & Vesely step (c)): the best configuration
+  // so far and its cost; every trial is re-projected and kept when the cost falls.
+  struct Search {
+    Eigen::Matrix3Xd& sites;
+    CostTerms terms;
+    IkStep& step;
+  };
   void Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step);
+  // Projects candidate_ and keeps it in `search` when its cost is lower.
+  bool TryCandidate(Search& search);
+  void PushTrials(Search& search);
+  void DescentTrials(double smooth_cap, Search& search);
+  void RandomTrials(double hand_step, double smooth_cap, Search& search);
+  bool OutOfTime() const;  // the time budget of this StepTo is spent
+
+  // A diagonally preconditioned step down the cost gradient: smooth terms (motion, bending)
+  // moving no site more than `smooth_cap`, clearance terms up to a tenth of the shortest limb.
+  void DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap, Eigen::Matrix3Xd& step);
+  void AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+                          Eigen::VectorXd& curvature) const;
+  void AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+                             Eigen::VectorXd& curvature) const;
+  // Gradient of w (margin - d)^2 for the limb k of `approach`; `spread` 1 for an obstacle, 2
+  // for a pair of limbs (both move).
+  void AddClearanceGradient(int k, const CapsuleApproach& approach, double weight, double spread,
+                            Eigen::Matrix3Xd& gradient, Eigen::VectorXd& curvature) const;
+  // -gradient / curvature per site, in the arm's plane if planar, scaled to move <= cap.
+  void NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature, double cap,
+                  Eigen::Matrix3Xd& step) const;
   // Moves the movable ends of every limb closer than the margin to an obstacle or to another
   // limb outwards along the separating normal; false when nothing is in the margin.
-  bool PushOutOfMargin(Eigen::Matrix3Xd& sites) const;
+  bool PushOutOfMargin(Eigen::Matrix3Xd& sites);
   // Adds to `sites` the move of limb k's movable ends away from `away_from` when the limb is
   // inside the (buffered) margin, scaled by `strength`.
   void PushLimb(int k, const Shape& away_from, double strength, Eigen::Matrix3Xd& sites,
                 bool& moved) const;
   void Commit(const Eigen::Matrix3Xd& sites);
+  // current + momentum (current - previous): where the arm would coast to.
+  void UpdateCoasting();
 
   const Arm* arm_;
   const Scene* scene_;
@@ -131,6 +182,16 @@ class ArmTracker {
   double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
   std::chrono::steady_clock::time_point deadline_;  // of the current StepTo when budgeted
   std::vector<double> radii_;  // limb collision radii
+  std::vector<double> inverse_length_;
+  Eigen::Matrix3Xd coasting_;  // current + momentum (current - previous)
+  // Scratch storage, kept so that trials do not allocate.
+  mutable LimbPairCulling culling_;  // of Terms, PushOutOfMargin and MinClearance
+  Eigen::Matrix3Xd candidate_;       // the trial configuration of Optimize
+  Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from
+  Eigen::Matrix3Xd descent_, smooth_gradient_, clearance_gradient_, clearance_step_;
+  Eigen::VectorXd curvature_;
+  std::vector<DistanceConstraint> limit_constraints_;  // limbs + active joint limits
+  std::vector<bool> limit_active_;
 };
 
 // Samples the trajectory every `sample_period` (end included) and tracks it from
