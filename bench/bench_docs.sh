@@ -39,3 +39,29 @@ PY
   rm -f "$section"
   echo "$doc updated"
 }
+
+# ikd_run_kdl_bench TARGET DOC MARKER SCRIPT ARGS...: what run_ik_bench.sh and
+# run_robot_bench.sh share. Installs the packages (and Orocos KDL, the optional peer, unless
+# IKD_SKIP_APT=1), builds TARGET in Release in ${IKD_BENCH_BUILD_DIR:-build-bench}, runs
+# bench/<dir>/TARGET with ARGS and, for a full run, writes its output into DOC at MARKER.
+ikd_run_kdl_bench() {
+  local target="$1" doc="$2" marker="$3" script="$4"
+  shift 4
+  IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-bench}"
+  ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
+  if [ "${IKD_SKIP_APT:-0}" != 1 ] &&
+     ! dpkg-query -W -f='${Status}' liborocos-kdl-dev 2>/dev/null | grep -q "install ok installed"; then
+    deploy/install-bench-peers.sh
+    ikd_install_packages liborocos-kdl-dev  # in case the peer list lacks it
+  fi
+  IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON -DIKD_BUILD_SERVER=OFF
+  cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target "$target"
+  local work binary
+  work=$(mktemp -d)
+  binary=$(find "$IKD_BUILD_DIR/bench" -name "$target" -type f -perm -u+x | head -1)
+  "$binary" "$@" | tee "$work/results.md"
+  if ikd_bench_writes_docs "$@"; then
+    ikd_bench_write_section "$doc" "$marker" "$work/results.md" "$script${*:+ $*}"
+  fi
+  rm -rf "$work"
+}
