@@ -49,7 +49,8 @@ struct CostWeights {
 
 struct IkOptions {
   uint64_t seed = 1;              // the same seed reproduces the output bit for bit
-  int trials_per_step = 24;       // stochastic trials per sub-step (0 = plain projection)
+  // Random trials per sub-step, at most (see patience); 0 = plain projection, no optimization.
+  int trials_per_step = 24;
   // The random trials of a sub-step stop after this many rejections in a row (0 = never: all
   // trials_per_step run). A deterministic rule: the seed still fixes the output.
   int patience = 4;
