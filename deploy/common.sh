@@ -6,7 +6,7 @@ IKD_JOBS="${IKD_JOBS:-2}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
-  golang-github-gogo-googleapis-dev liburdfdom-dev)
+  golang-github-gogo-googleapis-dev liburdfdom-dev prometheus-cpp-dev)
 IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
 
 ikd_install_packages() {

@@ -172,6 +172,16 @@ absl::Status CheckTrajectorySubSteps(const IkProblem& problem, const ik::Traject
   return absl::OkStatus();
 }
 
+// One IK sample, target or pose in the solver metrics: not converged when the solver gave up
+// (an industrial arm's NOT_CONVERGED, or limits and limb lengths it could not restore).
+void RecordIkStep(Metrics& metrics, const v1::JointState& state) {
+  metrics.RecordSolverStep(SolverKind::kIkStep, state.iterations());
+  if (state.status() == v1::STEP_STATUS_NOT_CONVERGED ||
+      state.status() == v1::STEP_STATUS_JOINT_LIMIT_BLOCKED) {
+    metrics.RecordNotConverged(SolverKind::kIkStep);
+  }
+}
+
 void SetJointNames(const std::vector<std::string>& names,
                    google::protobuf::RepeatedPtrField<std::string>* out) {
   for (const std::string& name : names) *out->Add() = name;
@@ -194,10 +204,12 @@ using SampleSolver =
 // the worker before each sample (a cancelled write also fails at once).
 class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
  public:
-  TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, SampleSolver solve,
-                    std::vector<std::string> joint_names, std::vector<double> times)
+  TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
+                    SampleSolver solve, std::vector<std::string> joint_names,
+                    std::vector<double> times)
       : context_(context),
         pool_(pool),
+        metrics_(metrics),
         solve_(std::move(solve)),
         joint_names_(std::move(joint_names)),
         times_(std::move(times)) {
@@ -265,6 +277,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     absl::StatusOr<v1::JointState> state = solve_(times_[next_], next_ == 0 ? nullptr : &previous_);
     solve_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
     if (!state.ok()) return state.status();
+    RecordIkStep(*metrics_, *state);
     summary_.Add(*state);
     previous_ = *state;
     if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
@@ -334,6 +347,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
 
   grpc::CallbackServerContext* const context_ = nullptr;
   WorkerPool* const pool_ = nullptr;
+  Metrics* const metrics_ = nullptr;
   // Touched only by the one SolveNext in flight.
   SampleSolver solve_;
   std::vector<std::string> joint_names_;
@@ -362,8 +376,12 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
 class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse> {
  public:
   TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
-               const KinematicsLimits& limits)
-      : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {
+               const KinematicsLimits& limits, Metrics* metrics)
+      : store_(store),
+        pool_(pool),
+        model_limits_(model_limits),
+        limits_(limits),
+        metrics_(metrics) {
     StartRead(&request_);
   }
 
@@ -511,6 +529,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   }
 
   void Write(v1::JointState state) {
+    RecordIkStep(*metrics_, state);
     response_.Clear();
     if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
@@ -527,6 +546,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   WorkerPool* const pool_;
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
+  Metrics* const metrics_;
   // Configured: either a chain arm (problem_, tracker_) or an industrial arm (robot_*).
   std::shared_ptr<IkProblem> problem_;
   std::unique_ptr<ik::ArmTracker> tracker_;
@@ -546,7 +566,8 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
 grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
                                      const v1::SolveRequest& request, const ResolvedArmSpec& arm,
                                      v1::SolveResponse* response, WorkerPool& pool,
-                                     ModelStore& store, const ModelLimits& limits) {
+                                     ModelStore& store, const ModelLimits& limits,
+                                     Metrics& metrics) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
       MakeRobotProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
@@ -559,7 +580,7 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     reactor->Finish(ToGrpcStatus(target.status()));
     return reactor;
   }
-  auto solve = [context, reactor, response, problem = *problem, target = *target] {
+  auto solve = [context, reactor, response, &metrics, problem = *problem, target = *target] {
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
@@ -569,6 +590,7 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     const absl::StatusOr<robot::RobotIkResult> result = tracker->Solve(target);
     SetJointNames(RobotJointNames(*problem->robot), response->mutable_joint_names());
     *response->mutable_state() = RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
+    RecordIkStep(metrics, response->state());
     reactor->Finish(grpc::Status::OK);
   };
   if (!pool.TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
@@ -648,8 +670,13 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequ
 }  // namespace
 
 KinematicsServiceImpl::KinematicsServiceImpl(ModelStore* store, WorkerPool* pool,
-                                             ModelLimits model_limits, KinematicsLimits limits)
-    : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {}
+                                             ModelLimits model_limits, KinematicsLimits limits,
+                                             Metrics* metrics)
+    : store_(store),
+      pool_(pool),
+      model_limits_(model_limits),
+      limits_(limits),
+      metrics_(metrics) {}
 
 grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerContext* context,
                                                        const v1::SolveRequest* request,
@@ -661,7 +688,8 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     return reactor;
   }
   if (arm->spec.has_robot()) {
-    return SolveRobot(context, *request, *arm, response, *pool_, *store_, model_limits_);
+    return SolveRobot(context, *request, *arm, response, *pool_, *store_, model_limits_,
+                      *metrics_);
   }
   absl::StatusOr<std::shared_ptr<IkProblem>> problem =
       MakeProblem(*arm, request->scene(), request->options(), request->seed_positions(), "",
@@ -683,7 +711,8 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
   }
   // The default reactor may be finished from any thread, once: by this task or, when the pool
   // refuses it, right below.
-  auto solve = [context, reactor, response, problem = *problem, target = *target] {
+  auto solve = [context, reactor, response, metrics = metrics_, problem = *problem,
+                target = *target] {
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
@@ -692,6 +721,7 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     if (!step.ok()) return reactor->Finish(ToGrpcStatus(step.status()));
     SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
     *response->mutable_state() = JointStateFromStep(*step, target, nullptr);
+    RecordIkStep(*metrics, response->state());
     reactor->Finish(grpc::Status::OK);
   };
   if (!pool_->TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
@@ -714,13 +744,13 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
           : PlanArmTrajectory(*request, *arm, *std::move(trajectory), *times, *store_,
                               model_limits_, limits_);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());
-  return new TrajectoryReactor(context, pool_, std::move(plan->solve), std::move(plan->joint_names),
-                               *std::move(times));
+  return new TrajectoryReactor(context, pool_, metrics_, std::move(plan->solve),
+                               std::move(plan->joint_names), *std::move(times));
 }
 
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(
     grpc::CallbackServerContext* /*context*/) {
-  return new TrackReactor(store_, pool_, model_limits_, limits_);
+  return new TrackReactor(store_, pool_, model_limits_, limits_, metrics_);
 }
 
 }  // namespace ikd::server

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "ikd/v1/kinematics_service.grpc.pb.h"
+#include "metrics.h"
 #include "model_store.h"
 #include "validation.h"
 #include "worker_pool.h"
@@ -33,9 +34,10 @@ struct KinematicsLimits {
 
 class KinematicsServiceImpl final : public v1::KinematicsService::CallbackService {
  public:
-  // `store` and `pool` must outlive every call.
+  // `store`, `pool` and `metrics` (solver iterations and non-convergence of every step) must
+  // outlive every call.
   KinematicsServiceImpl(ModelStore* store, WorkerPool* pool, ModelLimits model_limits,
-                        KinematicsLimits limits);
+                        KinematicsLimits limits, Metrics* metrics);
 
   grpc::ServerUnaryReactor* Solve(grpc::CallbackServerContext* context,
                                   const v1::SolveRequest* request,
@@ -50,6 +52,7 @@ class KinematicsServiceImpl final : public v1::KinematicsService::CallbackServic
   WorkerPool* const pool_;
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
+  Metrics* const metrics_;
 };
 
 }  // namespace ikd::server

@@ -30,6 +30,10 @@ ABSL_FLAG(int, max_queued, 256,
           "calls waiting for a worker; beyond it new calls get RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
           "on SIGTERM, how long running calls may take before they are cancelled");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port serving Prometheus metrics at /metrics over HTTP (port 0: any free port, "
+          "printed at start); empty: no endpoint");
+ABSL_FLAG(bool, access_log, true, "one JSON line per finished RPC on stderr");
 
 namespace {
 
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
   options.pool.threads =
       threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   options.pool.max_queued = absl::GetFlag(FLAGS_max_queued);
+  options.observability.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.observability.access_log = absl::GetFlag(FLAGS_access_log);
   if (threads < 0 || options.pool.max_queued < 1) {
     std::fprintf(stderr, "ikd: --threads must be >= 0 and --max_queued >= 1\n");
     return EXIT_FAILURE;
@@ -81,6 +87,10 @@ int main(int argc, char** argv) {
   }
   std::printf("ikd listening on port %d (%s), store %s\n", (*server)->port(),
               options.listen.c_str(), store_path.c_str());
+  if ((*server)->metrics_port() != 0) {
+    std::printf("ikd metrics on port %d (%s), path /metrics\n", (*server)->metrics_port(),
+                options.observability.metrics_listen.c_str());
+  }
   std::fflush(stdout);
 
   int signal_number = 0;

@@ -151,8 +151,12 @@ class PoseReactor final
     : public grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse> {
  public:
   PoseReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
-              const PoseLimits& limits)
-      : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {
+              const PoseLimits& limits, Metrics* metrics)
+      : store_(store),
+        pool_(pool),
+        model_limits_(model_limits),
+        limits_(limits),
+        metrics_(metrics) {
     StartRead(&request_);
   }
 
@@ -209,6 +213,7 @@ class PoseReactor final
       const std::vector<pose::Observation> observations = ObservationsFromFrame(frame);
       absl::StatusOr<pose::FrameResult> result = fitter_->Fit(frame.timestamp(), observations);
       if (result.ok()) {
+        RecordFit(*result);
         FillFittedFrame(*result, frame, angles_, out);
       } else {
         out->set_outcome(v1::FRAME_OUTCOME_REJECTED);
@@ -231,6 +236,13 @@ class PoseReactor final
     StartWrite(&response_);  // hands the call to gRPC: nothing may follow
   }
 
+  void RecordFit(const pose::FrameResult& result) {
+    metrics_->RecordSolverStep(SolverKind::kPoseFit, result.iterations);
+    if (result.outcome == pose::FrameOutcome::kProjectionFailed) {
+      metrics_->RecordNotConverged(SolverKind::kPoseFit);
+    }
+  }
+
   void End(const absl::Status& status) {
     if (finished_.exchange(true)) return;
     Finish(ToGrpcStatus(status));
@@ -240,6 +252,7 @@ class PoseReactor final
   WorkerPool* const pool_;
   const ModelLimits model_limits_;
   const PoseLimits limits_;
+  Metrics* const metrics_;
   std::optional<pose::PoseFitter> fitter_;  // empty until configured
   JointAngles angles_;
   int64_t fitted_ = 0;
@@ -252,7 +265,7 @@ class PoseReactor final
 
 grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>*
 PoseServiceImpl::EstimatePose(grpc::CallbackServerContext* /*context*/) {
-  return new PoseReactor(store_, pool_, model_limits_, limits_);
+  return new PoseReactor(store_, pool_, model_limits_, limits_, metrics_);
 }
 
 }  // namespace ikd::server

@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "ikd/v1/pose_service.grpc.pb.h"
+#include "metrics.h"
 #include "model_store.h"
 #include "validation.h"
 #include "worker_pool.h"
@@ -22,10 +23,15 @@ struct PoseLimits {
 
 class PoseServiceImpl final : public v1::PoseService::CallbackService {
  public:
-  // `store` (for "skeletons/{id}") and `pool` must outlive the service.
+  // `store` (for "skeletons/{id}"), `pool` and `metrics` (iterations and failed projections
+  // of every fit) must outlive the service.
   PoseServiceImpl(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
-                  const PoseLimits& limits)
-      : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {}
+                  const PoseLimits& limits, Metrics* metrics)
+      : store_(store),
+        pool_(pool),
+        model_limits_(model_limits),
+        limits_(limits),
+        metrics_(metrics) {}
 
   grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse>* EstimatePose(
       grpc::CallbackServerContext* context) override;
@@ -35,6 +41,7 @@ class PoseServiceImpl final : public v1::PoseService::CallbackService {
   WorkerPool* const pool_;
   const ModelLimits model_limits_;
   const PoseLimits limits_;
+  Metrics* const metrics_;
 };
 
 }  // namespace ikd::server

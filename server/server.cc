@@ -26,14 +26,18 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<IkdServer> ikd(new IkdServer());
+  absl::StatusOr<std::unique_ptr<Metrics>> metrics = Metrics::Create(options.observability);
+  if (!metrics.ok()) return metrics.status();
+  ikd->metrics_ = *std::move(metrics);
   ikd->pool_ = std::make_unique<WorkerPool>(options.pool);
+  ikd->metrics_->ObserveWorkerPool(ikd->pool_.get());
   ikd->model_service_ = std::make_unique<ModelServiceImpl>(store, options.limits);
-  ikd->simulation_service_ =
-      std::make_unique<SimulationServiceImpl>(ikd->pool_.get(), options.simulation);
+  ikd->simulation_service_ = std::make_unique<SimulationServiceImpl>(
+      ikd->pool_.get(), options.simulation, ikd->metrics_.get());
   ikd->kinematics_service_ = std::make_unique<KinematicsServiceImpl>(
-      store, ikd->pool_.get(), options.limits, options.kinematics);
-  ikd->pose_service_ =
-      std::make_unique<PoseServiceImpl>(store, ikd->pool_.get(), options.limits, options.pose);
+      store, ikd->pool_.get(), options.limits, options.kinematics, ikd->metrics_.get());
+  ikd->pose_service_ = std::make_unique<PoseServiceImpl>(
+      store, ikd->pool_.get(), options.limits, options.pose, ikd->metrics_.get());
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
@@ -42,6 +46,9 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   builder.RegisterService(ikd->simulation_service_.get());
   builder.RegisterService(ikd->kinematics_service_.get());
   builder.RegisterService(ikd->pose_service_.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(ikd->metrics_->NewRpcInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
@@ -50,7 +57,10 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   return ikd;
 }
 
-IkdServer::~IkdServer() { Shutdown(absl::ZeroDuration()); }
+IkdServer::~IkdServer() {
+  Shutdown(absl::ZeroDuration());
+  if (metrics_ != nullptr) metrics_->StopServing();  // scrapes read the pool, destroyed next
+}
 
 void IkdServer::Shutdown(absl::Duration grace) {
   if (shut_down_ || server_ == nullptr) return;

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kinematics_service.h"
+#include "metrics.h"
 #include "model_service.h"
 #include "model_store.h"
 #include "pose_service.h"
@@ -35,6 +36,7 @@ struct ServerOptions {
   SimulationLimits simulation;    // SimulationService request bounds
   KinematicsLimits kinematics;    // KinematicsService request bounds
   PoseLimits pose;                // PoseService request bounds
+  ObservabilityOptions observability;  // /metrics endpoint and access log
 };
 
 class IkdServer {
@@ -46,6 +48,8 @@ class IkdServer {
   ~IkdServer();
 
   int port() const { return port_; }
+  // The port of /metrics (ObservabilityOptions::metrics_listen); 0 when not served.
+  int metrics_port() const { return metrics_->port(); }
   // Health NOT_SERVING, then stops accepting calls and waits up to `grace` for running ones
   // before cancelling them. Idempotent.
   void Shutdown(absl::Duration grace);
@@ -54,6 +58,8 @@ class IkdServer {
 
  private:
   IkdServer() = default;
+  // Outlives everything that records into it (the pool's tasks, the server's interceptors).
+  std::unique_ptr<Metrics> metrics_;
   // Declared before server_: calls still running during shutdown finish on the pool.
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<ModelServiceImpl> model_service_;

@@ -102,8 +102,8 @@ class ChainSource final : public FrameSource<v1::ChainFrame> {
  public:
   // Errors: whatever the integrator or solver refuses (the set-up was validated, so none are
   // expected).
-  static absl::StatusOr<std::unique_ptr<ChainSource>> Create(ChainSetup setup) {
-    std::unique_ptr<ChainSource> source(new ChainSource(std::move(setup)));
+  static absl::StatusOr<std::unique_ptr<ChainSource>> Create(ChainSetup setup, Metrics* metrics) {
+    std::unique_ptr<ChainSource> source(new ChainSource(std::move(setup), metrics));
     const ChainSetup& s = source->setup_;
     if (s.brownian) {
       auto solver = MakeConstraintSolver(s.method, *s.model, s.projection);
@@ -136,11 +136,15 @@ class ChainSource final : public FrameSource<v1::ChainFrame> {
   }
 
  private:
-  explicit ChainSource(ChainSetup setup) : setup_(std::move(setup)) {}
+  ChainSource(ChainSetup setup, Metrics* metrics) : setup_(std::move(setup)), metrics_(metrics) {}
 
   absl::Status DynamicsOnce(StepReport& report) {
     absl::StatusOr<StepReport> step = integrator_->Step(setup_.state);
-    if (!step.ok()) return step.status();
+    if (!step.ok()) {
+      metrics_->RecordNotConverged(SolverKind::kSimulationStep);
+      return step.status();
+    }
+    metrics_->RecordSolverStep(SolverKind::kSimulationStep, step->positions.iterations);
     report = *std::move(step);
     return absl::OkStatus();
   }
@@ -151,7 +155,11 @@ class ChainSource final : public FrameSource<v1::ChainFrame> {
         BrownianStep(*setup_.model, *solver_, setup_.brownian->step_sigma,
                      setup_.brownian->planar, rng_, setup_.state.positions);
     if (!summary.ok()) return summary.status();
-    if (!summary->converged()) ++rejected_;
+    metrics_->RecordSolverStep(SolverKind::kSimulationStep, summary->iterations);
+    if (!summary->converged()) {
+      metrics_->RecordNotConverged(SolverKind::kSimulationStep);
+      ++rejected_;
+    }
     iterations = std::max(iterations, summary->iterations);
     return absl::OkStatus();
   }
@@ -172,6 +180,7 @@ class ChainSource final : public FrameSource<v1::ChainFrame> {
   }
 
   ChainSetup setup_;
+  Metrics* const metrics_;
   std::unique_ptr<ConstrainedIntegrator> integrator_;  // dynamics
   std::unique_ptr<ConstraintSolver> solver_;           // Brownian walk
   std::mt19937_64 rng_;
@@ -181,10 +190,12 @@ class ChainSource final : public FrameSource<v1::ChainFrame> {
 
 class PendulumSource final : public FrameSource<v1::PendulumFrame> {
  public:
-  static absl::StatusOr<std::unique_ptr<PendulumSource>> Create(const PendulumSetup& setup) {
+  static absl::StatusOr<std::unique_ptr<PendulumSource>> Create(const PendulumSetup& setup,
+                                                                Metrics* metrics) {
     auto pendulum = Pendulum::Create(setup.spec, setup.method, setup.projection, setup.plan.dt);
     if (!pendulum.ok()) return pendulum.status();
-    return std::unique_ptr<PendulumSource>(new PendulumSource(setup.plan, *std::move(pendulum)));
+    return std::unique_ptr<PendulumSource>(
+        new PendulumSource(setup.plan, *std::move(pendulum), metrics));
   }
 
   absl::StatusOr<bool> Next(const std::atomic<bool>& cancelled,
@@ -195,7 +206,11 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
     while (step_ < end) {
       if (cancelled.load()) return Cancelled(step_);
       absl::StatusOr<StepReport> report = pendulum_.Step();
-      if (!report.ok()) return StepFailure(report.status(), step_ + 1);
+      if (!report.ok()) {
+        metrics_->RecordNotConverged(SolverKind::kSimulationStep);
+        return StepFailure(report.status(), step_ + 1);
+      }
+      metrics_->RecordSolverStep(SolverKind::kSimulationStep, report->positions.iterations);
       iterations = std::max(iterations, report->positions.iterations);
       ++step_;
     }
@@ -204,8 +219,8 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
   }
 
  private:
-  PendulumSource(const StreamPlan& plan, Pendulum pendulum)
-      : plan_(plan), pendulum_(std::move(pendulum)) {}
+  PendulumSource(const StreamPlan& plan, Pendulum pendulum, Metrics* metrics)
+      : plan_(plan), pendulum_(std::move(pendulum)), metrics_(metrics) {}
 
   void Fill(int iterations, v1::PendulumFrame& frame) const {
     frame.Clear();
@@ -224,6 +239,7 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
 
   StreamPlan plan_;
   Pendulum pendulum_;
+  Metrics* const metrics_;
   int64_t step_ = 0;
 };
 
@@ -261,20 +277,26 @@ absl::Status FillResponse(const ResponseSetup& setup, v1::ResponseMatrixResponse
   return absl::OkStatus();
 }
 
-absl::Status FillFollow(const FollowSetup& setup, v1::FollowShapeResponse& response) {
+absl::Status FillFollow(const FollowSetup& setup, v1::FollowShapeResponse& response,
+                        Metrics& metrics) {
   absl::StatusOr<Trajectory> run =
       FollowConstraint(*setup.shape, setup.r0, setup.v0, setup.options);
   if (!run.ok()) return SolverFieldViolation(run.status(), FollowFieldPath);
   response = FollowResponse(*run, *setup.shape, setup.stride);
+  metrics.RecordSolverStep(SolverKind::kShapeFollow, response.max_iterations_used());
+  if (response.outcome() != v1::PROJECTION_OUTCOME_CONVERGED) {
+    metrics.RecordNotConverged(SolverKind::kShapeFollow);
+  }
   return absl::OkStatus();
 }
 
-// Runs `compute` on the pool and finishes `reactor` with its status; RESOURCE_EXHAUSTED at
-// once when the pool is full. The call (request, response, reactor) stays alive until Finish.
-template <class Setup, class Response>
-grpc::ServerUnaryReactor* RunUnary(
-    WorkerPool* pool, grpc::CallbackServerContext* context, absl::StatusOr<Setup> setup,
-    Response* response, absl::Status (*compute)(const Setup&, Response&)) {
+// Runs `compute` (absl::Status(const Setup&, Response&)) on the pool and finishes `reactor`
+// with its status; RESOURCE_EXHAUSTED at once when the pool is full. The call (request,
+// response, reactor) stays alive until Finish.
+template <class Setup, class Response, class Compute>
+grpc::ServerUnaryReactor* RunUnary(WorkerPool* pool, grpc::CallbackServerContext* context,
+                                   absl::StatusOr<Setup> setup, Response* response,
+                                   Compute compute) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!setup.ok()) {
     reactor->Finish(ToGrpcStatus(setup.status()));
@@ -295,21 +317,23 @@ grpc::ServerUnaryReactor* RunUnary(
 
 }  // namespace
 
-SimulationServiceImpl::SimulationServiceImpl(WorkerPool* pool, SimulationLimits limits)
-    : pool_(pool), limits_(limits) {}
+SimulationServiceImpl::SimulationServiceImpl(WorkerPool* pool, SimulationLimits limits,
+                                             Metrics* metrics)
+    : pool_(pool), limits_(limits), metrics_(metrics) {}
 
 grpc::ServerWriteReactor<v1::ChainFrame>* SimulationServiceImpl::StepChain(
     grpc::CallbackServerContext* /*context*/, const v1::StepChainRequest* request) {
   absl::StatusOr<ChainSetup> setup = ChainSetupFromProto(*request, limits_);
   if (!setup.ok()) return new FrameStreamReactor<v1::ChainFrame>(setup.status());
-  return StartStream<v1::ChainFrame>(pool_, ChainSource::Create(*std::move(setup)));
+  return StartStream<v1::ChainFrame>(pool_, ChainSource::Create(*std::move(setup), metrics_));
 }
 
 grpc::ServerWriteReactor<v1::PendulumFrame>* SimulationServiceImpl::StepPendulum(
     grpc::CallbackServerContext* /*context*/, const v1::StepPendulumRequest* request) {
   absl::StatusOr<PendulumSetup> setup = PendulumSetupFromProto(*request, limits_);
   if (!setup.ok()) return new FrameStreamReactor<v1::PendulumFrame>(setup.status());
-  absl::StatusOr<std::unique_ptr<PendulumSource>> source = PendulumSource::Create(*setup);
+  absl::StatusOr<std::unique_ptr<PendulumSource>> source =
+      PendulumSource::Create(*setup, metrics_);
   if (!source.ok()) {
     // Pendulum::Create names the spec's fields, which are the request's.
     source = SolverFieldViolation(source.status(), [](const std::string& field) {
@@ -322,7 +346,11 @@ grpc::ServerWriteReactor<v1::PendulumFrame>* SimulationServiceImpl::StepPendulum
 grpc::ServerUnaryReactor* SimulationServiceImpl::FollowShape(
     grpc::CallbackServerContext* context, const v1::FollowShapeRequest* request,
     v1::FollowShapeResponse* response) {
-  return RunUnary(pool_, context, FollowSetupFromProto(*request, limits_), response, &FillFollow);
+  Metrics* metrics = metrics_;
+  return RunUnary(pool_, context, FollowSetupFromProto(*request, limits_), response,
+                  [metrics](const FollowSetup& setup, v1::FollowShapeResponse& out) {
+                    return FillFollow(setup, out, *metrics);
+                  });
 }
 
 grpc::ServerUnaryReactor* SimulationServiceImpl::ResponseMatrix(

@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "ikd/v1/simulation_service.grpc.pb.h"
+#include "metrics.h"
 #include "simulation_conversions.h"
 #include "worker_pool.h"
 
@@ -16,8 +17,9 @@ namespace ikd::server {
 
 class SimulationServiceImpl final : public v1::SimulationService::CallbackService {
  public:
-  // `pool` must outlive every call (declare it before the grpc::Server that serves this).
-  SimulationServiceImpl(WorkerPool* pool, SimulationLimits limits);
+  // `pool` and `metrics` (solver iterations and non-convergence of every step) must outlive
+  // every call (declare them before the grpc::Server that serves this).
+  SimulationServiceImpl(WorkerPool* pool, SimulationLimits limits, Metrics* metrics);
 
   grpc::ServerWriteReactor<v1::ChainFrame>* StepChain(
       grpc::CallbackServerContext* context, const v1::StepChainRequest* request) override;
@@ -33,6 +35,7 @@ class SimulationServiceImpl final : public v1::SimulationService::CallbackServic
  private:
   WorkerPool* const pool_;
   const SimulationLimits limits_;
+  Metrics* const metrics_;
 };
 
 }  // namespace ikd::server

@@ -38,7 +38,10 @@ bool WorkerPool::Enqueue(std::function<void()> task, bool bounded) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
-    if (bounded && static_cast<int>(tasks_.size()) >= max_queued_) return false;
+    if (bounded && static_cast<int>(tasks_.size()) >= max_queued_) {
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
     tasks_.push_back(std::move(task));
   }
   ready_.notify_one();
@@ -55,7 +58,9 @@ void WorkerPool::Run() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
+    busy_.fetch_add(1, std::memory_order_relaxed);
     task();
+    busy_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

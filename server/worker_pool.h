@@ -6,7 +6,9 @@
 //   if (!pool.TrySubmit([&] { Solve(); })) return PoolFull();
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -38,6 +40,9 @@ class WorkerPool {
 
   int threads() const { return static_cast<int>(threads_.size()); }
   int queued() const;
+  // Threads running a task now, and TrySubmit calls refused for a full queue (for metrics).
+  int busy() const { return busy_.load(std::memory_order_relaxed); }
+  int64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }
 
  private:
   bool Enqueue(std::function<void()> task, bool bounded);
@@ -49,6 +54,8 @@ class WorkerPool {
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  std::atomic<int> busy_{0};
+  std::atomic<int64_t> rejected_{0};
 };
 
 // What a refused submission answers: a new call that finds the queue full gets

@@ -35,6 +35,25 @@ TEST(WorkerPoolTest, FullQueueRefusesButContinuationsAreAdmitted) {
   release.set_value();
 }
 
+// busy() counts the threads inside a task; rejected() counts TrySubmit refusals for a full
+// queue only (continuations are never refused for it).
+TEST(WorkerPoolTest, BusyAndRejectedCountsForMetrics) {
+  WorkerPool pool({.threads = 1, .max_queued = 1});
+  EXPECT_EQ(pool.busy(), 0);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(pool.TrySubmit([&started, gate] { started.set_value(); gate.wait(); }));
+  started.get_future().wait();
+  EXPECT_EQ(pool.busy(), 1);
+  EXPECT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_FALSE(pool.TrySubmit([] {}));
+  EXPECT_FALSE(pool.TrySubmit([] {}));
+  EXPECT_TRUE(pool.SubmitContinuation([] {}));
+  EXPECT_EQ(pool.rejected(), 2);
+  release.set_value();
+}
+
 TEST(WorkerPoolTest, NonPositiveSizesAreRaisedToOne) {
   WorkerPool pool({.threads = 0, .max_queued = 0});
   EXPECT_EQ(pool.threads(), 1);
