@@ -44,8 +44,9 @@ struct ObservabilityOptions {
   // still kept). Port 0 lets the kernel pick one (Metrics::port()).
   std::string metrics_listen;
   // One JSON line per finished RPC: time, request id, method, peer, code, latency, error,
-  // messages in and out. Never payloads or metadata other than the request id.
-  bool access_log = true;
+  // messages in and out. Never payloads or metadata other than the request id. Off here, so
+  // that tests and benchmarks embedding the server stay quiet; ikd's --access_log is on.
+  bool access_log = false;
   // Where access-log lines go; null: stderr, one line each.
   AccessLogSink access_log_sink;
 };

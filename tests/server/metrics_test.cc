@@ -124,6 +124,7 @@ class MetricsTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.pool.threads = 2;
     options.observability.metrics_listen = "127.0.0.1:0";
+    options.observability.access_log = true;
     options.observability.access_log_sink = [this](std::string_view line) {
       std::lock_guard<std::mutex> lock(log_mu_);
       log_.emplace_back(line);
