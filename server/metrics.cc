@@ -118,6 +118,7 @@ struct MethodMetrics {
   std::string service;
   std::string method;
   absl::once_flag resolved;
+  absl::once_flag resolved_stream;  // open_streams, for streaming methods only
   prometheus::Counter* started = nullptr;
   prometheus::Counter* errors = nullptr;
   prometheus::Counter* messages_received = nullptr;
@@ -176,6 +177,7 @@ struct Metrics::Impl {
   explicit Impl(const ObservabilityOptions& opts);
 
   MethodMetrics& ForMethod(const char* path);
+  prometheus::Gauge& OpenStreams(MethodMetrics& m);
   prometheus::Counter& Handled(MethodMetrics& m, int code);
   void WriteLog(std::string_view line) const;
 
@@ -270,9 +272,15 @@ MethodMetrics& Metrics::Impl::ForMethod(const char* path) {
     m.messages_received = &messages_received->Add(labels);
     m.messages_sent = &messages_sent->Add(labels);
     m.latency = &rpc_duration->Add(labels, LatencyBuckets());
-    m.open_streams = &open_streams->Add(labels);
   });
   return m;
+}
+
+prometheus::Gauge& Metrics::Impl::OpenStreams(MethodMetrics& m) {
+  absl::call_once(m.resolved_stream, [&] {
+    m.open_streams = &open_streams->Add({{"service", m.service}, {"method", m.method}});
+  });
+  return *m.open_streams;
 }
 
 prometheus::Counter& Metrics::Impl::Handled(MethodMetrics& m, int code) {
@@ -307,7 +315,7 @@ class RpcInterceptor final : public grpc::experimental::Interceptor {
         streaming_(info->type() != ServerRpcInfo::Type::UNARY),
         start_(std::chrono::steady_clock::now()) {
     method_.started->Increment();
-    if (streaming_) method_.open_streams->Increment();
+    if (streaming_) impl_.OpenStreams(method_).Increment();
   }
 
   // A call that never sent a status (not expected with the callback API): the server context

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -206,6 +207,8 @@ TEST_F(MetricsTest, UnaryCallsAreCountedByMethodAndCode) {
   EXPECT_EQ(Value(after, "ikd_rpc_duration_seconds_bucket{method=\"GetArm\","
                          "service=\"ikd.v1.ModelService\",le=\"+Inf\"}"),
             Value(after, "ikd_rpc_duration_seconds_count" + Labels(kModel, "GetArm")));
+  // Unary methods have no open-streams series.
+  EXPECT_THAT(after, Not(HasSubstr("ikd_rpc_open_streams{method=\"ListArms\"")));
   // The pool's gauges are read at scrape time: the configured two threads.
   EXPECT_EQ(Value(after, "ikd_worker_pool_threads"), 2);
   EXPECT_THAT(after, HasSubstr("# TYPE ikd_worker_pool_rejected_total counter"));
@@ -260,6 +263,47 @@ TEST_F(MetricsTest, OpenStreamGaugeWhileTrackIsOpenAndZeroAfter) {
   EXPECT_EQ(Field(entry, "code"), "OK");
   EXPECT_EQ(Number(entry, "messages_in"), 3);
   EXPECT_EQ(Number(entry, "messages_out"), 2);
+}
+
+// Contract: a stream the client cancels is counted CANCELLED (whatever the handler finished
+// with) and leaves ikd_rpc_open_streams; the server records it after the client gave up, so
+// the test waits for it (bounded).
+TEST_F(MetricsTest, CancelledStreamIsCountedCancelledAndClosed) {
+  const std::string open_series =
+      "ikd_rpc_open_streams" + Labels("ikd.v1.SimulationService", "StepPendulum");
+  const std::string cancelled_series =
+      "ikd_rpc_handled_total" +
+      CodeLabels("CANCELLED", "ikd.v1.SimulationService", "StepPendulum");
+  v1::StepPendulumRequest request;
+  request.set_planar(true);
+  request.add_masses(1.0);
+  request.add_lengths(1.0);
+  request.add_angles(0.5);
+  request.add_angular_velocities(0.0);
+  request.mutable_projection()->set_method(v1::CONSTRAINT_METHOD_RATTLE);
+  request.set_dt(1e-3);
+  request.set_steps(10'000'000);  // far more than the test reads
+  request.set_stride(100);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = simulation_->StepPendulum(&context, request);
+  v1::PendulumFrame frame;
+  ASSERT_TRUE(reader->Read(&frame)) << reader->Finish().error_message();
+  EXPECT_EQ(Value(Metrics(), open_series), 1);
+  context.TryCancel();
+  while (reader->Read(&frame)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  std::string after = Metrics();
+  for (int i = 0; i < 200 && Value(after, cancelled_series) < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // at most 10 s in all
+    after = Metrics();
+  }
+  EXPECT_EQ(Value(after, cancelled_series), 1);
+  EXPECT_EQ(Value(after, open_series), 0);
+  EXPECT_EQ(Value(after, "ikd_rpc_handled_total" +
+                             CodeLabels("OK", "ikd.v1.SimulationService", "StepPendulum")),
+            0);
 }
 
 // Contract: a StepChain run that cannot converge (SHAKE capped at 20 sweeps on a falling
