@@ -1,6 +1,9 @@
 #include "metrics.h"
 
 #include <google/protobuf/descriptor.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <grpcpp/server_context.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
@@ -17,6 +20,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -170,6 +174,34 @@ class PoolCollectable final : public prometheus::Collectable {
   mutable std::mutex mu_;
   const WorkerPool* pool_ = nullptr;
 };
+
+// The address to connect to for reaching a server bound to `listen` ("host:port", "[v6]:port";
+// a wildcard host is reached on loopback).
+std::string ConnectHost(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || host == "0.0.0.0") return "127.0.0.1";
+  if (host == "::") return "::1";
+  return host;
+}
+
+// Opens and closes one connection to host:port (best effort).
+void Knock(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd >= 0) {
+    connect(fd, found->ai_addr, found->ai_addrlen);
+    close(fd);
+  }
+  freeaddrinfo(found);
+}
 
 }  // namespace
 
@@ -476,7 +508,21 @@ Metrics::NewRpcInterceptorFactory() {
 void Metrics::ObserveWorkerPool(const WorkerPool* pool) { impl_->pool->Observe(pool); }
 
 void Metrics::StopServing() {
-  impl_->exposer.reset();  // joins civetweb's threads: no scrape after this
+  if (impl_->exposer != nullptr) {
+    // civetweb's listener checks for a stop between 2 s polls of its socket; a connection ends
+    // the poll, so knocking while it stops saves those seconds at every shutdown.
+    std::atomic<bool> stopped{false};
+    std::thread knocker([&stopped, host = ConnectHost(impl_->options.metrics_listen),
+                         port = impl_->port] {
+      while (!stopped.load()) {
+        Knock(host, port);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+    impl_->exposer.reset();  // joins civetweb's threads: no scrape after this
+    stopped.store(true);
+    knocker.join();
+  }
   impl_->pool->Observe(nullptr);
 }
 
