@@ -31,6 +31,7 @@
 #include "model_store.h"
 #include "security.h"
 #include "server.h"
+#include "testing/test_certificates.h"
 
 namespace ikd::server {
 namespace {
@@ -55,57 +56,6 @@ class TempDir {
 
  private:
   std::string path_;
-};
-
-// A test CA, a second unrelated CA, a server certificate for localhost / 127.0.0.1 and a client
-// certificate, all P-256 keys made by the openssl command (installed by deploy/common.sh).
-class Certificates {
- public:
-  Certificates() {
-    dir_.Write("ca.cnf",
-               "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = ikd test CA\n"
-               "[v3_ca]\nbasicConstraints = critical,CA:TRUE\n"
-               "keyUsage = critical,keyCertSign,cRLSign\nsubjectKeyIdentifier = hash\n");
-    dir_.Write("leaf.cnf",
-               "[server]\nbasicConstraints = CA:FALSE\nkeyUsage = critical,digitalSignature\n"
-               "extendedKeyUsage = serverAuth\nsubjectAltName = DNS:localhost,IP:127.0.0.1\n"
-               "[client]\nbasicConstraints = CA:FALSE\nkeyUsage = critical,digitalSignature\n"
-               "extendedKeyUsage = clientAuth\n");
-    ok_ = MakeCa("ca") && MakeCa("other-ca") && MakeLeaf("server", "localhost", 2) &&
-          MakeLeaf("client", "ikd test client", 3);
-  }
-
-  bool ok() const { return ok_; }
-  std::string log() const {
-    std::ifstream in(dir_.File("openssl.log"));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  std::string File(const std::string& name) const { return dir_.File(name); }
-
- private:
-  bool Run(const std::string& arguments) const {
-    const std::string command =
-        absl::StrCat("cd ", dir_.File(""), " && openssl ", arguments, " >>openssl.log 2>&1");
-    return std::system(command.c_str()) == 0;
-  }
-  bool MakeCa(const std::string& name) const {
-    return Run(absl::StrCat("req -x509 -config ca.cnf -extensions v3_ca -newkey ec -pkeyopt "
-                            "ec_paramgen_curve:prime256v1 -nodes -days 2 -keyout ",
-                            name, ".key -out ", name, ".pem"));
-  }
-  // A certificate signed by "ca" with the extensions of section `name` of leaf.cnf.
-  bool MakeLeaf(const std::string& name, const std::string& common_name, int serial) const {
-    return Run(absl::StrCat("req -new -config ca.cnf -newkey ec -pkeyopt "
-                            "ec_paramgen_curve:prime256v1 -nodes -subj '/CN=",
-                            common_name, "' -keyout ", name, ".key -out ", name, ".csr")) &&
-           Run(absl::StrCat("x509 -req -in ", name, ".csr -CA ca.pem -CAkey ca.key -set_serial ",
-                            serial,
-                            " -days 2 -extfile leaf.cnf -extensions ", name, " -out ", name,
-                            ".pem"));
-  }
-
-  TempDir dir_;
-  bool ok_ = false;
 };
 
 ServerOptions TokenOptions() {
@@ -336,7 +286,7 @@ TEST(SecurityOptionsTest, UnreadableOrNonPemFilesNameTheFlag) {
   EXPECT_THAT(server.status().message(), HasSubstr("--tls_cert: cannot read"));
   EXPECT_THAT(server.status().message(), HasSubstr("missing.pem"));
 
-  Certificates certificates;
+  ikd::testing::TestCertificates certificates;
   ASSERT_TRUE(certificates.ok()) << certificates.log();
   options.security.tls = {certificates.File("server.pem"), dir.File("not.pem"), ""};
   server = IkdServer::Start(options, store.get());
@@ -405,7 +355,7 @@ TEST(TokenAuthTest, HealthNeedsNoToken) {
 
 class TlsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { certificates_ = new Certificates(); }
+  static void SetUpTestSuite() { certificates_ = new ikd::testing::TestCertificates(); }
   static void TearDownTestSuite() { delete certificates_; }
   void SetUp() override { ASSERT_TRUE(certificates_->ok()) << certificates_->log(); }
 
@@ -417,10 +367,10 @@ class TlsTest : public ::testing::Test {
   }
   static std::string File(const std::string& name) { return certificates_->File(name); }
 
-  static Certificates* certificates_;
+  static ikd::testing::TestCertificates* certificates_;
 };
 
-Certificates* TlsTest::certificates_ = nullptr;
+ikd::testing::TestCertificates* TlsTest::certificates_ = nullptr;
 
 // A client trusting the CA that signed the server's certificate talks TLS (with a token) to
 // both 127.0.0.1 and localhost, the certificate's two names.
