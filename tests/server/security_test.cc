@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -545,6 +546,70 @@ TEST(CallLimitsTest, MessageSize) {
   grpc::Status status = stub->CreateArm(&context, request, &arm);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("vs. ", 64 << 10)));
+}
+
+// A site joined by more constraints than max_constraints_per_site (a star of 65 around site 0)
+// is INVALID_ARGUMENT naming the constraint and the limit, before any simulation work.
+TEST(CallLimitsTest, ConstraintsPerSite) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  Server server(options);
+  ASSERT_TRUE(server.running());
+  auto stub = v1::SimulationService::NewStub(TokenChannel(server.address(), ""));
+  v1::StepChainRequest request;
+  v1::ChainSystem* system = request.mutable_chain();
+  const int leaves = options.simulation.max_constraints_per_site + 1;
+  for (int k = 0; k <= leaves; ++k) {
+    v1::Site* site = system->add_sites();
+    site->mutable_position()->set_x(k == 0 ? 0.0 : std::cos(k));
+    site->mutable_position()->set_y(k == 0 ? 0.0 : std::sin(k));
+    site->set_mass(1.0);
+  }
+  for (int k = 1; k <= leaves; ++k) {
+    v1::DistanceConstraint* c = system->add_constraints();
+    c->set_i(0);
+    c->set_j(k);
+    c->set_length(1.0);
+  }
+  request.set_dt(1e-3);
+  request.set_steps(1);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub->StepChain(&context, request);
+  v1::ChainFrame frame;
+  EXPECT_FALSE(reader->Read(&frame));
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr(absl::StrCat("chain.constraints[", leaves - 1, "]: site 0 would have more "
+                                     "than 64 constraints (max_constraints_per_site)")));
+}
+
+// A skeleton with more bones than max_skeleton_bones is INVALID_ARGUMENT naming the field and
+// the bound.
+TEST(CallLimitsTest, SkeletonBones) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.limits.max_skeleton_bones = 3;
+  Server server(options);
+  ASSERT_TRUE(server.running());
+  auto stub = v1::ModelService::NewStub(TokenChannel(server.address(), ""));
+  v1::CreateSkeletonRequest request;
+  request.set_skeleton_id("chain");
+  v1::SkeletonSpec* spec = request.mutable_skeleton()->mutable_spec();
+  for (int k = 0; k < 5; ++k) spec->add_sites(absl::StrCat("s", k));
+  for (int k = 0; k < 4; ++k) {
+    v1::SkeletonBone* bone = spec->add_bones();
+    bone->set_i(k);
+    bone->set_j(k + 1);
+    bone->set_length(0.3);
+  }
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::Skeleton skeleton;
+  grpc::Status status = stub->CreateSkeleton(&context, request, &skeleton);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("skeleton.spec.bones: at most 3 bones, got 4"));
 }
 
 }  // namespace
