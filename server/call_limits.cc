@@ -67,6 +67,7 @@ class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
   ~CallLimitsInterceptor() override {
     if (holds_stream_) streams_->Release(peer_);
     // Destroying alarm_ cancels it; its callback then only drops its call reference.
+    alarm_.reset();
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -102,7 +103,8 @@ class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
     const std::string message = absl::StrCat(
         "--default_deadline: the call set no deadline and ran longer than the server's default ",
         absl::FormatDuration(default_deadline_));
-    alarm_.Set(absl::ToChronoTime(absl::Now() + default_deadline_), [call, message](bool fired) {
+    alarm_ = std::make_unique<grpc::Alarm>();  // only here: an Alarm costs a grpc_init
+    alarm_->Set(absl::ToChronoTime(absl::Now() + default_deadline_), [call, message](bool fired) {
       if (fired) EndCall(call, GRPC_STATUS_DEADLINE_EXCEEDED, message);
       grpc_call_unref(call);
     });
@@ -113,7 +115,7 @@ class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
   const absl::Duration default_deadline_;
   std::string peer_;
   bool holds_stream_ = false;
-  grpc::Alarm alarm_;
+  std::unique_ptr<grpc::Alarm> alarm_;
 };
 
 class CallLimitsInterceptorFactory final
@@ -148,6 +150,7 @@ absl::Status CallLimits::Validate() const {
 }
 
 std::string PeerAddress(const std::string& peer) {
+  if (absl::StartsWith(peer, "unix:") || absl::StartsWith(peer, "unix-abstract:")) return peer;
   std::string address = peer;
   for (const char* scheme : {"ipv4:", "ipv6:"}) {
     if (absl::StartsWith(address, scheme)) address = address.substr(std::strlen(scheme));

@@ -25,7 +25,7 @@ namespace ikd::server {
 struct CallLimits {
   // Streaming calls (server, client or bidirectional streams) open at once from one client IP
   // address; the next one gets RESOURCE_EXHAUSTED. 0: no limit.
-  int max_streams_per_peer = 64;
+  int max_streams_per_peer = 128;
   // Deadline given to unary and server-streaming calls that arrive without one. The
   // bidirectional streams (Track, EstimatePose, reflection) of live clients and the health Watch
   // stream are exempt: they may run as long as their client does, bounded in number by
@@ -36,7 +36,8 @@ struct CallLimits {
   absl::Status Validate() const;
 };
 
-// "ipv4:127.0.0.1:5000" -> "127.0.0.1", "ipv6:[::1]:5000" -> "::1" (gRPC's peer strings).
+// "ipv4:127.0.0.1:5000" -> "127.0.0.1", "ipv6:[::1]:5000" -> "::1" (gRPC's peer strings);
+// a unix socket peer is kept whole.
 std::string PeerAddress(const std::string& peer);
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>

@@ -37,7 +37,7 @@ ABSL_FLAG(std::string, tokens_file, "",
           "but health then needs \"authorization: Bearer TOKEN\"");
 ABSL_FLAG(bool, allow_insecure_tokens, false,
           "accept --tokens_file on a plaintext non-loopback --listen (only behind a TLS proxy)");
-ABSL_FLAG(int, max_streams_per_peer, 64,
+ABSL_FLAG(int, max_streams_per_peer, 128,
           "streaming calls open at once per client IP address; beyond: RESOURCE_EXHAUSTED "
           "(0: no limit)");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),

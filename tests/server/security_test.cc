@@ -137,9 +137,12 @@ grpc::Status CallGeneric(grpc::Channel& channel, const std::string& method) {
 // "/ikd.v1.ModelService/CreateArm", ... for every method of ikd's four services.
 std::vector<std::string> AllIkdMethods() {
   std::vector<std::string> methods;
-  for (const google::protobuf::ServiceDescriptor* service :
-       {v1::ModelService::descriptor(), v1::KinematicsService::descriptor(),
-        v1::SimulationService::descriptor(), v1::PoseService::descriptor()}) {
+  for (const char* name : {"ikd.v1.ModelService", "ikd.v1.KinematicsService",
+                           "ikd.v1.SimulationService", "ikd.v1.PoseService"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    EXPECT_NE(service, nullptr) << name;
+    if (service == nullptr) continue;
     for (int k = 0; k < service->method_count(); ++k) {
       methods.push_back(absl::StrCat("/", service->full_name(), "/", service->method(k)->name()));
     }
@@ -518,6 +521,7 @@ TEST(CallLimitsTest, DefaultDeadline) {
   chain->set_shape(v1::GeneratedChain::SHAPE_STRAIGHT);
   chain->set_num_sites(2000);
   chain->set_link(1.0);
+  request.mutable_projection()->set_method(v1::CONSTRAINT_METHOD_MILC_SHAKE);
   request.set_dt(1e-3);
   request.set_steps(10'000'000);
   request.set_stride(1'000);
