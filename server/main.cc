@@ -3,6 +3,8 @@
 // SIGTERM / SIGINT: health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
+//   ikd --listen=0.0.0.0:50051 --tls_cert=server.pem --tls_key=server.key
+//       --tokens_file=/etc/ikd/tokens        (TLS and bearer tokens: docs/operations.md)
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
