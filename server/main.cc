@@ -36,7 +36,7 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificate(s): require client certificates signed by them (mutual TLS)");
 ABSL_FLAG(std::string, tokens_file, "",
           "bearer tokens, one \"read-write TOKEN\" or \"read-only TOKEN\" per line: every call "
-          "but health then needs \"authorization: Bearer TOKEN\"");
+          "but health and reflection then needs \"authorization: Bearer TOKEN\"");
 ABSL_FLAG(bool, allow_insecure_tokens, false,
           "accept --tokens_file on a plaintext non-loopback --listen (only behind a TLS proxy)");
 ABSL_FLAG(int, max_streams_per_peer, 128,
