@@ -93,8 +93,18 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address,
   return channel.ok() ? *channel : nullptr;
 }
 
+clients::ConnectOptions Secure(const std::string& ca, const std::string& token,
+                               const std::string& cert = "", const std::string& key = "") {
+  clients::ConnectOptions options;
+  options.tls_ca_file = ca;
+  options.tls_cert_file = cert;
+  options.tls_key_file = key;
+  options.token = token;
+  return options;
+}
+
 std::shared_ptr<grpc::Channel> TokenChannel(const std::string& address, const std::string& token) {
-  return Channel(address, {.token = token});
+  return Channel(address, Secure("", token));
 }
 
 void SetDeadline(grpc::ClientContext& context) {
@@ -382,7 +392,7 @@ TEST_F(TlsTest, ClientTrustingTheCaConnects) {
   Server server(TlsOptions(false));
   ASSERT_TRUE(server.running());
   for (const std::string& address : {server.address(), server.localhost()}) {
-    auto channel = Channel(address, {.tls_ca_file = File("ca.pem"), .token = kReadWriteToken});
+    auto channel = Channel(address, Secure(File("ca.pem"), kReadWriteToken));
     v1::ListArmsResponse listed;
     grpc::Status status = ListArms(*channel, &listed);
     EXPECT_TRUE(status.ok()) << address << ": " << status.error_message();
@@ -394,7 +404,7 @@ TEST_F(TlsTest, ClientWithoutTheCaFails) {
   Server server(TlsOptions(false));
   ASSERT_TRUE(server.running());
   auto other_ca =
-      Channel(server.address(), {.tls_ca_file = File("other-ca.pem"), .token = kReadWriteToken});
+      Channel(server.address(), Secure(File("other-ca.pem"), kReadWriteToken));
   v1::ListArmsResponse listed;
   EXPECT_EQ(ListArms(*other_ca, &listed).error_code(), grpc::StatusCode::UNAVAILABLE);
   auto plaintext = TokenChannel(server.address(), kReadWriteToken);
@@ -407,18 +417,14 @@ TEST_F(TlsTest, ClientCertificateVerification) {
   Server server(TlsOptions(true));
   ASSERT_TRUE(server.running());
   auto no_certificate =
-      Channel(server.address(), {.tls_ca_file = File("ca.pem"), .token = kReadWriteToken});
+      Channel(server.address(), Secure(File("ca.pem"), kReadWriteToken));
   v1::ListArmsResponse listed;
   EXPECT_EQ(ListArms(*no_certificate, &listed).error_code(), grpc::StatusCode::UNAVAILABLE);
-  auto self_signed = Channel(server.address(), {.tls_ca_file = File("ca.pem"),
-                                                .tls_cert_file = File("other-ca.pem"),
-                                                .tls_key_file = File("other-ca.key"),
-                                                .token = kReadWriteToken});
+  auto self_signed = Channel(server.address(), Secure(File("ca.pem"), kReadWriteToken,
+                                                     File("other-ca.pem"), File("other-ca.key")));
   EXPECT_EQ(ListArms(*self_signed, &listed).error_code(), grpc::StatusCode::UNAVAILABLE);
-  auto with_certificate = Channel(server.address(), {.tls_ca_file = File("ca.pem"),
-                                                     .tls_cert_file = File("client.pem"),
-                                                     .tls_key_file = File("client.key"),
-                                                     .token = kReadWriteToken});
+  auto with_certificate = Channel(server.address(), Secure(File("ca.pem"), kReadWriteToken,
+                                                          File("client.pem"), File("client.key")));
   grpc::Status status = ListArms(*with_certificate, &listed);
   EXPECT_TRUE(status.ok()) << status.error_message();
 }
