@@ -9,7 +9,8 @@ export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
   golang-github-gogo-googleapis-dev liburdfdom-dev)
-IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
+  openssl)  # openssl: security_test makes its TLS certificates at run time
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0
