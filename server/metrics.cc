@@ -394,14 +394,15 @@ class RpcInterceptor final : public grpc::experimental::Interceptor {
   }
 
   // The status the client sees: a call it cancelled (or whose deadline passed) is CANCELLED
-  // (DEADLINE_EXCEEDED) whatever the handler finished with.
+  // (DEADLINE_EXCEEDED) whatever the handler finished with. A call the call limits ended
+  // (call_limits.h) is cancelled too, and shows as CANCELLED here.
   void OnStatus(const grpc::Status& status) {
     grpc::ServerContextBase* context = info_->server_context();
     if (context->IsCancelled() && status.error_code() != grpc::StatusCode::CANCELLED &&
         status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
       const bool expired = context->deadline() <= std::chrono::system_clock::now();
       Record(expired ? grpc::StatusCode::DEADLINE_EXCEEDED : grpc::StatusCode::CANCELLED,
-             expired ? "deadline exceeded" : "cancelled by the client", Path());
+             expired ? "deadline exceeded" : "cancelled before its status was sent", Path());
       return;
     }
     Record(status.error_code(), status.error_message(), Path());
