@@ -32,6 +32,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "stream_handoff.h"
 
 namespace ikd::server {
 namespace {
@@ -348,17 +349,21 @@ class RpcInterceptor final : public grpc::experimental::Interceptor {
         start_(std::chrono::steady_clock::now()) {
     method_.started->Increment();
     if (streaming_) impl_.OpenStreams(method_).Increment();
+    HandToGrpc(this);
   }
 
   // A call that never sent a status (not expected with the callback API): the server context
   // may be gone by now, so only what was captured is used.
   ~RpcInterceptor() override {
+    TakeFromGrpc(this);
     if (!recorded_.exchange(true)) {
       Record(grpc::StatusCode::CANCELLED, "ended without a status", method_.path);
     }
   }
 
+  // gRPC orders the hooks of a call (TSan cannot see it: stream_handoff.h).
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    TakeFromGrpc(this);
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       OnInitialMetadata(*methods->GetRecvInitialMetadata());
     }
@@ -378,6 +383,7 @@ class RpcInterceptor final : public grpc::experimental::Interceptor {
         !recorded_.exchange(true)) {
       OnStatus(methods->GetSendStatus());
     }
+    HandToGrpc(this);
     methods->Proceed();
   }
 
