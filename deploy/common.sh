@@ -6,8 +6,9 @@ IKD_JOBS="${IKD_JOBS:-2}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
-  golang-github-gogo-googleapis-dev liburdfdom-dev)
-IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+  golang-github-gogo-googleapis-dev liburdfdom-dev libpqxx-dev)
+IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev postgresql
+  libyaml-cpp-dev)
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0

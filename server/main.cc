@@ -1,5 +1,6 @@
 // ikd: the gRPC server. Serves ModelService, KinematicsService, SimulationService, health and
-// server reflection; models live in a SQLite store (--store) that survives restarts.
+// server reflection; models live in a SQLite store (--store) that survives restarts, or in a
+// PostgreSQL database shared by several replicas (--store=postgresql://...).
 // SIGTERM / SIGINT: health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
@@ -15,11 +16,20 @@
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
 #include "model_store.h"
+#include "postgres_model_store.h"
 #include "server.h"
+#include "store_config.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "host:port to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, store, "ikd-models.db",
-          "SQLite model store file (created if missing); \":memory:\" keeps models in memory only");
+          "model store: a SQLite file (created if missing), \":memory:\" (models in memory only), "
+          "or a PostgreSQL URI postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?PARAMS] shared by "
+          "several replicas");
+ABSL_FLAG(std::string, store_from_env, "",
+          "read the --store value from this environment variable (keeps a database password "
+          "off the command line)");
+ABSL_FLAG(std::string, store_from_file, "",
+          "read the --store value from this file (e.g. a mounted Secret or systemd credential)");
 ABSL_FLAG(int, max_request_bytes, 4 << 20, "larger requests fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the store");
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
@@ -33,12 +43,11 @@ ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
 
 namespace {
 
-absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::string& path,
+absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::string& spec,
                                                                    int64_t max_models) {
   ikd::server::StoreOptions options;
   options.max_models_per_collection = max_models;
-  if (path == ":memory:") return ikd::server::NewMemoryModelStore(options);
-  return ikd::server::OpenSqliteModelStore(path, options);
+  return ikd::server::OpenModelStore(spec, options);
 }
 
 }  // namespace
@@ -54,8 +63,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const std::string store_path = absl::GetFlag(FLAGS_store);
-  auto store = OpenStore(store_path, absl::GetFlag(FLAGS_max_models));
+  const auto store_spec = ikd::server::ResolveStoreSpec({absl::GetFlag(FLAGS_store),
+                                                         absl::GetFlag(FLAGS_store_from_env),
+                                                         absl::GetFlag(FLAGS_store_from_file)});
+  if (!store_spec.ok()) {
+    std::fprintf(stderr, "ikd: %s\n", store_spec.status().ToString().c_str());
+    return EXIT_FAILURE;
+  }
+  const std::string store_path = ikd::server::RedactPassword(*store_spec);  // for logs only
+  auto store = OpenStore(*store_spec, absl::GetFlag(FLAGS_max_models));
   if (!store.ok()) {
     std::fprintf(stderr, "ikd: %s\n", store.status().ToString().c_str());
     return EXIT_FAILURE;
