@@ -345,7 +345,7 @@ TEST(PostgresModelStoreTest, LostConnectionIsUnavailableThenReconnects) {
   auto created = (*store)->Create("arms", "kept", "v1");
   ASSERT_TRUE(created.ok()) << created.status();
   auto killed = postgres->Psql(
-      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
       "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
   ASSERT_EQ(killed, "1") << postgres->Log();
   EXPECT_EQ((*store)->Get("arms", "kept").status().code(), absl::StatusCode::kUnavailable);
