@@ -90,7 +90,9 @@ absl::Duration GraceOf(const std::vector<std::string>& args) {
   absl::Duration grace = absl::Seconds(5);  // ikd's default
   for (const auto& arg : args) {
     auto [name, value] = SplitFlag(arg);
-    if (name == "grace") EXPECT_TRUE(absl::ParseDuration(value, &grace)) << arg;
+    if (name == "grace") {
+      EXPECT_TRUE(absl::ParseDuration(value, &grace)) << arg;
+    }
   }
   return grace;
 }
@@ -210,8 +212,9 @@ TEST_F(ManifestsTest, StoreConnectionComesFromTheSecret) {
   const auto values = StringMap(secret["stringData"]);
   std::string store_env;
   for (const auto& env : container_["env"]) {
-    const YAML::Node ref = env["valueFrom"]["secretKeyRef"];
-    if (!ref.IsMap()) continue;
+    const YAML::Node from = env["valueFrom"];
+    if (!from || !from["secretKeyRef"]) continue;
+    const YAML::Node ref = from["secretKeyRef"];
     EXPECT_EQ(ref["name"].as<std::string>(), secret_name);
     ASSERT_EQ(values.count(ref["key"].as<std::string>()), 1u) << ref["key"];
     EXPECT_THAT(values.at(ref["key"].as<std::string>()), ::testing::StartsWith("postgresql://"));

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <set>
 
 #include "ikd/v1/kinematics_service.grpc.pb.h"
@@ -231,7 +232,7 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
   *rest.mutable_initial_positions() = last.positions();
   std::vector<v1::JointState> resumed;
   std::optional<v1::TrajectorySummary> summary;
-  int served_by = -1;
+  int served_by = -1, retries = 0;
   grpc::Status status;
   for (int attempt = 0; attempt < 5; ++attempt) {
     grpc::ClientContext retry_context;
@@ -246,7 +247,11 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
     status = retry->Finish();
     served_by = ReplicaOf(retry_context);
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    ++retries;
   }
+  std::cout << "samples before the kill: " << first_samples << " of 5001; resumed on replica "
+            << served_by << " after " << retries << " UNAVAILABLE retries with "
+            << resumed.size() << " samples\n";
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_NE(served_by, killed);
   ASSERT_TRUE(summary.has_value());
