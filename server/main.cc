@@ -14,6 +14,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "model_store.h"
 #include "postgres_model_store.h"
@@ -54,6 +56,14 @@ absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::st
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("ikd --listen=HOST:PORT --store=FILE: the ikd gRPC server");
+  // --help lists ikd's own flags; absl's default keeps only those of a file named like the
+  // program (there is none), leaving --help empty.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return !absl::StrContains(file, "absl/");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
   // Block the stop signals before gRPC starts its threads, then wait for them below.

@@ -3,7 +3,7 @@
 // PodDisruptionBudget and autoscaler point at the Deployment's port and labels, the Secret is
 // wired in, shutdown timeouts exceed ikd's drain (--grace), the unit is sandboxed, the image
 // is a two-stage Debian 12 build that runs as non-root, and every flag passed to ikd is one
-// that `ikd --helpfull` lists. Paths come from CMake: IKD_BINARY, IKD_DEPLOY_DIR.
+// that `ikd --help` lists. Paths come from CMake: IKD_BINARY, IKD_DEPLOY_DIR.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -377,10 +377,10 @@ TEST(DockerfileTest, TwoDebian12StagesRunningAsNonRoot) {
 // ---------------------------------------------------------------------------------------------
 // Flags against the binary
 
-// The flag names `ikd --helpfull` lists.
+// The flag names `ikd --help` lists.
 std::set<std::string> IkdFlags() {
   std::set<std::string> flags;
-  FILE* help = popen((kIkd + " --helpfull 2>&1").c_str(), "r");
+  FILE* help = popen((kIkd + " --help 2>&1").c_str(), "r");
   if (help == nullptr) return flags;
   std::string text;
   char buffer[4096];
