@@ -21,9 +21,11 @@
 #include <mutex>
 #include <pqxx/pqxx>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace ikd::server {
 namespace {
@@ -72,6 +74,28 @@ std::string WithConnectTimeout(const std::string& uri) {
   return absl::StrCat(uri, absl::StrContains(uri, "?") ? "&" : "?", "connect_timeout=5");
 }
 
+// Where the passwords of a URI are: user:PASSWORD@ and ?password=PASSWORD (also the key=value
+// form's password=PASSWORD), as (position, length), in order.
+std::vector<std::pair<size_t, size_t>> PasswordSpans(const std::string& spec) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  const size_t scheme_end = spec.find("://");
+  if (scheme_end != std::string::npos) {
+    const size_t authority = scheme_end + 3;
+    const size_t authority_end = std::min(spec.find_first_of("/?", authority), spec.size());
+    const size_t at = spec.rfind('@', authority_end);
+    if (at != std::string::npos && at >= authority) {
+      const size_t colon = spec.find(':', authority);
+      if (colon != std::string::npos && colon < at) spans.emplace_back(colon + 1, at - colon - 1);
+    }
+  }
+  for (size_t at = spec.find("password="); at != std::string::npos;
+       at = spec.find("password=", at + 1)) {
+    const size_t value = at + 9;
+    spans.emplace_back(value, std::min(spec.find_first_of("& ", value), spec.size()) - value);
+  }
+  return spans;
+}
+
 // SQLSTATE classes 08 (connection exception) and 57P (server shutting down, crashed) mean the
 // connection is gone: the next call opens a new one.
 bool ConnectionLost(const std::string& sqlstate) {
@@ -114,7 +138,11 @@ absl::Status StatusFromCurrentException(const std::string& what, bool* lost) {
 class PostgresModelStore final : public ModelStore {
  public:
   PostgresModelStore(std::string uri, StoreOptions options)
-      : uri_(WithConnectTimeout(uri)), options_(options) {}
+      : uri_(WithConnectTimeout(uri)), options_(options) {
+    for (const auto& [at, length] : PasswordSpans(uri_)) {
+      if (length > 0) passwords_.push_back(uri_.substr(at, length));
+    }
+  }
 
   // Creates the tables if missing (under an advisory lock, as replicas may start together)
   // and refuses a schema newer than this ikd's.
@@ -270,10 +298,21 @@ class PostgresModelStore final : public ModelStore {
       failure = StatusFromCurrentException(what, &lost);
     }
     if (lost || (connection_ != nullptr && !connection_->is_open())) connection_.reset();
-    return failure;
+    return Scrub(failure);
+  }
+
+  // libpq's messages name host, port and user but not the password; make sure of it, as these
+  // messages reach logs and clients.
+  absl::Status Scrub(const absl::Status& status) const {
+    std::string message(status.message());
+    for (const std::string& password : passwords_) {
+      message = absl::StrReplaceAll(message, {{password, "***"}});
+    }
+    return absl::Status(status.code(), message);
   }
 
   const std::string uri_;
+  std::vector<std::string> passwords_;  // of uri_, scrubbed from error messages
   const StoreOptions options_;
   std::mutex mu_;
   std::unique_ptr<pqxx::connection> connection_;
@@ -287,23 +326,9 @@ bool IsPostgresUri(const std::string& spec) {
 
 std::string RedactPassword(const std::string& spec) {
   std::string out = spec;
-  const size_t scheme_end = out.find("://");
-  if (scheme_end != std::string::npos) {
-    const size_t authority = scheme_end + 3;
-    const size_t authority_end = std::min(out.find_first_of("/?", authority), out.size());
-    const size_t at = out.rfind('@', authority_end);
-    if (at != std::string::npos && at >= authority) {
-      const size_t colon = out.find(':', authority);
-      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
-  // password=... in the query string (URI) or in key=value form.
-  for (size_t at = out.find("password="); at != std::string::npos;
-       at = out.find("password=", at + 1)) {
-    const size_t value = at + 9;
-    const size_t end = std::min(out.find_first_of("& ", value), out.size());
-    out.replace(value, end - value, "***");
-  }
+  // Back to front, so that earlier positions stay valid.
+  std::vector<std::pair<size_t, size_t>> spans = PasswordSpans(spec);
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) out.replace(it->first, it->second, "***");
   return out;
 }
 
