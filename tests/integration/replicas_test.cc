@@ -187,8 +187,9 @@ TEST_F(ReplicasTest, RacingConditionalUpdatesLetExactlyOneWin) {
   EXPECT_DOUBLE_EQ(arm.spec().base_position().z(), winner == 0 ? 0.3 : 0.4);
 }
 
-// A SolveTrajectory stream of 5001 samples: after its first sample the replica serving it is
-// killed (SIGKILL). The stream ends UNAVAILABLE short of the end; the client asks the same
+// A SolveTrajectory stream of 5001 samples: after 1000 samples the replica serving it is
+// killed (SIGKILL); the server computes a sample only when the one before is sent, so it is
+// still far from the end. The stream ends UNAVAILABLE short of the end; the client asks the same
 // round-robin channel for the rest of the path (from the last sample's target, starting at its
 // joint positions), which another replica serves to the end; together the two streams cover
 // the path (5001 distinct samples, give or take the rounding of the remaining duration).
@@ -196,6 +197,7 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
   ASSERT_EQ(IkctlOn(0, {"arms", "create", "planar7", kPlanar7Arm}).exit_code, 0);
   ASSERT_EQ(IkctlOn(0, {"scenes", "create", "pillars", kPillarsScene}).exit_code, 0);
   constexpr double kDuration = 5.0, kPeriod = 0.001;
+  constexpr int kKillAfter = 1000;  // samples read before the kill
   auto channel = RoundRobinChannel();
   auto kinematics = v1::KinematicsService::NewStub(channel);
 
@@ -205,14 +207,18 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
   auto reader = kinematics->SolveTrajectory(&context, Sweep(Point(1.0, 0.45, 0.3), kDuration,
                                                              kPeriod));
   v1::SolveTrajectoryResponse response;
-  ASSERT_TRUE(reader->Read(&response));
-  ASSERT_TRUE(response.has_sample());
+  v1::JointState last;
+  int first_samples = 0;
+  while (first_samples < kKillAfter && reader->Read(&response)) {
+    ASSERT_TRUE(response.has_sample());
+    last = response.sample();
+    ++first_samples;
+  }
+  ASSERT_EQ(first_samples, kKillAfter);
   const int killed = ReplicaOf(context);
   ASSERT_GE(killed, 0) << context.peer();
   replicas_[killed]->child().Signal(SIGKILL);
   ASSERT_TRUE(replicas_[killed]->child().Wait(std::chrono::seconds(5)).has_value());
-  v1::JointState last = response.sample();
-  int first_samples = 1;
   bool got_summary = false;
   while (reader->Read(&response)) {
     if (response.has_sample()) {
@@ -249,7 +255,7 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
     ++retries;
   }
-  std::cout << "samples before the kill: " << first_samples << " of 5001; resumed on replica "
+  std::cout << "samples from the killed replica: " << first_samples << " of 5001; resumed on replica "
             << served_by << " after " << retries << " UNAVAILABLE retries with "
             << resumed.size() << " samples\n";
   ASSERT_TRUE(status.ok()) << status.error_message();
