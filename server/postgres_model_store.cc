@@ -124,7 +124,7 @@ absl::Status StatusFromCurrentException(const std::string& what, bool* lost) {
       return absl::UnavailableError(message);
     }
     // 57: operator intervention (statement timeout, cancel); 40: serialization failure or
-    // deadlock; 53300: too many connections. All pass; the caller may retry.
+    // deadlock; 53300: too many connections. Transient: the caller may retry.
     if (absl::StartsWith(state, "57") || absl::StartsWith(state, "40") || state == "53300") {
       return absl::UnavailableError(message);
     }
@@ -328,7 +328,9 @@ std::string RedactPassword(const std::string& spec) {
   std::string out = spec;
   // Back to front, so that earlier positions stay valid.
   std::vector<std::pair<size_t, size_t>> spans = PasswordSpans(spec);
-  for (auto it = spans.rbegin(); it != spans.rend(); ++it) out.replace(it->first, it->second, "***");
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+    out.replace(it->first, it->second, "***");
+  }
   return out;
 }
 

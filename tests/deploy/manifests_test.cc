@@ -353,7 +353,9 @@ TEST(DockerfileTest, TwoDebian12StagesRunningAsNonRoot) {
   const auto stages = DockerStages();
   ASSERT_EQ(stages.size(), 2u);
   const std::regex bookworm("debian:bookworm(-slim)?( AS \\w+)?");
-  for (const auto& stage : stages) EXPECT_TRUE(std::regex_match(stage.from, bookworm)) << stage.from;
+  for (const auto& stage : stages) {
+    EXPECT_TRUE(std::regex_match(stage.from, bookworm)) << stage.from;
+  }
   const DockerStage& runtime = stages[1];
   EXPECT_FALSE(StageInstructions(runtime, "COPY").empty());
   EXPECT_THAT(StageInstructions(runtime, "COPY")[0], ::testing::HasSubstr("--from="));

@@ -255,9 +255,9 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
     ++retries;
   }
-  std::cout << "samples from the killed replica: " << first_samples << " of 5001; resumed on replica "
-            << served_by << " after " << retries << " UNAVAILABLE retries with "
-            << resumed.size() << " samples\n";
+  std::cout << "samples from the killed replica: " << first_samples
+            << " of 5001; resumed on replica " << served_by << " after " << retries
+            << " UNAVAILABLE retries with " << resumed.size() << " samples\n";
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_NE(served_by, killed);
   ASSERT_TRUE(summary.has_value());
