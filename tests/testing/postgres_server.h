@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+extern char** environ;
 
 namespace ikd::testing {
 
@@ -85,7 +88,7 @@ class PostgresServer {
   // when psql fails.
   std::optional<std::string> Psql(const std::string& sql) const {
     int fds[2];
-    if (pipe(fds) != 0) return std::nullopt;
+    if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
     const pid_t pid = Spawn({std::string(kBinDir) + "/psql", "-X", "-q", "-t", "-A", "-v",
                              "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", std::to_string(port_),
                              "-U", "postgres", "-d", "postgres", "-c", sql},
@@ -165,8 +168,10 @@ class PostgresServer {
     return Fail(error, "postgres did not become ready in 30 s:\n" + Log());
   }
 
-  // Forks and execs argv with stdout on `stdout_fd` (-1: the log) and stderr on the log; as
-  // the directory's owner (setpriv) when `as_owner` and we are root.
+  // Spawns argv with stdout on `stdout_fd` (-1: the log), stderr on the log and the directory
+  // as working directory (its owner may not enter the caller's); as that owner (setpriv) when
+  // `as_owner` and we are root. posix_spawn, not fork: the test process has threads (gRPC,
+  // sanitizers), and nothing but exec may run in a forked copy of it.
   pid_t Spawn(std::vector<std::string> argv, bool as_owner, int stdout_fd) const {
     if (as_owner && geteuid() == 0) {
       argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid_),
@@ -175,18 +180,18 @@ class PostgresServer {
     std::vector<char*> args;
     for (auto& arg : argv) args.push_back(arg.data());
     args.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(stdout_fd >= 0 ? stdout_fd : log, STDOUT_FILENO);
-      dup2(log, STDERR_FILENO);
-      const int null = open("/dev/null", O_RDONLY);
-      dup2(null, STDIN_FILENO);
-      if (chdir(dir_.c_str()) != 0) _exit(126);  // the owner may not enter the caller's cwd
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    return pid;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd >= 0 ? stdout_fd : STDERR_FILENO,
+                                     STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addchdir_np(&actions, dir_.c_str());
+    pid_t pid = -1;
+    const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return error == 0 ? pid : -1;
   }
 
   static bool WaitPid(pid_t pid, std::chrono::milliseconds timeout) {
