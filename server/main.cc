@@ -46,6 +46,9 @@ absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::st
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("ikd --listen=HOST:PORT --store=FILE: the ikd gRPC server");
   absl::ParseCommandLine(argc, argv);
+  // A file-size limit (ulimit -f, systemd LimitFSIZE=) must fail a store write with EFBIG,
+  // answered RESOURCE_EXHAUSTED, instead of killing the server with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   // Block the stop signals before gRPC starts its threads, then wait for them below.
   sigset_t stop_signals;
