@@ -117,9 +117,11 @@ bool ParseArgs(int argc, char** argv, Config& config) {
 // ---------------------------------------------------------------------------------------------
 // The server
 
-// VmRSS and VmHWM of `pid` in KiB (0 when unknown).
+// VmRSS (with its anonymous and file-backed parts) and VmHWM of `pid` in KiB (0: unknown).
 struct Memory {
   int64_t rss_kib = 0;
+  int64_t anon_kib = 0;  // heap, stacks: what a leak would grow
+  int64_t file_kib = 0;  // mapped code and data of the binary and its libraries
   int64_t hwm_kib = 0;
 };
 
@@ -130,6 +132,8 @@ Memory ReadMemory(pid_t pid) {
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("VmRSS:", 0) == 0) memory.rss_kib = std::stoll(line.substr(6));
     if (line.rfind("VmHWM:", 0) == 0) memory.hwm_kib = std::stoll(line.substr(6));
+    if (line.rfind("RssAnon:", 0) == 0) memory.anon_kib = std::stoll(line.substr(8));
+    if (line.rfind("RssFile:", 0) == 0) memory.file_kib = std::stoll(line.substr(8));
   }
   return memory;
 }
@@ -514,7 +518,7 @@ int Run(const Config& config) {
   while (Since(measured_start) < config.seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     const Memory now = ReadMemory(pid);
-    during.rss_kib = std::max(during.rss_kib, now.rss_kib);
+    if (now.rss_kib > during.rss_kib) during = now;
     during.hwm_kib = std::max(during.hwm_kib, now.hwm_kib);
   }
   phase = 2;
@@ -532,9 +536,11 @@ int Run(const Config& config) {
               "against one ikd (--threads=%d); %.0f s warm-up, then %.1f s measured:\n\n",
               config.streams, config.server_threads, config.warmup_seconds, measured_seconds);
   PrintLatencies(measured, measured_seconds);
-  std::printf("\n| server memory | VmRSS MiB | VmHWM MiB |\n|---|---:|---:|\n");
+  std::printf("\n| server memory | VmRSS MiB | of it anonymous | of it file-backed | VmHWM MiB |\n"
+              "|---|---:|---:|---:|---:|\n");
   auto row = [](const char* what, const Memory& m) {
-    std::printf("| %s | %.1f | %.1f |\n", what, m.rss_kib / 1024.0, m.hwm_kib / 1024.0);
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", what, m.rss_kib / 1024.0,
+                m.anon_kib / 1024.0, m.file_kib / 1024.0, m.hwm_kib / 1024.0);
   };
   row("start (models created, idle)", at_start);
   row("after the warm-up", after_warmup);
