@@ -180,8 +180,8 @@ TEST_F(FaultsTest, CancelledAndVanishedClientsLeaveTheServerHealthy) {
                          << (refused.empty() ? "" : refused.front().error_message());
 }
 
-// A client that stops reading a long stream of a 40-limb arm (1.5 KB a message, 99001
-// messages: 150 MB in all): the server stops solving (flow control: it goes idle) with less
+// A client that stops reading a long stream of a 40-limb arm (over 1 KB a message, 99001
+// messages: over 100 MB in all): the server stops solving (flow control: it goes idle) with less
 // than 64 MiB more resident memory, and meanwhile serves other clients completely; when the
 // reader resumes, the stream goes on in order.
 TEST_F(FaultsTest, SlowReaderIsFlowControlledAndOthersAreServed) {
