@@ -3,6 +3,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/client_interceptor.h>
 #include <grpcpp/support/error_details.h>
 
 #include <chrono>
@@ -27,6 +29,91 @@ namespace ikd::clients {
 
 std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
   return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+}
+
+namespace {
+
+// Adds "authorization: Bearer <token>" to the initial metadata of every call of a channel.
+class BearerTokenInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit BearerTokenInterceptor(const std::string* header) : header_(header) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      methods->GetSendInitialMetadata()->emplace("authorization", *header_);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string* const header_;
+};
+
+class BearerTokenInterceptorFactory final
+    : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit BearerTokenInterceptorFactory(const std::string& token)
+      : header_(absl::StrCat("Bearer ", token)) {}
+
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo* /*info*/) override {
+    return new BearerTokenInterceptor(&header_);
+  }
+
+ private:
+  const std::string header_;  // the channel owns the factory, so it outlives every call
+};
+
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (!in || in.bad()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read \"", path, "\""));
+  }
+  return buffer.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Connect(const std::string& address,
+                                                       const ConnectOptions& options) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options.tls_ca_file.empty() || !options.tls_cert_file.empty()) {
+    if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+      return absl::InvalidArgumentError("--tls_cert and --tls_key must be given together");
+    }
+    grpc::SslCredentialsOptions ssl;
+    const std::pair<const std::string*, std::string*> files[] = {
+        {&options.tls_ca_file, &ssl.pem_root_certs},
+        {&options.tls_cert_file, &ssl.pem_cert_chain},
+        {&options.tls_key_file, &ssl.pem_private_key}};
+    const char* flags[] = {"tls_ca", "tls_cert", "tls_key"};
+    for (int k = 0; k < 3; ++k) {
+      if (files[k].first->empty()) continue;
+      absl::StatusOr<std::string> pem = ReadFlagFile(*files[k].first, flags[k]);
+      if (!pem.ok()) return pem.status();
+      *files[k].second = *std::move(pem);
+    }
+    credentials = grpc::SslCredentials(ssl);
+  }
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> creators;
+  if (!options.token.empty()) {
+    creators.push_back(std::make_unique<BearerTokenInterceptorFactory>(options.token));
+  }
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      address, credentials, grpc::ChannelArguments(), std::move(creators));
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFlagFile(path, "token_file");
+  if (!text.ok()) return text.status();
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty() && line[0] != '#') return std::string(line);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--token_file: \"", path, "\" holds no token"));
 }
 
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout) {

@@ -28,8 +28,31 @@
 
 namespace ikd::clients {
 
-// An insecure channel to "host:port" (ikd serves plaintext unless fronted by a proxy).
+// An insecure channel to "host:port" without a token (ikd's default: plaintext on loopback).
 std::shared_ptr<grpc::Channel> Connect(const std::string& address);
+
+// How to reach a secured ikd (docs/operations.md, "Security").
+struct ConnectOptions {
+  // PEM CA certificate(s) that signed the server's certificate. TLS is used when this or a
+  // client certificate is set; empty with TLS: the system's roots.
+  std::string tls_ca_file;
+  // PEM client certificate and key, for a server that verifies clients (--tls_client_ca).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Sent on every call as "authorization: Bearer <token>"; empty: none.
+  std::string token;
+};
+
+// A channel to "host:port" per `options`; an unreadable PEM file is InvalidArgument naming its
+// flag (--tls_ca, --tls_cert, --tls_key) and path. The token is attached by a client
+// interceptor rather than call credentials, because gRPC refuses call credentials on plaintext
+// channels and ikd accepts tokens on plaintext loopback.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Connect(const std::string& address,
+                                                       const ConnectOptions& options);
+
+// The token of a token file: its first non-blank line that is not a '#' comment, trimmed.
+// InvalidArgument naming --token_file when it cannot be read or holds none.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // Sets the call's deadline `timeout` from now; an infinite timeout leaves it unset.
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);

@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "client_util.h"
+#include "connect_flags.h"
 #include "ikctl_common.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
@@ -67,6 +68,7 @@ namespace {
 constexpr char kUsage[] = R"(command-line client of the ikd gRPC service.
 
 Usage: ikctl [--server=HOST:PORT] [--timeout=30s] [--format=json|csv|table] COMMAND ARGS...
+A secured ikd: [--tls_ca=CA.pem [--tls_cert=C.pem --tls_key=C.key]] [--token_file=F|--token=T]
 
 Commands, an example each:
   health                        ikctl health --wait_for_ready --timeout=20s
@@ -838,7 +840,10 @@ int Dispatch(const Args& positional) {
     return positional.empty() ? kExitUsage : kExitOk;
   }
   const std::string& command = positional[0];
-  auto channel = Connect(absl::GetFlag(FLAGS_server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> connected =
+      ConnectFromFlags(absl::GetFlag(FLAGS_server));
+  if (!connected.ok()) return InputError(connected.status());
+  std::shared_ptr<grpc::Channel> channel = *std::move(connected);
   const bool is_model = command == "arms" || command == "scenes" || command == "skeletons";
   if (is_model && positional.size() < 2) return UsageError(command + " needs a verb");
   const Args rest = is_model ? Args(positional.begin() + 2, positional.end()) : Args{};

@@ -38,6 +38,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "client_util.h"
+#include "connect_flags.h"
 #include "conversions.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/scene.h"
@@ -707,7 +708,12 @@ void PrintSummary(const Report& report, bool passed) {
 }
 
 int Main() {
-  auto channel = Connect(absl::GetFlag(FLAGS_server));
+  auto connected = ConnectFromFlags(absl::GetFlag(FLAGS_server));
+  if (!connected.ok()) {
+    std::cerr << "mock_arm: " << connected.status().message() << "\n";
+    return 2;
+  }
+  std::shared_ptr<grpc::Channel> channel = *std::move(connected);
   auto setup = MakeSetup(channel);
   if (!setup.ok()) {
     std::cerr << "mock_arm: " << setup.status().message() << "\n";

@@ -4,10 +4,13 @@ IKD_JOBS="${IKD_JOBS:-2}"
 # ccache keys on absolute paths unless told the tree's root: with it, clones in other
 # directories (CI's clean clone) reuse each other's objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# The test stages keep four builds (plain, ASan, TSan, fuzz) warm: room for all of them.
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
   golang-github-gogo-googleapis-dev liburdfdom-dev)
-IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
+  openssl)  # openssl: security_test makes its TLS certificates at run time
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0

@@ -5,14 +5,16 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "errors.h"
+#include "stream_handoff.h"
 #include "ik_conversions.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
@@ -213,9 +215,10 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   explicit TrajectoryReactor(const absl::Status& error) : error_(error) { FinishIfIdle(); }
 
   void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
     Actions actions;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       writing_ = false;
       if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
       if (!error_ && parked_) actions = WriteParkedLocked();
@@ -224,7 +227,10 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     Run(actions);
   }
   void OnCancel() override { cancelled_.store(true); }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
 
  private:
   // What to do once mu_ is released.
@@ -240,7 +246,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     absl::StatusOr<v1::SolveTrajectoryResponse> message = NextMessage();
     Actions actions;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       solving_ = false;
       if (!message.ok()) {
         RecordError(message.status());
@@ -300,24 +306,31 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   void FinishIfIdle() {
     std::optional<grpc::Status> status;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       status = FinishStatusLocked();
     }
-    if (status) Finish(*status);
+    if (status) {
+      HandToGrpc(this);
+      Finish(*status);
+    }
   }
 
   void Run(const Actions& actions) {
+    if (actions.finish || actions.write) HandToGrpc(this);
     if (actions.finish) return Finish(*actions.finish);
     if (actions.write) StartWrite(&writing_message_);
     if (actions.solve && !pool_->SubmitContinuation([this] { SolveNext(); })) {
       Actions after;
       {
-        absl::MutexLock lock(&mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         solving_ = false;
         RecordError(PoolStopping());
         after.finish = FinishStatusLocked();
       }
-      if (after.finish) Finish(*after.finish);
+      if (after.finish) {
+        HandToGrpc(this);
+        Finish(*after.finish);
+      }
     }
   }
 
@@ -344,7 +357,8 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   v1::JointState previous_;  // the last sample solved, for finite-difference velocities
   std::atomic<bool> cancelled_{false};
 
-  absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not TSan-instrumented, pthread is.
+  std::mutex mu_;
   bool solving_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool summary_written_ ABSL_GUARDED_BY(mu_) = false;
@@ -364,18 +378,25 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
                const KinematicsLimits& limits)
       : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {
+    HandToGrpc(this);
     StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {
+    TakeFromGrpc(this);
     if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
     if (absl::Status status = Handle(); !status.ok()) End(status);
   }
   void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
+    HandToGrpc(this);
     StartRead(&request_);
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
 
  private:
   // Acts on request_ and hands the call on (StartRead or a pool task); an error is returned
@@ -418,6 +439,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     tracker_ = std::make_unique<ik::ArmTracker>(*std::move(tracker));
     joint_names_ = JointNames(*problem_->arm);
     stream_scene_ = problem_->scene.get();
+    HandToGrpc(this);
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -441,6 +463,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
     robot_tracker_ = std::make_unique<robot::RobotTracker>(*std::move(tracker));
     joint_names_ = RobotJointNames(*robot_problem_->robot);
+    HandToGrpc(this);
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -455,6 +478,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
     *stream_scene_ = std::move(edited);
+    HandToGrpc(this);
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -515,11 +539,13 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
     ++solved_;
+    HandToGrpc(this);
     StartWrite(&response_);  // hands the call to gRPC: nothing may follow
   }
 
   void End(const absl::Status& status) {
     if (finished_.exchange(true)) return;  // unreachable by the ownership rule; never twice
+    HandToGrpc(this);
     Finish(ToGrpcStatus(status));
   }
 

@@ -3,6 +3,8 @@
 // SIGTERM / SIGINT: health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
+//   ikd --listen=0.0.0.0:50051 --tls_cert=server.pem --tls_key=server.key
+//       --tokens_file=/etc/ikd/tokens        (TLS and bearer tokens: docs/operations.md)
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,21 @@ ABSL_FLAG(int, max_obstacles, 10000, "maximum obstacles per scene (at most 10000
 ABSL_FLAG(int, threads, 0, "worker threads for solves and simulations (0: one per CPU core)");
 ABSL_FLAG(int, max_queued, 256,
           "calls waiting for a worker; beyond it new calls get RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificate(s): require client certificates signed by them (mutual TLS)");
+ABSL_FLAG(std::string, tokens_file, "",
+          "bearer tokens, one \"read-write TOKEN\" or \"read-only TOKEN\" per line: every call "
+          "but health and reflection then needs \"authorization: Bearer TOKEN\"");
+ABSL_FLAG(bool, allow_insecure_tokens, false,
+          "accept --tokens_file on a plaintext non-loopback --listen (only behind a TLS proxy)");
+ABSL_FLAG(int, max_streams_per_peer, 128,
+          "streaming calls open at once per client IP address; beyond: RESOURCE_EXHAUSTED "
+          "(0: no limit)");
+ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
+          "deadline of unary and server-streaming calls sent without one (bidirectional streams "
+          "exempt; inf: none)");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
           "on SIGTERM, how long running calls may take before they are cancelled");
 
@@ -69,6 +86,19 @@ int main(int argc, char** argv) {
   options.limits.max_limbs = absl::GetFlag(FLAGS_max_limbs);
   options.limits.max_obstacles = absl::GetFlag(FLAGS_max_obstacles);
   options.kinematics.max_samples = absl::GetFlag(FLAGS_max_samples);
+  options.security.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                          absl::GetFlag(FLAGS_tls_client_ca)};
+  options.security.allow_insecure_tokens = absl::GetFlag(FLAGS_allow_insecure_tokens);
+  if (const std::string tokens_file = absl::GetFlag(FLAGS_tokens_file); !tokens_file.empty()) {
+    auto tokens = ikd::server::ReadTokensFile(tokens_file);
+    if (!tokens.ok()) {
+      std::fprintf(stderr, "ikd: %s\n", std::string(tokens.status().message()).c_str());
+      return EXIT_FAILURE;
+    }
+    options.security.tokens = *std::move(tokens);
+  }
+  options.calls.max_streams_per_peer = absl::GetFlag(FLAGS_max_streams_per_peer);
+  options.calls.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   const int threads = absl::GetFlag(FLAGS_threads);
   options.pool.threads =
       threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -82,8 +112,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ikd: %s\n", server.status().ToString().c_str());
     return EXIT_FAILURE;
   }
-  std::printf("ikd listening on port %d (%s), store %s\n", (*server)->port(),
-              options.listen.c_str(), store_path.c_str());
+  std::printf("ikd listening on port %d (%s, %s%s), store %s\n", (*server)->port(),
+              options.listen.c_str(), options.security.tls.enabled() ? "TLS" : "plaintext",
+              options.security.tokens.empty() ? "" : ", bearer tokens", store_path.c_str());
   std::fflush(stdout);
 
   int signal_number = 0;

@@ -35,6 +35,14 @@ absl::StatusOr<pose::Skeleton> SkeletonFromProto(const v1::SkeletonSpec& spec,
                           absl::StrCat("at most ", limits.max_skeleton_sites, " sites, got ",
                                        spec.sites_size()));
   }
+  for (const auto& [field, count] : {std::pair{"bones", spec.bones_size()},
+                                     std::pair{"limits", spec.limits_size()}}) {
+    if (count > limits.max_skeleton_bones) {
+      return FieldViolation(absl::StrCat(path, ".", field),
+                            absl::StrCat("at most ", limits.max_skeleton_bones, " ", field,
+                                         ", got ", count));
+    }
+  }
   absl::StatusOr<pose::Skeleton> skeleton = pose::Skeleton::Create(SpecFromProto(spec));
   if (skeleton.ok()) return skeleton;
   return SolverFieldViolation(skeleton.status(), [&](const std::string& field) {

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "conversions.h"
 #include "errors.h"
+#include "stream_handoff.h"
 #include "pose_conversions.h"
 #include "ikd/pose/pose_fitter.h"
 #include "ikd/pose/skeleton.h"
@@ -153,18 +154,25 @@ class PoseReactor final
   PoseReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
               const PoseLimits& limits)
       : store_(store), pool_(pool), model_limits_(model_limits), limits_(limits) {
+    HandToGrpc(this);
     StartRead(&request_);
   }
 
   void OnReadDone(bool ok) override {
+    TakeFromGrpc(this);
     if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
     if (absl::Status status = Handle(); !status.ok()) End(status);
   }
   void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
+    HandToGrpc(this);
     StartRead(&request_);
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
 
  private:
   absl::Status Handle() {
@@ -190,6 +198,7 @@ class PoseReactor final
     absl::StatusOr<pose::PoseFitter> fitter = pose::PoseFitter::Create(*skeleton, *options);
     if (!fitter.ok()) return SolverFieldViolation(fitter.status(), Below("config"));
     fitter_.emplace(*std::move(fitter));
+    HandToGrpc(this);
     StartRead(&request_);
     return absl::OkStatus();
   }
@@ -228,11 +237,13 @@ class PoseReactor final
     }
     ++fitted_;
     out->set_processing_seconds(absl::ToDoubleSeconds(absl::Now() - start));
+    HandToGrpc(this);
     StartWrite(&response_);  // hands the call to gRPC: nothing may follow
   }
 
   void End(const absl::Status& status) {
     if (finished_.exchange(true)) return;
+    HandToGrpc(this);
     Finish(ToGrpcStatus(status));
   }
 

@@ -3,6 +3,8 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -23,6 +25,13 @@ void SetServing(grpc::Server& server, bool serving) {
 
 absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions& options,
                                                             ModelStore* store) {
+  if (absl::Status s = ValidateSecurityOptions(options.security, options.listen); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = options.calls.Validate(); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ServerCredentialsFor(options.security.tls);
+  if (!credentials.ok()) return credentials.status();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<IkdServer> ikd(new IkdServer());
@@ -36,12 +45,24 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
       std::make_unique<PoseServiceImpl>(store, ikd->pool_.get(), options.limits, options.pose);
 
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &ikd->port_);
+  builder.AddListeningPort(options.listen, *credentials, &ikd->port_);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
-  builder.RegisterService(ikd->model_service_.get());
-  builder.RegisterService(ikd->simulation_service_.get());
-  builder.RegisterService(ikd->kinematics_service_.get());
-  builder.RegisterService(ikd->pose_service_.get());
+  if (options.security.tokens.empty()) {
+    builder.RegisterService(ikd->model_service_.get());
+    builder.RegisterService(ikd->simulation_service_.get());
+    builder.RegisterService(ikd->kinematics_service_.get());
+    builder.RegisterService(ikd->pose_service_.get());
+  } else {
+    ikd->authenticator_ = std::make_unique<TokenAuthenticator>(options.security.tokens);
+    ikd->authorized_services_ = std::make_unique<AuthorizedServices>(
+        ServiceImpls{ikd->model_service_.get(), ikd->kinematics_service_.get(),
+                     ikd->simulation_service_.get(), ikd->pose_service_.get()},
+        ikd->authenticator_.get());
+    ikd->authorized_services_->RegisterOn(builder);
+  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(MakeCallLimitsInterceptorFactory(options.calls));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

@@ -15,10 +15,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "authorized_services.h"
+#include "call_limits.h"
 #include "kinematics_service.h"
 #include "model_service.h"
 #include "model_store.h"
 #include "pose_service.h"
+#include "security.h"
 #include "simulation_service.h"
 #include "validation.h"
 #include "worker_pool.h"
@@ -35,12 +38,14 @@ struct ServerOptions {
   SimulationLimits simulation;    // SimulationService request bounds
   KinematicsLimits kinematics;    // KinematicsService request bounds
   PoseLimits pose;                // PoseService request bounds
+  SecurityOptions security;       // TLS and bearer tokens (security.h)
+  CallLimits calls;               // streams per client address, default deadline
 };
 
 class IkdServer {
  public:
   // Starts serving; `store` must outlive the server. UNAVAILABLE if the address cannot be
-  // bound.
+  // bound; INVALID_ARGUMENT naming the flag for unusable security options or call limits.
   static absl::StatusOr<std::unique_ptr<IkdServer>> Start(const ServerOptions& options,
                                                           ModelStore* store);
   ~IkdServer();
@@ -60,6 +65,9 @@ class IkdServer {
   std::unique_ptr<SimulationServiceImpl> simulation_service_;
   std::unique_ptr<KinematicsServiceImpl> kinematics_service_;
   std::unique_ptr<PoseServiceImpl> pose_service_;
+  // Set when tokens are configured: the gates are registered instead of the services.
+  std::unique_ptr<TokenAuthenticator> authenticator_;
+  std::unique_ptr<AuthorizedServices> authorized_services_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;

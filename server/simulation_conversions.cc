@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "conversions.h"
@@ -135,13 +136,15 @@ absl::Status SitesFromProto(const v1::ChainSystem& system, const std::string& pa
 }
 
 absl::Status ConstraintsFromProto(const v1::ChainSystem& system, const std::string& path,
-                                  int max_constraints, SitesAndConstraints& out) {
+                                  int max_constraints, int max_per_site,
+                                  SitesAndConstraints& out) {
   const int n = static_cast<int>(out.positions.cols());
   if (system.constraints_size() > max_constraints) {
     return FieldViolation(path + ".constraints",
                           absl::StrCat("at most ", max_constraints, " constraints, got ",
                                        system.constraints_size()));
   }
+  std::vector<int> per_site(n, 0);
   out.constraints.clear();
   for (int k = 0; k < system.constraints_size(); ++k) {
     const v1::DistanceConstraint& c = system.constraints(k);
@@ -160,6 +163,13 @@ absl::Status ConstraintsFromProto(const v1::ChainSystem& system, const std::stri
     if (!std::isfinite(c.length()) || c.length() <= 0.0) {
       return FieldViolation(c_path + ".length",
                             absl::StrCat("must be finite and > 0, got ", c.length()));
+    }
+    for (int site : {c.i(), c.j()}) {
+      if (++per_site[site] > max_per_site) {
+        return FieldViolation(c_path, absl::StrCat("site ", site, " would have more than ",
+                                                   max_per_site,
+                                                   " constraints (max_constraints_per_site)"));
+      }
     }
     out.constraints.push_back({.i = c.i(), .j = c.j(), .length = c.length()});
   }
@@ -353,7 +363,8 @@ absl::StatusOr<ChainSetup> ChainSetupFromProto(const v1::StepChainRequest& reque
           !s.ok()) {
         return s;
       }
-      if (auto s = ConstraintsFromProto(request.chain(), path, limits.max_constraints, system);
+      if (auto s = ConstraintsFromProto(request.chain(), path, limits.max_constraints,
+                                        limits.max_constraints_per_site, system);
           !s.ok()) {
         return s;
       }
@@ -489,7 +500,7 @@ absl::StatusOr<ResponseSetup> ResponseSetupFromProto(const v1::ResponseMatrixReq
     return s;
   }
   if (auto s = ConstraintsFromProto(request.system(), "system", 3 * limits.max_response_sites,
-                                    system);
+                                    limits.max_constraints_per_site, system);
       !s.ok()) {
     return s;
   }

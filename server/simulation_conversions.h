@@ -30,6 +30,9 @@ namespace ikd::server {
 struct SimulationLimits {
   int max_sites = 100'000;          // StepChain sites (explicit or generated)
   int max_constraints = 400'000;    // StepChain constraints
+  // Constraints on one site: bounds the matrix method's B W B^T (its non-zeros grow with the
+  // square of a site's constraint count), which a few dense sites would otherwise blow up.
+  int max_constraints_per_site = 64;
   int64_t max_steps = 10'000'000;   // StepChain, StepPendulum
   int64_t max_frames = 100'000;     // frames of one stream (steps / stride, rounded up)
   int max_follow_steps = FollowOptions::kMaxSteps;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "errors.h"
+#include "stream_handoff.h"
 #include "ikd/constraints/integrators.h"
 #include "ikd/systems/pendulum.h"
 #include "ikd/systems/response.h"
@@ -61,6 +62,7 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
   explicit FrameStreamReactor(const absl::Status& error) : pool_(nullptr) { End(error); }
 
   void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
     if (!ok) {
       End(absl::CancelledError("the stream broke (client gone)"));
       return;
@@ -70,7 +72,10 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
     }
   }
   void OnCancel() override { cancelled_.store(true); }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
 
  private:
   void ComputeNext() {
@@ -80,11 +85,15 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
     } else if (!*more) {
       End(absl::OkStatus());
     } else {
+      HandToGrpc(this);
       this->StartWrite(&frame_);  // hands the call to gRPC: nothing may follow
     }
   }
 
-  void End(const absl::Status& status) { this->Finish(ToGrpcStatus(status)); }
+  void End(const absl::Status& status) {
+    HandToGrpc(this);
+    this->Finish(ToGrpcStatus(status));
+  }
 
   WorkerPool* const pool_;
   std::unique_ptr<FrameSource<Frame>> source_;

@@ -19,6 +19,10 @@ struct ModelLimits {
   int max_limbs = 1000;        // per arm
   int max_obstacles = 10000;   // per scene (ik::Scene::kMaxObstacles at most)
   int max_skeleton_sites = 1000;  // per skeleton (stored or inline in PoseService)
+  // Bones and angle limits per skeleton, each: a graph skeleton (allow_cycles) may join many
+  // pairs of sites, and the fitter's work per frame grows with the bones (the matrix method's
+  // factorization with their square per site).
+  int max_skeleton_bones = 4000;
   int max_operations = 1000;   // per EditScene request
   int default_page_size = 50;  // List with page_size 0
   int max_page_size = 1000;    // larger page sizes are capped to this

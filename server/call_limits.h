@@ -1,0 +1,46 @@
+// Per-call limits enforced for every method (ikd's services, health, reflection) by a server
+// interceptor: concurrent streaming calls per client IP address, and a default deadline for
+// calls that arrive without one.
+//
+// A limit is enforced by ending the call with a status (grpc_call_cancel_with_status, as gRPC
+// core does for its own deadlines): the client receives RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED
+// with a message naming the flag and its bound, and the handler sees the call cancelled and
+// stops at its next cancellation check.
+//
+//   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+//   creators.push_back(ikd::server::MakeCallLimitsInterceptorFactory(limits));
+//   builder.experimental().SetInterceptorCreators(std::move(creators));
+#pragma once
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace ikd::server {
+
+struct CallLimits {
+  // Streaming calls (server, client or bidirectional streams) open at once from one client IP
+  // address; the next one gets RESOURCE_EXHAUSTED. 0: no limit.
+  int max_streams_per_peer = 128;
+  // Deadline given to unary and server-streaming calls that arrive without one. The
+  // bidirectional streams (Track, EstimatePose, reflection) of live clients and the health Watch
+  // stream are exempt: they may run as long as their client does, bounded in number by
+  // max_streams_per_peer. absl::InfiniteDuration(): no default.
+  absl::Duration default_deadline = absl::Minutes(5);
+
+  // INVALID_ARGUMENT naming the field when a bound is out of range.
+  absl::Status Validate() const;
+};
+
+// "ipv4:127.0.0.1:5000" -> "127.0.0.1", "ipv6:[::1]:5000" -> "::1" (gRPC's peer strings);
+// a unix socket peer is kept whole.
+std::string PeerAddress(const std::string& peer);
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+MakeCallLimitsInterceptorFactory(const CallLimits& limits);
+
+}  // namespace ikd::server
