@@ -151,7 +151,8 @@ class IkdChild {
     std::vector<std::string> argv = {config.ikd, "--listen=127.0.0.1:0",
                                      "--store=" + dir_ + "/models.db",
                                      "--threads=" + std::to_string(config.server_threads),
-                                     "--max_queued=" + std::to_string(4 * config.streams)};
+                                     "--max_queued=" + std::to_string(4 * config.streams),
+                                     "--max_streams_per_peer=0"};  // every client is 127.0.0.1
     std::vector<char*> args;
     for (auto& arg : argv) args.push_back(arg.data());
     args.push_back(nullptr);

@@ -20,6 +20,20 @@ using ::testing::HasSubstr;
 
 constexpr auto kLong = std::chrono::seconds(60);  // the deadline of streams a test cuts short
 
+// Under ASan (whose quarantine keeps freed memory resident) or TSan (shadow memory) the
+// server's RSS says nothing about what it holds: the memory bound is checked in plain builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRssMeasuresHeldMemory = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kRssMeasuresHeldMemory = false;
+#else
+constexpr bool kRssMeasuresHeldMemory = true;
+#endif
+#else
+constexpr bool kRssMeasuresHeldMemory = true;
+#endif
+
 // A trajectory of the demo arm that runs for many seconds (20001 samples, 200 trials each).
 v1::SolveTrajectoryRequest LongTrajectory() { return DemoTrajectory(20.0, 0.001, 200); }
 
@@ -181,9 +195,9 @@ TEST_F(FaultsTest, CancelledAndVanishedClientsLeaveTheServerHealthy) {
 }
 
 // A client that stops reading a long stream of a 40-limb arm (over 1 KB a message, 99001
-// messages: over 100 MB in all): the server stops solving (flow control: it goes idle) with less
-// than 64 MiB more resident memory, and meanwhile serves other clients completely; when the
-// reader resumes, the stream goes on in order.
+// messages: over 100 MB in all): the server stops solving (flow control: it goes idle) with
+// less than 64 MiB more resident memory (plain builds), and meanwhile serves other clients
+// completely; when the reader resumes, the stream goes on in order.
 TEST_F(FaultsTest, SlowReaderIsFlowControlledAndOthersAreServed) {
   StartServer(":memory:", {"--threads=2"});
   Client client(server_->address());
@@ -224,8 +238,10 @@ TEST_F(FaultsTest, SlowReaderIsFlowControlledAndOthersAreServed) {
   // Paused: the server must stop, holding a bounded amount.
   EXPECT_TRUE(ServerBecomesIdle(pid)) << "the server keeps solving for a reader that stopped";
   const int64_t rss_paused = RssKib(pid);
-  EXPECT_LT(rss_paused - rss_before, 64 * 1024)
-      << "server RSS grew from " << rss_before << " to " << rss_paused << " KiB";
+  if (kRssMeasuresHeldMemory) {
+    EXPECT_LT(rss_paused - rss_before, 64 * 1024)
+        << "server RSS grew from " << rss_before << " to " << rss_paused << " KiB";
+  }
 
   // Others are served meanwhile.
   Client other(server_->address());
