@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
+  // A file-size limit (ulimit -f, systemd LimitFSIZE=) must fail a store write with EFBIG,
+  // answered RESOURCE_EXHAUSTED, instead of killing the server with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   // Block the stop signals before gRPC starts its threads, then wait for them below.
   sigset_t stop_signals;
