@@ -8,9 +8,12 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
-  golang-github-gogo-googleapis-dev liburdfdom-dev prometheus-cpp-dev)
+  golang-github-gogo-googleapis-dev liburdfdom-dev libpqxx-dev
+  prometheus-cpp-dev)
+# openssl: security_test makes its TLS certificates at run time; postgresql: the PostgreSQL
+# store and replicas tests start a real server; libyaml-cpp-dev: the deploy manifests test.
 IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
-  openssl)  # openssl: security_test makes its TLS certificates at run time
+  openssl postgresql libyaml-cpp-dev)
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0

@@ -1,5 +1,6 @@
 // ikd: the gRPC server. Serves ModelService, KinematicsService, SimulationService, health and
-// server reflection; models live in a SQLite store (--store) that survives restarts.
+// server reflection; models live in a SQLite store (--store) that survives restarts, or in a
+// PostgreSQL database shared by several replicas (--store=postgresql://...).
 // SIGTERM / SIGINT: health goes NOT_SERVING, running calls get --grace to finish, exit 0.
 //
 //   ikd --listen=127.0.0.1:50051 --store=/var/lib/ikd/models.db
@@ -15,13 +16,24 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "model_store.h"
+#include "postgres_model_store.h"
 #include "server.h"
+#include "store_config.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "host:port to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, store, "ikd-models.db",
-          "SQLite model store file (created if missing); \":memory:\" keeps models in memory only");
+          "model store: a SQLite file (created if missing), \":memory:\" (models in memory only), "
+          "or a PostgreSQL URI postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?PARAMS] shared by "
+          "several replicas");
+ABSL_FLAG(std::string, store_from_env, "",
+          "read the --store value from this environment variable (keeps a database password "
+          "off the command line)");
+ABSL_FLAG(std::string, store_from_file, "",
+          "read the --store value from this file (e.g. a mounted Secret or systemd credential)");
 ABSL_FLAG(int, max_request_bytes, 4 << 20, "larger requests fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the store");
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
@@ -54,19 +66,29 @@ ABSL_FLAG(bool, access_log, true, "one JSON line per finished RPC on stderr");
 
 namespace {
 
-absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::string& path,
+absl::StatusOr<std::unique_ptr<ikd::server::ModelStore>> OpenStore(const std::string& spec,
                                                                    int64_t max_models) {
   ikd::server::StoreOptions options;
   options.max_models_per_collection = max_models;
-  if (path == ":memory:") return ikd::server::NewMemoryModelStore(options);
-  return ikd::server::OpenSqliteModelStore(path, options);
+  return ikd::server::OpenModelStore(spec, options);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("ikd --listen=HOST:PORT --store=FILE: the ikd gRPC server");
+  // --help lists ikd's own flags; absl's default keeps only those of a file named like the
+  // program (there is none), leaving --help empty.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return !absl::StrContains(file, "absl/");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
+  // A file-size limit (ulimit -f, systemd LimitFSIZE=) must fail a store write with EFBIG,
+  // answered RESOURCE_EXHAUSTED, instead of killing the server with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   // Block the stop signals before gRPC starts its threads, then wait for them below.
   sigset_t stop_signals;
@@ -75,8 +97,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const std::string store_path = absl::GetFlag(FLAGS_store);
-  auto store = OpenStore(store_path, absl::GetFlag(FLAGS_max_models));
+  const auto store_spec = ikd::server::ResolveStoreSpec({absl::GetFlag(FLAGS_store),
+                                                         absl::GetFlag(FLAGS_store_from_env),
+                                                         absl::GetFlag(FLAGS_store_from_file)});
+  if (!store_spec.ok()) {
+    std::fprintf(stderr, "ikd: %s\n", store_spec.status().ToString().c_str());
+    return EXIT_FAILURE;
+  }
+  const std::string store_path = ikd::server::RedactPassword(*store_spec);  // for logs only
+  auto store = OpenStore(*store_spec, absl::GetFlag(FLAGS_max_models));
   if (!store.ok()) {
     std::fprintf(stderr, "ikd: %s\n", store.status().ToString().c_str());
     return EXIT_FAILURE;

@@ -2,6 +2,12 @@
 // synchronous=FULL so that every acknowledged write survives a crash or kill -9.
 #include <sqlite3.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <filesystem>
+
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -73,7 +79,8 @@ class Statement {
 
 class SqliteModelStore final : public ModelStore {
  public:
-  SqliteModelStore(sqlite3* db, StoreOptions options) : db_(db), options_(options) {}
+  SqliteModelStore(sqlite3* db, std::string path, StoreOptions options)
+      : db_(db), path_(std::move(path)), options_(options) {}
   ~SqliteModelStore() override { sqlite3_close_v2(db_); }
 
   absl::Status Init() {
@@ -215,11 +222,47 @@ class SqliteModelStore final : public ModelStore {
     bool committed_ = false;
   };
 
+  // A full disk is RESOURCE_EXHAUSTED: SQLITE_FULL (ENOSPC), or an I/O error while the store's
+  // file system has no room left or a store file has reached the process's file-size limit
+  // (RLIMIT_FSIZE: such writes fail with EFBIG, which SQLite reports as an I/O error). The
+  // transaction is rolled back and the stored models stay readable. Other I/O errors are
+  // UNAVAILABLE (the disk may recover), a busy database too; the rest is INTERNAL.
   absl::Status Error(const std::string& what) const {
-    const int code = sqlite3_errcode(db_);
+    const int code = sqlite3_errcode(db_) & 0xff;
     const std::string message = absl::StrCat("model store: ", what, ": ", sqlite3_errmsg(db_));
+    if (code == SQLITE_FULL || code == SQLITE_IOERR) {
+      if (std::optional<std::string> full = FullReason(); full || code == SQLITE_FULL) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            message, ": the model store is full (", full.value_or("no space left on device"),
+            "); the write was not made, stored models can still be read"));
+      }
+      return absl::UnavailableError(absl::StrCat(message, ": the model store's disk failed"));
+    }
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return absl::UnavailableError(message);
     return absl::InternalError(message);
+  }
+
+  // Why a write could not have fit, if it could not: less than 1 MiB free where the store
+  // lives, or a store file within 1 MiB of the file-size limit. Only called on errors.
+  std::optional<std::string> FullReason() const {
+    constexpr uint64_t kSlack = 1 << 20;
+    rlimit limit{};
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      for (const std::string& file : {path_, path_ + "-wal", path_ + "-journal"}) {
+        struct stat info {};
+        if (stat(file.c_str(), &info) == 0 &&
+            static_cast<uint64_t>(info.st_size) + kSlack > limit.rlim_cur) {
+          return absl::StrCat(file, " is at the file-size limit of ", limit.rlim_cur, " bytes");
+        }
+      }
+    }
+    struct statvfs fs {};
+    const std::string dir = std::filesystem::path(path_).parent_path().string();
+    if (statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 &&
+        static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < kSlack) {
+      return absl::StrCat("no space left on the file system of ", path_);
+    }
+    return std::nullopt;
   }
 
   absl::Status Exec(const char* sql) const {
@@ -259,6 +302,7 @@ class SqliteModelStore final : public ModelStore {
   }
 
   sqlite3* const db_;
+  const std::string path_;
   const StoreOptions options_;
   std::mutex mu_;
 };
@@ -276,7 +320,7 @@ absl::StatusOr<std::unique_ptr<ModelStore>> OpenSqliteModelStore(const std::stri
     sqlite3_close_v2(db);
     return absl::UnavailableError(message);
   }
-  auto store = std::make_unique<SqliteModelStore>(db, options);
+  auto store = std::make_unique<SqliteModelStore>(db, path, options);
   if (absl::Status s = store->Init(); !s.ok()) return s;
   return store;
 }

@@ -1,6 +1,8 @@
-// ModelStore contract, run over both implementations (memory, SQLite): versions, etags,
-// conditional writes, pagination order, quotas, concurrent writers; SQLite durability across a
-// close and reopen. Not physics: each test states the invariant it checks and where it comes
+// ModelStore contract, run over every implementation (memory, SQLite, PostgreSQL on a real
+// server started per test): versions, etags, conditional writes, pagination order, quotas,
+// concurrent writers (on PostgreSQL each writer on its own connection, as replicas are); SQLite
+// durability across a close and reopen; PostgreSQL reconnection, schema check and a row-lock
+// race between two stores. Not physics: each test states the invariant it checks and where it comes
 // from (model_store.h, AIP-154 optimistic concurrency).
 #include "model_store.h"
 
@@ -22,6 +24,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "postgres_model_store.h"
+#include "testing/postgres_server.h"
 
 namespace ikd::server {
 namespace {
@@ -47,20 +51,51 @@ PayloadUpdate SetTo(const std::string& payload) {
   return [payload](const StoredModel&) -> absl::StatusOr<std::string> { return payload; };
 }
 
-enum class Backend { kMemory, kSqlite };
-void PrintTo(Backend backend, std::ostream* os) {
-  *os << (backend == Backend::kMemory ? "memory" : "sqlite");
+enum class Backend { kMemory, kSqlite, kPostgres };
+std::string BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kMemory: return "Memory";
+    case Backend::kSqlite: return "Sqlite";
+    case Backend::kPostgres: return "Postgres";
+  }
+  return "?";
+}
+void PrintTo(Backend backend, std::ostream* os) { *os << BackendName(backend); }
+
+// Starts a PostgreSQL server for the test (it must start: deploy/test.sh installs it).
+std::unique_ptr<ikd::testing::PostgresServer> StartPostgres() {
+  std::string error;
+  auto server = ikd::testing::PostgresServer::Start(&error);
+  EXPECT_NE(server, nullptr) << error;
+  return server;
 }
 
 class ModelStoreTest : public ::testing::TestWithParam<Backend> {
  protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres) {
+      postgres_ = StartPostgres();
+      ASSERT_NE(postgres_, nullptr);
+    }
+  }
+
   std::unique_ptr<ModelStore> Open(StoreOptions options = {}) {
     if (GetParam() == Backend::kMemory) return NewMemoryModelStore(options);
-    auto store = OpenSqliteModelStore(dir_.File("models.db"), options);
+    auto store = GetParam() == Backend::kSqlite
+                     ? OpenSqliteModelStore(dir_.File("models.db"), options)
+                     : OpenPostgresModelStore(postgres_->uri(), options);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
+
+  // Another handle on the same database, as a second ikd replica has (PostgreSQL only: the
+  // memory store has no database and SQLite serves one host); nullptr: share `first`.
+  std::unique_ptr<ModelStore> OpenReplica() {
+    return GetParam() == Backend::kPostgres ? Open() : nullptr;
+  }
+
   TempDir dir_;
+  std::unique_ptr<ikd::testing::PostgresServer> postgres_;
 };
 
 // Create -> version 1, non-empty etag, payload and times as written; Get returns the same.
@@ -191,20 +226,23 @@ TEST_P(ModelStoreTest, ConcurrentEtagWritersLoseNothing) {
   constexpr int kWritesEach = 25;
   auto store = Open();
   ASSERT_TRUE(store->Create("arms", "hot", "").ok());
+  std::vector<std::unique_ptr<ModelStore>> replicas;
+  for (int w = 0; w < kWriters; ++w) replicas.push_back(OpenReplica());
   std::vector<std::vector<std::pair<int64_t, std::string>>> acked(kWriters);
   std::atomic<int> retries{0};
   std::latch start(kWriters);
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
+      ModelStore* mine = replicas[w] != nullptr ? replicas[w].get() : store.get();
       start.arrive_and_wait();
       for (int k = 0; k < kWritesEach; ++k) {
         const std::string token = absl::StrCat("w", w, "-", k);
         while (true) {
-          auto current = store->Get("arms", "hot");
+          auto current = mine->Get("arms", "hot");
           ASSERT_TRUE(current.ok()) << current.status();
           const std::string next = current->payload + token + ";";
-          auto written = store->Update("arms", "hot", current->etag, SetTo(next));
+          auto written = mine->Update("arms", "hot", current->etag, SetTo(next));
           if (written.ok()) {
             acked[w].emplace_back(written->version, token);
             break;
@@ -239,10 +277,9 @@ TEST_P(ModelStoreTest, ConcurrentEtagWritersLoseNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ModelStoreTest,
-                         ::testing::Values(Backend::kMemory, Backend::kSqlite),
-                         [](const auto& info) {
-                           return info.param == Backend::kMemory ? "Memory" : "Sqlite";
-                         });
+                         ::testing::Values(Backend::kMemory, Backend::kSqlite,
+                                           Backend::kPostgres),
+                         [](const auto& info) { return BackendName(info.param); });
 
 // Durability: models written, updated and deleted before the store is closed are exactly as
 // left (payload, version, etag, times) after reopening the same file; the file is in WAL mode.
@@ -296,6 +333,122 @@ TEST(SqliteModelStoreTest, RefusesNewerSchemaAndBadPath) {
   EXPECT_EQ(OpenSqliteModelStore(path).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(OpenSqliteModelStore(dir.File("missing-dir/models.db")).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// A lost connection (the server ends the session, as on a failover) fails exactly the call
+// that meets it with UNAVAILABLE; the next call reconnects and finds the data as it was.
+TEST(PostgresModelStoreTest, LostConnectionIsUnavailableThenReconnects) {
+  auto postgres = StartPostgres();
+  ASSERT_NE(postgres, nullptr);
+  auto store = OpenPostgresModelStore(postgres->uri());
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto created = (*store)->Create("arms", "kept", "v1");
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto killed = postgres->Psql(
+      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
+      "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+  ASSERT_EQ(killed, "1") << postgres->Log();
+  EXPECT_EQ((*store)->Get("arms", "kept").status().code(), absl::StatusCode::kUnavailable);
+  auto got = (*store)->Get("arms", "kept");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->etag, created->etag);
+}
+
+// A database restart: calls while it is down are UNAVAILABLE (no crash, no hang) with no
+// password in their messages, and the first call after it is back succeeds with every
+// committed write intact.
+TEST(PostgresModelStoreTest, DatabaseRestartIsUnavailableThenRecovers) {
+  auto postgres = StartPostgres();
+  ASSERT_NE(postgres, nullptr);
+  auto store = OpenPostgresModelStore(postgres->uri("pw-127.0.0.1"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto v2 = (*store)->Create("arms", "a", "v1");
+  ASSERT_TRUE(v2.ok());
+  v2 = (*store)->Update("arms", "a", v2->etag, SetTo("v2"));
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  ASSERT_TRUE(postgres->Stop());
+  EXPECT_EQ((*store)->Get("arms", "a").status().code(), absl::StatusCode::kUnavailable);
+  const absl::Status down = (*store)->Update("arms", "a", "", SetTo("lost")).status();
+  EXPECT_EQ(down.code(), absl::StatusCode::kUnavailable);
+  // The message names host and port (for the operator), never the password.
+  EXPECT_THAT(down.message(), ::testing::Not(HasSubstr("pw-127.0.0.1"))) << down;
+  EXPECT_EQ((*store)->List("arms", "", 10).status().code(), absl::StatusCode::kUnavailable);
+  std::string error;
+  ASSERT_TRUE(postgres->Restart(&error)) << error;
+  auto got = (*store)->Get("arms", "a");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->payload, "v2");
+  EXPECT_EQ(got->etag, v2->etag);
+  EXPECT_EQ((*store)->Update("arms", "a", v2->etag, SetTo("v3"))->version, 3);
+}
+
+// Two replicas race a conditional update with the same etag: the first holds the row lock
+// (its update function waits until the second is seen blocked on that lock in pg_stat_activity),
+// the second then reads the committed row and gets ABORTED; the first write is what is stored.
+TEST(PostgresModelStoreTest, RowLockMakesTheSecondConditionalWriterStale) {
+  auto postgres = StartPostgres();
+  ASSERT_NE(postgres, nullptr);
+  auto first = OpenPostgresModelStore(postgres->uri());
+  auto second = OpenPostgresModelStore(postgres->uri());
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto v1 = (*first)->Create("scenes", "s", "v1");
+  ASSERT_TRUE(v1.ok());
+  std::atomic<bool> first_holds_lock{false};
+  absl::StatusOr<StoredModel> first_result, second_result;
+  std::thread first_writer([&] {
+    first_result = (*first)->Update(
+        "scenes", "s", v1->etag, [&](const StoredModel&) -> absl::StatusOr<std::string> {
+          first_holds_lock = true;
+          // Bounded: give up waiting after 10 s (the assertions below then fail).
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (std::chrono::steady_clock::now() < deadline &&
+                 postgres->Psql("SELECT count(*) FROM pg_stat_activity "
+                                "WHERE wait_event_type = 'Lock'") != "1") {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          return std::string("first");
+        });
+  });
+  while (!first_holds_lock) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  second_result = (*second)->Update("scenes", "s", v1->etag, SetTo("second"));
+  first_writer.join();
+  ASSERT_TRUE(first_result.ok()) << first_result.status();
+  EXPECT_EQ(first_result->version, 2);
+  EXPECT_EQ(second_result.status().code(), absl::StatusCode::kAborted) << second_result.status();
+  EXPECT_EQ((*second)->Get("scenes", "s")->payload, "first");
+  EXPECT_EQ((*second)->Delete("scenes", "s", v1->etag).code(), absl::StatusCode::kAborted);
+}
+
+// A schema written by a newer ikd is refused (FAILED_PRECONDITION); an unreachable server is
+// UNAVAILABLE, and its message does not contain the password of the URI.
+TEST(PostgresModelStoreTest, RefusesNewerSchemaAndUnreachableServer) {
+  auto postgres = StartPostgres();
+  ASSERT_NE(postgres, nullptr);
+  ASSERT_TRUE(OpenPostgresModelStore(postgres->uri()).ok());
+  ASSERT_TRUE(OpenPostgresModelStore(postgres->uri()).ok());  // a second replica: same schema
+  ASSERT_EQ(postgres->Psql("SELECT version FROM ikd_schema"), "1");
+  ASSERT_TRUE(postgres->Psql("UPDATE ikd_schema SET version = 99").has_value());
+  EXPECT_EQ(OpenPostgresModelStore(postgres->uri()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  const std::string uri = postgres->uri("s3cret-pw");
+  ASSERT_TRUE(postgres->Stop());
+  auto unreachable = OpenPostgresModelStore(uri);
+  EXPECT_EQ(unreachable.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(unreachable.status().message(), ::testing::Not(HasSubstr("s3cret-pw")));
+}
+
+// Redaction for logs: the password of user:password@ and of ?password= becomes ***; the rest
+// (user, host, port, database, other parameters) stays readable; file names are untouched.
+TEST(PostgresModelStoreTest, RedactPasswordHidesOnlyThePassword) {
+  EXPECT_EQ(RedactPassword("postgresql://ikd:p@ss:w0rd@db.local:5432/ikd?sslmode=require"),
+            "postgresql://ikd:***@db.local:5432/ikd?sslmode=require");
+  EXPECT_EQ(RedactPassword("postgres://ikd@db/ikd?password=secret&sslmode=verify-full"),
+            "postgres://ikd@db/ikd?password=***&sslmode=verify-full");
+  EXPECT_EQ(RedactPassword("postgresql://db:5432/ikd"), "postgresql://db:5432/ikd");
+  EXPECT_EQ(RedactPassword("/var/lib/ikd/models.db"), "/var/lib/ikd/models.db");
+  EXPECT_TRUE(IsPostgresUri("postgres://db/ikd"));
+  EXPECT_TRUE(IsPostgresUri("postgresql://db/ikd"));
+  EXPECT_FALSE(IsPostgresUri("models.db"));
 }
 
 }  // namespace
