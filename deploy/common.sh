@@ -7,7 +7,8 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto libsqlite3-dev
   golang-github-gogo-googleapis-dev liburdfdom-dev)
-IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev)  # clang + libFuzzer runtime: tests/fuzz (IKD_BUILD_FUZZERS)
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0
