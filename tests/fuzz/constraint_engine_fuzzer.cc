@@ -9,6 +9,7 @@
 //   - an OK integrator step leaves a finite state within the tolerance; a failed one leaves the
 //     state untouched (integrators.h);
 //   - nothing crashes or hangs (the iteration cap bounds every loop).
+// IKD_FUZZ_VERBOSE=1 prints each decoded input (to turn a finding into a readable test).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
@@ -68,6 +69,30 @@ Eigen::Matrix3Xd ConsumeMatrix(FuzzedDataProvider& in, int n, double scale) {
 }
 
 bool AllFinite(const Eigen::Matrix3Xd& m) { return m.allFinite(); }
+
+void PrintMatrix(const char* name, const Eigen::Matrix3Xd& m) {
+  std::fprintf(stderr, "%s:", name);
+  for (int k = 0; k < m.cols(); ++k) {
+    std::fprintf(stderr, " (%.17g, %.17g, %.17g)", m(0, k), m(1, k), m(2, k));
+  }
+  std::fprintf(stderr, "\n");
+}
+
+void PrintInput(const Eigen::VectorXd& inverse_masses,
+                const std::vector<ikd::DistanceConstraint>& constraints,
+                const ikd::ProjectionOptions& options, const Eigen::Matrix3Xd& reference,
+                const Eigen::Matrix3Xd& moved, const Eigen::Matrix3Xd& velocities, double dt,
+                const Eigen::Vector3d& g, int steps) {
+  std::fprintf(stderr, "inverse masses:");
+  for (double w : inverse_masses) std::fprintf(stderr, " %.17g", w);
+  std::fprintf(stderr, "\nconstraints:");
+  for (const auto& c : constraints) std::fprintf(stderr, " {%d, %d, %.17g}", c.i, c.j, c.length);
+  std::fprintf(stderr, "\ntolerance %g, max_iterations %d, dt %.17g, g_z %.17g, steps %d\n",
+               options.tolerance, options.max_iterations, dt, g.z(), steps);
+  PrintMatrix("reference", reference);
+  PrintMatrix("moved", moved);
+  PrintMatrix("velocities", velocities);
+}
 
 // Constraints of the chosen shape; lengths from `reference` (the constraints hold there) or
 // from the input.
@@ -167,6 +192,8 @@ void StepEveryIntegrator(const ikd::ConstraintModel& model, const ikd::Projectio
         break;
       }
       if (!AllFinite(state.positions) || !AllFinite(state.velocities)) {
+        PrintMatrix("positions", state.positions);
+        PrintMatrix("velocities", state.velocities);
         Fail("an OK step left a non-finite state", method, s, 0);
       }
       const double violation = model.MaxRelativeViolation(state.positions);
@@ -199,6 +226,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int steps = in.ConsumeIntegralInRange(1, 3);
   const uint64_t seed = in.ConsumeIntegral<uint64_t>();
 
+  static const bool verbose = std::getenv("IKD_FUZZ_VERBOSE") != nullptr;
+  if (verbose) {
+    PrintInput(inverse_masses, constraints, options, reference, moved, velocities, dt, g, steps);
+  }
   auto model = ikd::ConstraintModel::Create(inverse_masses, constraints);
   if (!model.ok()) return 0;  // refused input: fine, it named the field
 

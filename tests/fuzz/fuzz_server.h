@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "google/protobuf/message.h"
@@ -93,5 +94,27 @@ void CheckFinite(const google::protobuf::Message& message);
 
 // Parses `bytes` into `message` and clamps it (ClampUnboundedWork); false when unparsable.
 bool ParseInput(std::string_view bytes, google::protobuf::Message& message);
+
+// A bidirectional stream fed with the length-delimited requests of `data` (at most
+// `max_messages`; parsing stops at the first bad one) while another thread reads every response
+// and checks it (CheckFinite). Reading concurrently matters: the in-process transport does not
+// buffer, so a client that wrote everything before reading would wait for a server waiting for
+// its reader.
+template <typename Request, typename Response>
+void RunBidiStream(grpc::ClientReaderWriter<Request, Response>& stream, const uint8_t* data,
+                   size_t size, size_t max_messages) {
+  std::thread reader([&stream] {
+    Response response;
+    while (stream.Read(&response)) CheckFinite(response);
+  });
+  for (std::string_view bytes : SplitDelimited(data, size, max_messages)) {
+    Request request;
+    if (!ParseInput(bytes, request)) break;
+    if (!stream.Write(request)) break;  // the server ended the stream
+  }
+  stream.WritesDone();
+  reader.join();
+  stream.Finish().ok();
+}
 
 }  // namespace ikd::fuzz

@@ -40,15 +40,7 @@ void FuzzSolveTrajectory(std::string_view bytes) {
 void FuzzTrack(const uint8_t* data, size_t size) {
   grpc::ClientContext context;
   auto stream = FuzzServer::Get().kinematics().Track(&context);
-  for (std::string_view bytes : ikd::fuzz::SplitDelimited(data, size, kMaxTrackMessages)) {
-    v1::TrackRequest request;
-    if (!ParseInput(bytes, request)) break;
-    if (!stream->Write(request)) break;  // the server ended the stream
-  }
-  stream->WritesDone();
-  v1::TrackResponse response;
-  while (stream->Read(&response)) CheckFinite(response);
-  stream->Finish().ok();
+  ikd::fuzz::RunBidiStream(*stream, data, size, kMaxTrackMessages);
 }
 
 }  // namespace

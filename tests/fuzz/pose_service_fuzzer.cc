@@ -21,14 +21,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   grpc::ClientContext context;
   auto stream = ikd::fuzz::FuzzServer::Get().pose().EstimatePose(&context);
-  for (std::string_view bytes : ikd::fuzz::SplitDelimited(data, size, kMaxPoseMessages)) {
-    ikd::v1::EstimatePoseRequest request;
-    if (!ikd::fuzz::ParseInput(bytes, request)) break;
-    if (!stream->Write(request)) break;  // the server ended the stream
-  }
-  stream->WritesDone();
-  ikd::v1::EstimatePoseResponse response;
-  while (stream->Read(&response)) ikd::fuzz::CheckFinite(response);
-  stream->Finish().ok();
+  ikd::fuzz::RunBidiStream(*stream, data, size, kMaxPoseMessages);
   return 0;
 }
