@@ -75,8 +75,8 @@ server::ServerOptions FuzzServerOptions() {
   options.simulation.max_follow_steps = 200;
   options.simulation.max_follow_frames = 8;
   options.simulation.max_response_sites = 12;
-  options.kinematics.max_samples = 8;
-  options.kinematics.max_substeps_per_sample = 64;
+  options.kinematics.max_samples = 5;
+  options.kinematics.max_substeps_per_sample = 32;
   options.pose.max_points_per_frame = 48;
   return options;
 }

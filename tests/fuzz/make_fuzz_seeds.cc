@@ -96,7 +96,7 @@ void ModelSeeds(const std::string& dir, const ikd::fuzz::DemoModels& demo) {
 void KinematicsSeeds(const std::string& dir) {
   WriteSeed(dir, Selected(0, FromText<v1::SolveRequest>(R"pb(
     arm { name: "arms/planar7" } scene { name: "scenes/pillars" }
-    target { x: 0.8 y: 0.2 z: 0.3 } options { seed: 7 })pb")));
+    target { x: 0.8 y: 0.2 z: 0.3 } options { seed: 7 trials_per_step: 4 })pb")));
   WriteSeed(dir, Selected(0, FromText<v1::SolveRequest>(R"pb(
     arm { name: "arms/ur5" } target { x: 0.4 y: 0.3 z: 0.4 }
     target_orientation { y: 0.7071068 w: 0.7071068 })pb")));
@@ -113,27 +113,28 @@ void KinematicsSeeds(const std::string& dir) {
     arm { name: "arms/planar7" } scene { name: "scenes/pillars" }
     trajectory { line { from { x: 1.0 y: 0.45 z: 0.3 } to { x: 1.0 y: -0.45 z: 0.3 }
                         duration: 1 } }
-    sample_period: 0.25)pb")));
+    sample_period: 0.25 options { trials_per_step: 4 })pb")));
   WriteSeed(dir, Selected(1, FromText<v1::SolveTrajectoryRequest>(R"pb(
     arm { name: "arms/spatial6" }
     trajectory { arc { center { x: 0.5 z: 0.4 } axis { z: 1 } start { x: 0.7 z: 0.4 }
                        angle: 1 duration: 1 } }
-    sample_period: 0.2)pb")));
+    sample_period: 0.25 options { no_trials: true })pb")));
   WriteSeed(dir, Selected(1, FromText<v1::SolveTrajectoryRequest>(R"pb(
     arm { name: "arms/ur5" }
     trajectory { waypoints { interpolation: INTERPOLATION_CUBIC
                              waypoints { time: 0 position { x: 0.4 y: 0.3 z: 0.4 } }
                              waypoints { time: 0.5 position { x: 0.4 y: 0.35 z: 0.38 } }
                              waypoints { time: 1 position { x: 0.4 y: 0.4 z: 0.35 } } } }
-    sample_period: 0.2 tool_orientation { y: 0.7071068 w: 0.7071068 })pb")));
+    sample_period: 0.25 tool_orientation { y: 0.7071068 w: 0.7071068 })pb")));
   WriteSeed(dir, Selected(1, FromText<v1::SolveTrajectoryRequest>(R"pb(
     arm { name: "arms/demo" } scene { name: "scenes/demo" }
     trajectory { polyline { points { x: 0.8 y: 0.3 } points { x: 0.6 y: 0.6 }
                             points { x: 0.9 } speed: 1 } }
-    sample_period: 0.2)pb")));
+    sample_period: 0.25 options { trials_per_step: 4 })pb")));
   const std::vector<std::string> track = {
       FromText<v1::TrackRequest>(R"pb(config { arm { name: "arms/planar7" }
-                                               scene { name: "scenes/pillars" } })pb"),
+                                               scene { name: "scenes/pillars" }
+                                               options { trials_per_step: 4 } })pb"),
       FromText<v1::TrackRequest>(R"pb(target { time: 0 position { x: 0.8 y: 0.3 z: 0.3 } })pb"),
       FromText<v1::TrackRequest>(R"pb(scene_update { operations {
           operation: OPERATION_MOVE obstacle_id: "crate" translation { x: 0.05 } } })pb"),
