@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ikd::fuzz {
@@ -108,6 +109,8 @@ FuzzServer& FuzzServer::Get() {
 }
 
 FuzzServer::FuzzServer() {
+  // Protobuf logs every string field with invalid UTF-8 it parses: noise at fuzzing rates.
+  google::protobuf::SetLogHandler(nullptr);
   const server::ServerOptions options = FuzzServerOptions();
   store_ = server::NewMemoryModelStore({.max_models_per_collection = 64});
   pool_ = std::make_unique<server::WorkerPool>(options.pool);
