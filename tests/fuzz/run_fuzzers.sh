@@ -39,6 +39,8 @@ fi
 ASAN_OPTIONS=detect_leaks=0 "$fuzz_dir/make_fuzz_seeds" "$corpus_root"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
+# Leaks inside Debian's urdfdom that ikd cannot free are suppressed (see the file).
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 failed=()
 for target in "${targets[@]}"; do
