@@ -53,7 +53,7 @@ for target in "${targets[@]}"; do
   if "$fuzz_dir/$target" "$corpus_root/$target" -max_total_time="$seconds" -timeout=5 \
       -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$artifact_root/$target/" ${IKD_FUZZ_ARGS:-} >"$log" 2>&1; then
-    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$log" | tr '\n' ' '
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$log" | tr '\n' ' ' || true
     echo
   else
     echo "run_fuzzers: $target FAILED; last lines of $log:" >&2
