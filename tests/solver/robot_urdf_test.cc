@@ -107,7 +107,8 @@ TEST(UrdfTest, JointLoopIsRefused) {
                            Joint("j1", "revolute", "base", "l1", "0 0 0.5", "0 0 0", "0 0 1",
                                  kLimit) +
                            Joint("t", "fixed", "l1", "tool", "0 0 0.2", "0 0 0", "1 0 0") +
-                           Joint("back", "fixed", "tool", "l1", "0 0 0.1", "0 0 0", "1 0 0") +
+                           // urdfdom links joints in name order: "z_back" makes tool l1's parent.
+                           Joint("z_back", "fixed", "tool", "l1", "0 0 0.1", "0 0 0", "1 0 0") +
                            "</robot>";
   auto chain = ChainFromUrdf(loop, "base", "tool");
   EXPECT_EQ(chain.status().code(), absl::StatusCode::kInvalidArgument);
