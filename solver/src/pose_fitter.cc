@@ -314,6 +314,11 @@ absl::StatusOr<FrameResult> PoseFitter::Fit(double timestamp,
     ++result.robust_passes;
     if (!Project(prediction, inverse_masses, x, result)) {
       result.outcome = FrameOutcome::kProjectionFailed;
+      // A first frame fails in its ungated pass, whose scale is infinite: report the floor
+      // (found by fuzzing: noise_sigma inf on the wire).
+      if (!std::isfinite(result.noise_sigma)) {
+        result.noise_sigma = std::max(options_.min_noise_sigma, running_sigma_);
+      }
       result.sites = sites_;  // the previous pose, or empty on a first frame
       velocities_.setZero();
       if (first) has_pose_ = false;

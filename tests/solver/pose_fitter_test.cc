@@ -590,6 +590,22 @@ TEST(PoseFitterTest, BadFramesAreRefusedAndTheStreamSurvives) {
   }
 }
 
+// Fuzzing finding (pose_service_fuzzer): a first frame of three Human17 points (pelvis, left
+// knee, right wrist) whose projection fails reported noise_sigma = inf (the ungated pass's
+// scale); every number of the result must be finite whatever the outcome.
+TEST(PoseFitterTest, SparseFirstFrameReportsFiniteNumbers) {
+  auto fitter = PoseFitter::Create(Skeleton::Human17(), {});
+  ASSERT_TRUE(fitter.ok());
+  const std::vector<Observation> observations = {{"pelvis", {0, 0, 1.01}, 1.0},
+                                                 {"left_knee", {3.16619873046875e-05, 0, 0.55}, 1.0},
+                                                 {"right_wrist", {-0.5, 0, 1.700979434742647}, 1.0}};
+  auto result = fitter->Fit(0.03, observations);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(std::isfinite(result->noise_sigma));
+  for (const ObservationFit& fit : result->observations) EXPECT_TRUE(std::isfinite(fit.residual));
+  EXPECT_TRUE(result->sites.allFinite());
+}
+
 // Unknown labels under kIgnore are skipped and reported; the rest of the frame is fitted.
 TEST(PoseFitterTest, IgnoresUnknownLabelsWhenAsked) {
   const Skeleton human = Skeleton::Human17();
