@@ -97,15 +97,18 @@ bool ParseInput(std::string_view bytes, google::protobuf::Message& message);
 
 // A bidirectional stream fed with the length-delimited requests of `data` (at most
 // `max_messages`; parsing stops at the first bad one) while another thread reads every response
-// and checks it (CheckFinite). Reading concurrently matters: the in-process transport does not
+// and checks it (CheckFinite; only those `must_be_finite` accepts when it is given). Reading concurrently matters: the in-process transport does not
 // buffer, so a client that wrote everything before reading would wait for a server waiting for
 // its reader.
 template <typename Request, typename Response>
 void RunBidiStream(grpc::ClientReaderWriter<Request, Response>& stream, const uint8_t* data,
-                   size_t size, size_t max_messages) {
-  std::thread reader([&stream] {
+                   size_t size, size_t max_messages,
+                   bool (*must_be_finite)(const Response&) = nullptr) {
+  std::thread reader([&stream, must_be_finite] {
     Response response;
-    while (stream.Read(&response)) CheckFinite(response);
+    while (stream.Read(&response)) {
+      if (must_be_finite == nullptr || must_be_finite(response)) CheckFinite(response);
+    }
   });
   for (std::string_view bytes : SplitDelimited(data, size, max_messages)) {
     Request request;
