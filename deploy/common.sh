@@ -13,7 +13,8 @@ IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl
 # openssl: security_test makes its TLS certificates at run time; postgresql: the PostgreSQL
 # store and replicas tests start a real server; libyaml-cpp-dev: the deploy manifests test.
 IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
-  openssl postgresql libyaml-cpp-dev)
+  openssl postgresql libyaml-cpp-dev
+  clang libclang-rt-14-dev)  # clang + libFuzzer runtime: tests/fuzz (IKD_BUILD_FUZZERS)
 
 ikd_install_packages() {
   [ "${IKD_SKIP_APT:-0}" = 1 ] && return 0

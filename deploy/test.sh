@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
 
-stages="${IKD_TEST_STAGES:-plain asan tsan}"
+stages="${IKD_TEST_STAGES:-plain asan tsan fuzz}"
 [ "${1:-}" = --quick ] && stages=plain
 plain_dir="$IKD_BUILD_DIR"
 root="$PWD"
@@ -71,7 +71,7 @@ for stage in $stages; do
     fuzz)
       IKD_BUILD_DIR="$plain_dir-fuzz"
       CXX=clang++ ikd_configure -DIKD_BUILD_FUZZERS=ON -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=OFF
-      ikd_build
+      cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target ikd_fuzzers
       bash tests/fuzz/run_fuzzers.sh "$IKD_BUILD_DIR" "${IKD_FUZZ_SECONDS:-15}"
       ;;
     *)

@@ -88,14 +88,23 @@ double GaussLegendre5(const F& f, double a, double b) {
   return half * sum;
 }
 
+// Subdivisions one adaptive integral may make. The depth cap alone allows 2^40: a speed that
+// overflows (a waypoint at 1e188 m, found by fuzzing) makes every error estimate NaN, which
+// never passes the test, and took minutes on the request's thread (the length is then infinite
+// and refused). Smooth segments stop far below this.
+constexpr int kMaxSubdivisions = 4096;
+
 template <class F>
 double AdaptiveIntegral(const F& f, double a, double b, double whole, double tolerance,
-                        int depth) {
+                        int depth, int& budget) {
   const double mid = 0.5 * (a + b);
   const double left = GaussLegendre5(f, a, mid), right = GaussLegendre5(f, mid, b);
-  if (depth >= 40 || std::abs(left + right - whole) <= tolerance) return left + right;
-  return AdaptiveIntegral(f, a, mid, left, 0.5 * tolerance, depth + 1) +
-         AdaptiveIntegral(f, mid, b, right, 0.5 * tolerance, depth + 1);
+  if (depth >= 40 || budget <= 0 || std::abs(left + right - whole) <= tolerance) {
+    return left + right;
+  }
+  --budget;
+  return AdaptiveIntegral(f, a, mid, left, 0.5 * tolerance, depth + 1, budget) +
+         AdaptiveIntegral(f, mid, b, right, 0.5 * tolerance, depth + 1, budget);
 }
 
 }  // namespace
@@ -323,7 +332,8 @@ double Trajectory::SegmentLength(int k) const {
   const double whole = GaussLegendre5(speed, a, b);
   const double tolerance = 1e-14 * speed_bounds_[k] * h;  // the bound exceeds the length
   if (!(tolerance > 0.0)) return whole;  // a stationary segment (or non-finite: caught later)
-  return AdaptiveIntegral(speed, a, b, whole, tolerance, 0);
+  int budget = kMaxSubdivisions;
+  return AdaptiveIntegral(speed, a, b, whole, tolerance, 0, budget);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,24 @@
 #include "absl/strings/str_cat.h"
 
 namespace ikd {
+namespace {
+
+// Finite input can still overflow within a step (coordinates or velocities near the largest
+// double, a tiny dt against them, huge masses): such a step fails like a non-finite projection
+// (OUT_OF_RANGE) instead of handing back infinities, and the caller's state stays untouched.
+absl::Status CheckFiniteStep(const Eigen::Matrix3Xd& positions,
+                             const Eigen::Matrix3Xd& velocities, const Eigen::Matrix3Xd& forces,
+                             double potential, double kinetic) {
+  if (positions.allFinite() && velocities.allFinite() && forces.allFinite() &&
+      std::isfinite(potential) && std::isfinite(kinetic)) {
+    return absl::OkStatus();
+  }
+  return absl::OutOfRangeError(
+      "the step overflowed: non-finite positions, velocities, forces or energies (coordinates, "
+      "velocities or masses too large for dt)");
+}
+
+}  // namespace
 
 absl::StatusOr<ConstrainedIntegrator> ConstrainedIntegrator::Create(
     const ConstraintModel& model, Method method, const ProjectionOptions& options,
@@ -69,14 +87,23 @@ absl::StatusOr<StepReport> ConstrainedIntegrator::StepPositionVerlet(DynamicsSta
   auto summary = solver_->ProjectPositions(state.positions, next);
   if (!summary.ok()) return summary.status();
   if (!summary->converged()) return summary->ToStatus();
+  Eigen::Matrix3Xd velocities = (next - state.positions) / dt_;
+  Eigen::Matrix3Xd next_forces;
+  const double potential = Forces(next, next_forces);
+  const double kinetic = KineticEnergy(*model_, velocities);
+  if (absl::Status s = CheckFiniteStep(next, velocities, next_forces, potential, kinetic);
+      !s.ok()) {
+    return s;
+  }
   StepReport report;
   report.positions = *summary;
-  state.velocities = (next - state.positions) / dt_;
+  state.velocities = std::move(velocities);
   state.positions = std::move(next);
   started_ = true;
-  report.potential_energy = potential_ = Forces(state.positions, forces_);
+  forces_ = std::move(next_forces);
   forces_at_ = state.positions;
-  report.kinetic_energy = KineticEnergy(*model_, state.velocities);
+  report.potential_energy = potential_ = potential;
+  report.kinetic_energy = kinetic;
   return report;
 }
 
@@ -103,6 +130,11 @@ absl::StatusOr<StepReport> ConstrainedIntegrator::StepVelocityVerlet(DynamicsSta
   auto velocity_summary = solver_->ProjectVelocities(next, velocities);
   if (!velocity_summary.ok()) return velocity_summary.status();
   if (!velocity_summary->converged()) return velocity_summary->ToStatus();
+  const double kinetic = KineticEnergy(*model_, velocities);
+  if (absl::Status s = CheckFiniteStep(next, velocities, next_forces, potential, kinetic);
+      !s.ok()) {
+    return s;
+  }
 
   state.positions = std::move(next);
   state.velocities = std::move(velocities);
@@ -113,7 +145,7 @@ absl::StatusOr<StepReport> ConstrainedIntegrator::StepVelocityVerlet(DynamicsSta
   report.positions = *position_summary;
   report.velocities = *velocity_summary;
   report.potential_energy = potential;
-  report.kinetic_energy = KineticEnergy(*model_, state.velocities);
+  report.kinetic_energy = kinetic;
   return report;
 }
 

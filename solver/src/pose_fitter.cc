@@ -24,6 +24,9 @@ constexpr double kFirstFrameSmoothing = 0.05;
 constexpr double kSnapSmoothing = 1e-3;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kMaxLimitRounds = 4;
+// Observed coordinates beyond this (m) are refused: squared distances of points near the double
+// range overflow, and a head at z = -2e289 (found by fuzzing) gave infinite residuals and noise.
+constexpr double kMaxCoordinate = 1e6;
 constexpr int kContinuationSteps = 8;
 constexpr int kAlignPasses = 3;
 // Calibration keeps distances within this many robust standard deviations of the median.
@@ -59,6 +62,11 @@ absl::Status CheckObservation(const Observation& o, size_t k) {
   if (!o.position.allFinite()) {
     return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].position (label \"",
                                                    o.label, "\"): non-finite coordinate"));
+  }
+  if (o.position.cwiseAbs().maxCoeff() > kMaxCoordinate) {
+    return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].position (label \"",
+                                                   o.label, "\"): a coordinate beyond ",
+                                                   kMaxCoordinate, " m"));
   }
   if (!InRange(o.confidence, 0.0, 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].confidence (label \"",
@@ -306,6 +314,11 @@ absl::StatusOr<FrameResult> PoseFitter::Fit(double timestamp,
     ++result.robust_passes;
     if (!Project(prediction, inverse_masses, x, result)) {
       result.outcome = FrameOutcome::kProjectionFailed;
+      // A first frame fails in its ungated pass, whose scale is infinite: report the floor
+      // (found by fuzzing: noise_sigma inf on the wire).
+      if (!std::isfinite(result.noise_sigma)) {
+        result.noise_sigma = std::max(options_.min_noise_sigma, running_sigma_);
+      }
       result.sites = sites_;  // the previous pose, or empty on a first frame
       velocities_.setZero();
       if (first) has_pose_ = false;

@@ -1,6 +1,8 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <console_bridge/console.h>
@@ -37,6 +39,25 @@ urdf::ModelInterfaceSharedPtr Parse(const std::string& xml, std::string& why) {
   why = handler.messages();
   return model;
 }
+
+// urdfdom links own their children (shared_ptr) and point at their parents: a document whose
+// joints close a loop leaves a reference cycle that outlives the model (a leak per request,
+// found by fuzzing). Clearing the child lists when the import is done breaks any cycle.
+class BreakLinkCycles {
+ public:
+  explicit BreakLinkCycles(const urdf::ModelInterfaceSharedPtr& model) : model_(model) {}
+  ~BreakLinkCycles() {
+    if (model_ == nullptr) return;
+    for (auto& [name, link] : model_->links_) {
+      if (link == nullptr) continue;
+      link->child_links.clear();
+      link->child_joints.clear();
+    }
+  }
+
+ private:
+  const urdf::ModelInterfaceSharedPtr& model_;
+};
 
 Eigen::Isometry3d ToIsometry(const urdf::Pose& pose) {
   Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
@@ -86,6 +107,7 @@ absl::StatusOr<ChainSpec> ChainFromUrdf(const std::string& urdf_xml, const std::
                                         const std::string& tip_link, const Eigen::Isometry3d& X_FT) {
   std::string why;
   const urdf::ModelInterfaceSharedPtr model = Parse(urdf_xml, why);
+  const BreakLinkCycles break_cycles(model);
   if (!model) {
     return absl::InvalidArgumentError(
         absl::StrCat("urdf: not a valid robot description", why.empty() ? "" : ": ", why));
@@ -99,9 +121,17 @@ absl::StatusOr<ChainSpec> ChainFromUrdf(const std::string& urdf_xml, const std::
     return absl::InvalidArgumentError(absl::StrCat("tip_link '", tip_link, "' is not a link of robot '",
                                                    model->getName(), "'"));
   }
-  // From the tip up to the base along the parent joints, then reversed.
+  // From the tip up to the base along the parent joints, then reversed. A link met twice means
+  // the joints form a loop (urdfdom accepts one): without this check the walk never ended and
+  // grew `path` until the process ran out of memory (found by fuzzing).
   std::vector<urdf::JointSharedPtr> path;
+  std::set<std::string> visited;
   while (link->name != base_link) {
+    if (!visited.insert(link->name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("urdf: the joints above tip_link '", tip_link,
+                                                     "' form a loop through link '", link->name,
+                                                     "'"));
+    }
     if (!link->parent_joint) {
       return absl::InvalidArgumentError(absl::StrCat("tip_link '", tip_link,
                                                      "' is not below base_link '", base_link, "'"));

@@ -278,6 +278,19 @@ TEST(TrajectoryTest, CubicLengthMatchesIndependentReferences) {
   EXPECT_NEAR(curvy->Length(), reference, 1e-9 * reference);
 }
 
+// Fuzzing finding (kinematics_service_fuzzer): a cubic spline from a waypoint at y = 1.39e188 m
+// back to the arm's workspace: its speed overflows to infinity, every error estimate of the
+// adaptive length integral was NaN, and it recursed towards 2^40 intervals (minutes on the
+// request's thread). Now it stops within its budget and the infinite length is refused.
+TEST(TrajectoryTest, HugeWaypointIsRefusedWithBoundedWork) {
+  const std::vector<Waypoint> waypoints = {{0.0, V(0.4, 1.3923463798895858e188, 0.4)},
+                                           {0.5, V(0.4, 0.35, 0.38)},
+                                           {1.0, V(0.4, 0.4, 0.35)}};
+  auto path = Trajectory::FromWaypoints(waypoints, Interpolation::kCubic);
+  EXPECT_EQ(path.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(path.status().message()), HasSubstr("beyond the double range"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sampling
 

@@ -1,6 +1,7 @@
 #include "ikd/constraints/integrators.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 
@@ -133,6 +134,49 @@ TEST(ConstrainedIntegratorTest, NonConvergenceLeavesStateUntouched) {
   EXPECT_THAT(std::string(report.status().message()), HasSubstr("max_iterations=2"));
   EXPECT_EQ(s.positions, before.positions);
   EXPECT_EQ(s.velocities, before.velocities);
+}
+
+// Fuzzing finding (constraint_engine_fuzzer): a driven site (inverse mass 0) at x = -6.6e307
+// moving at the largest double; SHAKE's velocity (r(t+dt) - r(t)) / dt overflowed and the step
+// returned OK with v = -inf. Now every method either steps to a finite state or fails
+// OUT_OF_RANGE with the state untouched, and SHAKE fails.
+TEST(ConstrainedIntegratorTest, OverflowingStepFailsAndLeavesStateUntouched) {
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Zero(1), {});
+  for (Method method : {Method::kShake, Method::kRattle, Method::kMilcShake, Method::kMatrix}) {
+    auto integrator = *ConstrainedIntegrator::Create(model, method, ProjectionOptions(),
+                                                     nullptr, 0.001);
+    DynamicsState s{Eigen::Matrix3Xd::Zero(3, 1), Eigen::Matrix3Xd::Zero(3, 1)};
+    s.positions(0, 0) = -6.6267910560135753e307;
+    s.velocities(0, 0) = -std::numeric_limits<double>::max();
+    const DynamicsState before = s;
+    auto report = integrator.Step(s);
+    if (report.ok()) {
+      EXPECT_TRUE(s.positions.allFinite() && s.velocities.allFinite()) << MethodName(method);
+      EXPECT_TRUE(std::isfinite(report->kinetic_energy)) << MethodName(method);
+    } else {
+      EXPECT_EQ(report.status().code(), absl::StatusCode::kOutOfRange) << MethodName(method);
+      EXPECT_EQ(s.positions, before.positions) << MethodName(method);
+      EXPECT_EQ(s.velocities, before.velocities) << MethodName(method);
+    }
+    if (method == Method::kShake) {
+      EXPECT_THAT(std::string(report.status().message()), HasSubstr("overflowed"));
+    }
+  }
+}
+
+// A free unit-mass site at 1e200 m/s: its kinetic energy (5e399 J) overflows, so every method
+// fails OUT_OF_RANGE instead of reporting an infinite energy.
+TEST(ConstrainedIntegratorTest, OverflowingEnergyFailsTheStep) {
+  auto model = *ConstraintModel::Create(Eigen::VectorXd::Ones(1), {});
+  for (Method method : {Method::kShake, Method::kRattle, Method::kMilcShake, Method::kMatrix}) {
+    auto integrator = *ConstrainedIntegrator::Create(model, method, ProjectionOptions(),
+                                                     nullptr, 0.001);
+    DynamicsState s{Eigen::Matrix3Xd::Zero(3, 1), Eigen::Matrix3Xd::Zero(3, 1)};
+    s.velocities(1, 0) = 1e200;
+    auto report = integrator.Step(s);
+    EXPECT_EQ(report.status().code(), absl::StatusCode::kOutOfRange) << MethodName(method);
+    EXPECT_EQ(s.velocities(1, 0), 1e200) << MethodName(method);
+  }
 }
 
 // Brownian kicks followed by projection keep every bond at its length (tolerance 1e-10).

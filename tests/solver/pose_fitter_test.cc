@@ -541,8 +541,8 @@ TEST(PoseFitterTest, FitsAGraphSkeleton) {
   EXPECT_LT(std::sqrt(sq / (200.0 * 17)), c.sigma);
 }
 
-// Bad frames are refused with InvalidArgument naming the problem and leave the fitter exactly
-// as it was: the same stream with bad frames interleaved gives bit-identical fits.
+// Bad frames (unknown, non-finite or beyond 1e6 m, bad confidence, repeated, out of time) are
+// refused with InvalidArgument naming the problem and leave the fitter exactly as it was: the same stream with bad frames interleaved gives bit-identical fits.
 TEST(PoseFitterTest, BadFramesAreRefusedAndTheStreamSurvives) {
   const Skeleton human = Skeleton::Human17();
   const std::vector<Frame> stream = MakeStream(human, human, 60, Corruption{}, 11);
@@ -558,14 +558,18 @@ TEST(PoseFitterTest, BadFramesAreRefusedAndTheStreamSurvives) {
       const char* expected;
     };
     std::vector<Observation> unknown = frame.observations, nan_position = frame.observations,
-                             bad_confidence = frame.observations, repeated = frame.observations;
+                             bad_confidence = frame.observations, repeated = frame.observations,
+                             huge_position = frame.observations;
     unknown.push_back({"left_ear", {0, 0, 1}, 1.0});
     nan_position[0].position.y() = nan;
+    // Fuzzing finding (pose_service_fuzzer): a head at z = -2e289 gave infinite residuals.
+    huge_position.back().position.z() = -1.9790410631549119e289;
     bad_confidence[1].confidence = 1.5;
     repeated.push_back(repeated[2]);
     const Bad bad_frames[] = {
         {frame.time, unknown, "\"left_ear\" is not a label of the skeleton"},
         {frame.time, nan_position, "observations[0].position"},
+        {frame.time, huge_position, "a coordinate beyond 1e+06 m"},
         {frame.time, bad_confidence, "observations[1].confidence"},
         {frame.time, repeated, "repeats observations[2]"},
         {nan, frame.observations, "timestamp must be finite"},
@@ -584,6 +588,22 @@ TEST(PoseFitterTest, BadFramesAreRefusedAndTheStreamSurvives) {
     ASSERT_TRUE(a.ok() && b.ok());
     ASSERT_EQ(a->sites, b->sites) << "frame " << f;
   }
+}
+
+// Fuzzing finding (pose_service_fuzzer): a first frame of three Human17 points (pelvis, left
+// knee, right wrist) whose projection fails reported noise_sigma = inf (the ungated pass's
+// scale); every number of the result must be finite whatever the outcome.
+TEST(PoseFitterTest, SparseFirstFrameReportsFiniteNumbers) {
+  auto fitter = PoseFitter::Create(Skeleton::Human17(), {});
+  ASSERT_TRUE(fitter.ok());
+  const std::vector<Observation> observations = {{"pelvis", {0, 0, 1.01}, 1.0},
+                                                 {"left_knee", {3.16619873046875e-05, 0, 0.55}, 1.0},
+                                                 {"right_wrist", {-0.5, 0, 1.700979434742647}, 1.0}};
+  auto result = fitter->Fit(0.03, observations);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(std::isfinite(result->noise_sigma));
+  for (const ObservationFit& fit : result->observations) EXPECT_TRUE(std::isfinite(fit.residual));
+  EXPECT_TRUE(result->sites.allFinite());
 }
 
 // Unknown labels under kIgnore are skipped and reported; the rest of the frame is fitted.

@@ -99,5 +99,21 @@ TEST(UrdfTest, ErrorsNameTheProblem) {
   EXPECT_THAT(Robot::Create(*prismatic).status().message(), HasSubstr("prismatic joints are not supported"));
 }
 
+// Fuzzing findings (urdf_import_fuzzer): joints that close a loop (l1 -> tool -> l1) made the
+// walk from the tip to the base run until memory ran out, and the loop's shared_ptr cycle in
+// urdfdom's links leaked; now the loop is named (the fuzz build's LeakSanitizer checks the rest).
+TEST(UrdfTest, JointLoopIsRefused) {
+  const std::string loop = "<robot name=\"loop\">" + Link("base") + Link("l1") + Link("tool") +
+                           Joint("j1", "revolute", "base", "l1", "0 0 0.5", "0 0 0", "0 0 1",
+                                 kLimit) +
+                           Joint("t", "fixed", "l1", "tool", "0 0 0.2", "0 0 0", "1 0 0") +
+                           // urdfdom links joints in name order: "z_back" makes tool l1's parent.
+                           Joint("z_back", "fixed", "tool", "l1", "0 0 0.1", "0 0 0", "1 0 0") +
+                           "</robot>";
+  auto chain = ChainFromUrdf(loop, "base", "tool");
+  EXPECT_EQ(chain.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(chain.status().message(), HasSubstr("form a loop through link"));
+}
+
 }  // namespace
 }  // namespace ikd::robot

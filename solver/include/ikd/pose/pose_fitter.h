@@ -98,8 +98,8 @@ class Calibrator {
   static absl::StatusOr<Calibrator> Create(const Skeleton& skeleton,
                                            const CalibrationOptions& options);
 
-  // Errors (InvalidArgument, nothing recorded): an unknown label, a non-finite coordinate, a
-  // confidence outside [0, 1], a site observed twice.
+  // Errors (InvalidArgument, nothing recorded): an unknown label, a non-finite coordinate or
+  // one beyond 1e6 m, a confidence outside [0, 1], a site observed twice.
   absl::Status AddFrame(std::span<const Observation> observations);
   int frames() const { return frames_; }
   // FailedPrecondition naming the bone when it has fewer than min_samples_per_bone samples.
@@ -203,7 +203,7 @@ class PoseFitter {
   // Fits one frame. Errors (InvalidArgument; the fitter's state is left unchanged, so the
   // stream goes on with the next frame): a non-finite timestamp or one not after the previous
   // accepted frame, an unknown label (under kReject), a repeated label, a non-finite
-  // coordinate, a confidence outside [0, 1]. Everything else is an outcome in the result.
+  // coordinate or one beyond 1e6 m, a confidence outside [0, 1]. Everything else is an outcome in the result.
   absl::StatusOr<FrameResult> Fit(double timestamp, std::span<const Observation> observations);
 
   // Forgets the track (pose, velocities, noise estimate); calibrated lengths are kept.
