@@ -42,6 +42,15 @@ struct IkProblem {
   }
 };
 
+// The server's bound on the stochastic trials of one sub-step.
+absl::Status CheckTrials(const v1::IkOptions& options, const std::string& path,
+                         const ModelLimits& limits) {
+  if (options.trials_per_step() <= limits.max_trials_per_step) return absl::OkStatus();
+  return FieldViolation(Below(path, "trials_per_step"),
+                        absl::StrCat("at most ", limits.max_trials_per_step,
+                                     " (--max_trials_per_step), got ", options.trials_per_step()));
+}
+
 // The fields every request has (Solve, SolveTrajectory, TrackConfig), at request path
 // `prefix` ("" or "config").
 absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
@@ -56,6 +65,7 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
       SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
   if (!scene.ok()) return scene.status();
   problem->scene = *std::move(scene);
+  if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
   absl::StatusOr<ik::IkOptions> ik_options = IkOptionsFromProto(options, Below(prefix, "options"));
   if (!ik_options.ok()) return ik_options.status();
   problem->options = *ik_options;
@@ -99,6 +109,7 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
       SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
   if (!scene.ok()) return scene.status();
+  if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
   absl::StatusOr<robot::RobotIkOptions> robot_options =
       RobotOptionsFromProto(options, Below(prefix, "options"));
   if (!robot_options.ok()) return robot_options.status();

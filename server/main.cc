@@ -39,6 +39,10 @@ ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the 
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
 ABSL_FLAG(int, max_samples, 100000, "maximum samples of one SolveTrajectory");
 ABSL_FLAG(int, max_obstacles, 10000, "maximum obstacles per scene (at most 10000)");
+ABSL_FLAG(int, max_trials_per_step, 10000,
+          "maximum IkOptions.trials_per_step (stochastic trials of one IK sub-step)");
+ABSL_FLAG(int, max_projection_iterations, 100000,
+          "maximum projection.max_iterations of StepChain / StepPendulum (corrections per step)");
 ABSL_FLAG(int, threads, 0, "worker threads for solves and simulations (0: one per CPU core)");
 ABSL_FLAG(int, max_queued, 256,
           "calls waiting for a worker; beyond it new calls get RESOURCE_EXHAUSTED");
@@ -115,6 +119,8 @@ int main(int argc, char** argv) {
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.limits.max_limbs = absl::GetFlag(FLAGS_max_limbs);
   options.limits.max_obstacles = absl::GetFlag(FLAGS_max_obstacles);
+  options.limits.max_trials_per_step = absl::GetFlag(FLAGS_max_trials_per_step);
+  options.simulation.max_projection_iterations = absl::GetFlag(FLAGS_max_projection_iterations);
   options.kinematics.max_samples = absl::GetFlag(FLAGS_max_samples);
   options.security.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                           absl::GetFlag(FLAGS_tls_client_ca)};

@@ -50,10 +50,18 @@ absl::StatusOr<Method> MethodFromProto(v1::ConstraintMethod method) {
 }
 
 // Zero values mean the solver's defaults.
-absl::StatusOr<ProjectionOptions> ProjectionFromProto(const v1::ProjectionSettings& settings) {
+absl::StatusOr<ProjectionOptions> ProjectionFromProto(const v1::ProjectionSettings& settings,
+                                                      const SimulationLimits& limits) {
   ProjectionOptions options;
   if (settings.tolerance() != 0.0) options.tolerance = settings.tolerance();
   if (settings.max_iterations() != 0) options.max_iterations = settings.max_iterations();
+  // The solver allows 1e7; one step's work is iterations x constraints, so the server caps it.
+  if (options.max_iterations > limits.max_projection_iterations) {
+    return FieldViolation("projection.max_iterations",
+                          absl::StrCat("at most ", limits.max_projection_iterations,
+                                       " (--max_projection_iterations), got ",
+                                       options.max_iterations));
+  }
   if (absl::Status s = options.Validate(); !s.ok()) {
     return SolverFieldViolation(s, Prefixed("projection.", "projection"));
   }
@@ -379,7 +387,7 @@ absl::StatusOr<ChainSetup> ChainSetupFromProto(const v1::StepChainRequest& reque
   auto method = MethodFromProto(request.projection().method());
   if (!method.ok()) return method.status();
   setup.method = *method;
-  auto projection = ProjectionFromProto(request.projection());
+  auto projection = ProjectionFromProto(request.projection(), limits);
   if (!projection.ok()) return projection.status();
   setup.projection = *projection;
   auto plan = PlanFromProto(request.dt(), request.steps(), request.stride(), limits);
@@ -436,7 +444,7 @@ absl::StatusOr<PendulumSetup> PendulumSetupFromProto(const v1::StepPendulumReque
   auto method = MethodFromProto(request.projection().method());
   if (!method.ok()) return method.status();
   setup.method = *method;
-  auto projection = ProjectionFromProto(request.projection());
+  auto projection = ProjectionFromProto(request.projection(), limits);
   if (!projection.ok()) return projection.status();
   setup.projection = *projection;
   auto plan = PlanFromProto(request.dt(), request.steps(), request.stride(), limits);

@@ -33,6 +33,8 @@ struct SimulationLimits {
   // Constraints on one site: bounds the matrix method's B W B^T (its non-zeros grow with the
   // square of a site's constraint count), which a few dense sites would otherwise blow up.
   int max_constraints_per_site = 64;
+  // projection.max_iterations of StepChain and StepPendulum: corrections per step.
+  int max_projection_iterations = 100'000;
   int64_t max_steps = 10'000'000;   // StepChain, StepPendulum
   int64_t max_frames = 100'000;     // frames of one stream (steps / stride, rounded up)
   int max_follow_steps = FollowOptions::kMaxSteps;

@@ -24,6 +24,9 @@ struct ModelLimits {
   // factorization with their square per site).
   int max_skeleton_bones = 4000;
   int max_operations = 1000;   // per EditScene request
+  // IkOptions.trials_per_step of every IK request (chain arms and industrial arms): the
+  // stochastic trials of one sub-step, each a re-projection.
+  int max_trials_per_step = 10'000;
   int default_page_size = 50;  // List with page_size 0
   int max_page_size = 1000;    // larger page sizes are capped to this
 };

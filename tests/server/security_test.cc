@@ -595,6 +595,67 @@ TEST(CallLimitsTest, ConstraintsPerSite) {
                                      "than 64 constraints (max_constraints_per_site)")));
 }
 
+// IkOptions.trials_per_step above max_trials_per_step is INVALID_ARGUMENT naming the field and
+// the flag; the bound itself is accepted.
+TEST(CallLimitsTest, TrialsPerStep) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.limits.max_trials_per_step = 50;
+  Server server(options);
+  ASSERT_TRUE(server.running());
+  auto stub = v1::KinematicsService::NewStub(TokenChannel(server.address(), ""));
+  for (const int trials : {50, 51}) {
+    v1::SolveRequest request;
+    *request.mutable_arm()->mutable_spec() = PlanarArm(3);
+    request.mutable_target()->set_x(1.0);
+    request.mutable_target()->set_y(0.5);
+    request.mutable_options()->set_trials_per_step(trials);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::SolveResponse response;
+    grpc::Status status = stub->Solve(&context, request, &response);
+    if (trials == 50) {
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_THAT(status.error_message(),
+                  HasSubstr("options.trials_per_step: at most 50 (--max_trials_per_step), got 51"));
+    }
+  }
+}
+
+// projection.max_iterations above max_projection_iterations is INVALID_ARGUMENT naming the
+// field and the flag (the solver alone would allow 10^7 corrections per step).
+TEST(CallLimitsTest, ProjectionIterations) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  Server server(options);
+  ASSERT_TRUE(server.running());
+  auto stub = v1::SimulationService::NewStub(TokenChannel(server.address(), ""));
+  v1::StepPendulumRequest request;
+  request.set_planar(true);
+  request.add_masses(1.0);
+  request.add_lengths(1.0);
+  request.add_angles(0.5);
+  request.add_angular_velocities(0.0);
+  request.mutable_projection()->set_method(v1::CONSTRAINT_METHOD_RATTLE);
+  request.mutable_projection()->set_max_iterations(options.simulation.max_projection_iterations +
+                                                   1);
+  request.set_dt(1e-3);
+  request.set_steps(1);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub->StepPendulum(&context, request);
+  v1::PendulumFrame frame;
+  EXPECT_FALSE(reader->Read(&frame));
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr(absl::StrCat("projection.max_iterations: at most ",
+                                     options.simulation.max_projection_iterations,
+                                     " (--max_projection_iterations)")));
+}
+
 // A skeleton with more bones than max_skeleton_bones is INVALID_ARGUMENT naming the field and
 // the bound.
 TEST(CallLimitsTest, SkeletonBones) {
