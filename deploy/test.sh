@@ -64,7 +64,11 @@ for stage in $stages; do
       IKD_BUILD_DIR="$plain_dir-tsan"
       ikd_configure -DIKD_BUILD_TESTS=ON -DIKD_BUILD_BENCH=OFF -DIKD_SANITIZE=thread
       mapfile -t targets < <(cmake --build "$IKD_BUILD_DIR" --target help |
-        sed -n 's/^\.\.\. \(\(server\|integration\)_[a-z_]*_test\)$/\1/p')
+        sed -n 's/^\.\.\. \(\(server\|integration\)_[a-z0-9_]*_test\)$/\1/p')
+      if [ ${#targets[@]} -eq 0 ]; then
+        echo "ikd: no server or integration test targets in $IKD_BUILD_DIR" >&2
+        exit 1
+      fi
       cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target "${targets[@]}"
       run_ctest "$IKD_BUILD_DIR" -L '^(server|integration)$'
       ;;

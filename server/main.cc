@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
   const std::string store_path = ikd::server::RedactPassword(*store_spec);  // for logs only
   auto store = OpenStore(*store_spec, absl::GetFlag(FLAGS_max_models));
   if (!store.ok()) {
-    std::fprintf(stderr, "ikd: %s\n", store.status().ToString().c_str());
+    std::fprintf(stderr, "ikd: %s\n",
+                 ikd::server::RedactPassword(store.status().ToString()).c_str());
     return EXIT_FAILURE;
   }
   ikd::server::ServerOptions options;

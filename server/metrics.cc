@@ -94,28 +94,6 @@ std::string NewRequestId() {
                          absl::Uniform<uint64_t>(gen));
 }
 
-// `text` as a JSON string (quotes included), at most `max_bytes` of it.
-void AppendJsonString(std::string& out, std::string_view text, size_t max_bytes) {
-  if (text.size() > max_bytes) text = text.substr(0, max_bytes);
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
 // The metric children of one method, created on its first call (prometheus-cpp's Family::Add
 // builds a label map and takes a lock, so it runs once per method and per status code).
 struct MethodMetrics {
@@ -205,6 +183,68 @@ void Knock(const std::string& host, int port) {
 }
 
 }  // namespace
+
+namespace internal {
+
+// Length of the well-formed UTF-8 sequence at the start of `text` (1 to 4 bytes), 0 if none.
+size_t Utf8SequenceLength(std::string_view text) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) length = 3;
+  else if (lead >= 0xf0 && lead <= 0xf4) length = 4;
+  if (length == 0 || text.size() < length) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+  }
+  // Overlong forms, UTF-16 surrogates and code points above U+10FFFF.
+  if ((lead == 0xe0 && byte(1) < 0xa0) || (lead == 0xed && byte(1) > 0x9f) ||
+      (lead == 0xf0 && byte(1) < 0x90) || (lead == 0xf4 && byte(1) > 0x8f)) {
+    return 0;
+  }
+  return length;
+}
+
+// `text` as a JSON string (quotes included), at most `max_bytes` of it. A client-chosen string
+// (a method path, an id echoed in an error) may be invalid UTF-8: such bytes are escaped as
+// their Latin-1 code points (so is a character cut by the byte limit), so that every line stays
+// valid JSON for strict ingesters.
+void AppendJsonString(std::string& out, std::string_view text, size_t max_bytes) {
+  if (text.size() > max_bytes) text = text.substr(0, max_bytes);
+  out += '"';
+  for (size_t k = 0; k < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[k]);
+    if (c >= 0x80) {
+      const size_t length = Utf8SequenceLength(text.substr(k));
+      if (length > 0) {
+        out.append(text.substr(k, length));
+        k += length;
+      } else {
+        absl::StrAppendFormat(&out, "\\u%04x", c);
+        ++k;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++k;
+  }
+  out += '"';
+}
+
+}  // namespace internal
 
 struct Metrics::Impl {
   explicit Impl(const ObservabilityOptions& opts);
@@ -434,21 +474,21 @@ class RpcInterceptor final : public grpc::experimental::Interceptor {
     std::string line;
     line.reserve(256 + error.size());
     line += "{\"time\":";
-    AppendJsonString(line, absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone()),
-                     64);
+    internal::AppendJsonString(
+        line, absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone()), 64);
     line += ",\"request_id\":";
-    AppendJsonString(line, request_id_, kMaxRequestIdLength);
+    internal::AppendJsonString(line, request_id_, kMaxRequestIdLength);
     line += ",\"method\":";
-    AppendJsonString(line, path, kMaxLoggedMethodLength);
+    internal::AppendJsonString(line, path, kMaxLoggedMethodLength);
     line += ",\"peer\":";
-    AppendJsonString(line, peer_, kMaxLoggedMethodLength);
+    internal::AppendJsonString(line, peer_, kMaxLoggedMethodLength);
     line += ",\"code\":";
-    AppendJsonString(line, CodeName(static_cast<int>(code)), 64);
+    internal::AppendJsonString(line, CodeName(static_cast<int>(code)), 64);
     absl::StrAppendFormat(&line, ",\"latency_seconds\":%.6f,\"messages_in\":%d,\"messages_out\":%d",
                           seconds, messages_in_.load(), messages_out_.load());
     if (code != grpc::StatusCode::OK) {
       line += ",\"error\":";
-      AppendJsonString(line, error, kMaxLoggedErrorLength);
+      internal::AppendJsonString(line, error, kMaxLoggedErrorLength);
     }
     line += '}';
     return line;

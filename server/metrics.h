@@ -87,4 +87,10 @@ class Metrics {
   std::unique_ptr<Impl> impl_;
 };
 
+namespace internal {
+// `text` as a JSON string (quotes included), at most `max_bytes` of it; control characters and
+// bytes that are not well-formed UTF-8 escaped as \u00XX. For the access log; tested alone.
+void AppendJsonString(std::string& out, std::string_view text, size_t max_bytes);
+}  // namespace internal
+
 }  // namespace ikd::server

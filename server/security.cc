@@ -1,5 +1,7 @@
 #include "security.h"
 
+#include <arpa/inet.h>
+
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -136,7 +138,11 @@ absl::StatusOr<std::vector<Token>> ReadTokensFile(const std::string& path) {
 bool IsLoopbackAddress(const std::string& listen) {
   if (absl::StartsWith(listen, "unix:") || absl::StartsWith(listen, "unix-abstract:")) return true;
   const std::string host = ListenHost(listen);
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+  if (host == "localhost" || host == "::1") return true;
+  // A numeric 127.0.0.0/8 address only: "127.corp.example" is a name that may resolve anywhere.
+  in_addr address{};
+  return inet_pton(AF_INET, host.c_str(), &address) == 1 &&
+         (ntohl(address.s_addr) >> 24) == 127;
 }
 
 absl::Status ValidateSecurityOptions(const SecurityOptions& options, const std::string& listen) {

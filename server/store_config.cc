@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "postgres_model_store.h"
 
@@ -45,6 +46,13 @@ absl::StatusOr<std::unique_ptr<ModelStore>> OpenModelStore(const std::string& sp
                                                            StoreOptions options) {
   if (spec == ":memory:") return NewMemoryModelStore(options);
   if (IsPostgresUri(spec)) return OpenPostgresModelStore(spec, options);
+  // A mistyped URI ("postgresq://", "POSTGRESQL://") or a libpq keyword string must not become
+  // a local SQLite file (replicas would silently diverge) nor echo its password in the error.
+  if (absl::StrContains(spec, "://") || absl::StrContains(spec, "password=")) {
+    return absl::InvalidArgumentError(
+        "--store: not a file path, \":memory:\" or a postgresql:// / postgres:// URI (the "
+        "value is not shown: it may hold a password)");
+  }
   return OpenSqliteModelStore(spec, options);
 }
 

@@ -114,13 +114,18 @@ FuzzServer::FuzzServer() {
   const server::ServerOptions options = FuzzServerOptions();
   store_ = server::NewMemoryModelStore({.max_models_per_collection = 64});
   pool_ = std::make_unique<server::WorkerPool>(options.pool);
+  // Metrics without an endpoint (no --metrics_listen): the services' recording paths run too.
+  absl::StatusOr<std::unique_ptr<server::Metrics>> metrics = server::Metrics::Create({});
+  if (!metrics.ok()) Die("metrics: " + std::string(metrics.status().message()));
+  metrics_ = *std::move(metrics);
   model_service_ = std::make_unique<server::ModelServiceImpl>(store_.get(), options.limits);
   simulation_service_ =
-      std::make_unique<server::SimulationServiceImpl>(pool_.get(), options.simulation);
+      std::make_unique<server::SimulationServiceImpl>(pool_.get(), options.simulation,
+                                                      metrics_.get());
   kinematics_service_ = std::make_unique<server::KinematicsServiceImpl>(
-      store_.get(), pool_.get(), options.limits, options.kinematics);
-  pose_service_ = std::make_unique<server::PoseServiceImpl>(store_.get(), pool_.get(),
-                                                           options.limits, options.pose);
+      store_.get(), pool_.get(), options.limits, options.kinematics, metrics_.get());
+  pose_service_ = std::make_unique<server::PoseServiceImpl>(
+      store_.get(), pool_.get(), options.limits, options.pose, metrics_.get());
   // No listening port: the fuzzers talk to the server over its in-process channel only.
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);

@@ -55,6 +55,7 @@ class FuzzServer {
   FuzzServer();
 
   std::unique_ptr<server::ModelStore> store_;
+  std::unique_ptr<server::Metrics> metrics_;  // before the services, which record into it
   std::unique_ptr<server::WorkerPool> pool_;
   std::unique_ptr<server::ModelServiceImpl> model_service_;
   std::unique_ptr<server::SimulationServiceImpl> simulation_service_;

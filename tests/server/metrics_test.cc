@@ -416,6 +416,26 @@ TEST_F(MetricsTest, AccessLogLineEchoesRequestIdAndOmitsPayloadAndCredentials) {
   EXPECT_THAT(Field(entry, "error"), HasSubstr("arms/missing"));
 }
 
+// Contract: an access-log string is valid JSON whatever the client sent: well-formed UTF-8
+// passes unchanged, quotes and control characters are escaped, stray bytes (invalid UTF-8,
+// overlong forms, a character cut by the byte limit) become \u00XX escapes.
+TEST(AccessLogJsonTest, InvalidUtf8IsEscapedValidUtf8Kept) {
+  const auto json = [](std::string_view text, size_t max_bytes = 100) {
+    std::string out;
+    internal::AppendJsonString(out, text, max_bytes);
+    return out;
+  };
+  EXPECT_EQ(json("arms/caf\xc3\xa9"), "\"arms/caf\xc3\xa9\"");
+  EXPECT_EQ(json("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  EXPECT_EQ(json("x\xff\xfey"), "\"x\\u00ff\\u00fey\"");
+  EXPECT_EQ(json("\xc0\xaf"), "\"\\u00c0\\u00af\"");  // overlong "/"
+  EXPECT_EQ(json("\xed\xa0\x80"), "\"\\u00ed\\u00a0\\u0080\"");  // a UTF-16 surrogate
+  EXPECT_EQ(json("ab\xe2\x82\xac", 4), "\"ab\\u00e2\\u0082\"");  // the euro sign cut
+  google::protobuf::Struct parsed =
+      ParseJson(absl::StrCat("{\"s\":", json("q\xff\xc3\xa9"), "}"));
+  EXPECT_EQ(Field(parsed, "s"), "q\xc3\xbf\xc3\xa9");  // U+00FF, then the kept U+00E9
+}
+
 // Contract: a metrics address that cannot be bound fails Start with UNAVAILABLE naming the flag.
 TEST(MetricsStartTest, UnbindableMetricsAddressIsUnavailable) {
   ObservabilityOptions first;

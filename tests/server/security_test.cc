@@ -255,7 +255,8 @@ TEST(SecurityOptionsTest, LoopbackAddresses) {
        {"127.0.0.1:50051", "localhost:1", "[::1]:50051", "127.1.2.3:0", "unix:/tmp/ikd.sock"}) {
     EXPECT_TRUE(IsLoopbackAddress(address)) << address;
   }
-  for (const char* address : {"0.0.0.0:50051", "[::]:50051", "10.0.0.5:1", "ikd.example:1"}) {
+  for (const char* address : {"0.0.0.0:50051", "[::]:50051", "10.0.0.5:1", "ikd.example:1",
+                              "127.corp.example:1", "127.0.0.1.nip.io:1"}) {
     EXPECT_FALSE(IsLoopbackAddress(address)) << address;
   }
 }

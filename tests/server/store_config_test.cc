@@ -102,5 +102,21 @@ TEST_F(StoreConfigTest, SpecSelectsTheStore) {
   std::filesystem::current_path(before);
 }
 
+// A mistyped URI or a libpq keyword string is INVALID_ARGUMENT without its text (it may hold a
+// password), and no SQLite file is created for it.
+TEST_F(StoreConfigTest, MistypedUriIsRefusedWithoutEchoingIt) {
+  const auto before = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  for (const char* spec : {"postgresq://ikd:s3cret@db/ikd", "POSTGRESQL://ikd:s3cret@db/ikd",
+                           "host=db user=ikd password=s3cret"}) {
+    auto store = OpenModelStore(spec, {});
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << spec;
+    EXPECT_THAT(store.status().message(), HasSubstr("--store"));
+    EXPECT_THAT(store.status().message(), ::testing::Not(HasSubstr("s3cret")));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "a SQLite file was created";
+  std::filesystem::current_path(before);
+}
+
 }  // namespace
 }  // namespace ikd::server
