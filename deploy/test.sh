@@ -30,6 +30,7 @@ run_ctest() {
   local common="halt_on_error=1:log_path=$logs/report"
   (cd "$dir" &&
     ASAN_OPTIONS="$common:detect_leaks=1:abort_on_error=0" \
+    LSAN_OPTIONS="print_suppressions=0:suppressions=$root/tests/sanitizers/lsan.supp" \
     UBSAN_OPTIONS="$common:print_stacktrace=1" \
     TSAN_OPTIONS="$common:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$root/tests/sanitizers/tsan.supp" \
     ctest --output-on-failure --no-tests=error --timeout 900 -j "$IKD_JOBS" "$@") || {
