@@ -99,6 +99,9 @@ class FaultsTest : public IntegrationTest {
       threads.emplace_back([&, k] {
         Client client(server_->address());
         auto context = ContextWithin(std::chrono::seconds(30));
+        // A fresh connection each: a transient connect failure is retried, not counted as a
+        // refusal (what is checked is the pool's room, not the listener's backlog).
+        context->set_wait_for_ready(true);
         v1::SolveResponse response;
         statuses[k] = client.kinematics->Solve(context.get(), DemoSolve(0.5), &response);
         if (statuses[k].ok() && response.state().status() != v1::STEP_STATUS_REACHED) {

@@ -78,10 +78,11 @@ std::vector<std::string> ViolatedFields(const grpc::Status& status) {
 
 // Options that make every sample take milliseconds (many stochastic trials per sub-step, none
 // cut short by the patience rule), for tests that need a stream to be still running when
-// something happens to it.
+// something happens to it. Above the default --max_trials_per_step: StartServer raises it.
+constexpr int kSlowTrials = 20000;
 v1::IkOptions SlowOptions() {
   v1::IkOptions options;
-  options.set_trials_per_step(20000);
+  options.set_trials_per_step(kSlowTrials);
   options.set_patience(-1);
   return options;
 }
@@ -101,6 +102,7 @@ class KinematicsServiceTest : public ::testing::Test {
     server_.reset();
     store_ = NewMemoryModelStore();
     options.listen = "127.0.0.1:0";
+    options.limits.max_trials_per_step = kSlowTrials;
     auto server = IkdServer::Start(options, store_.get());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
