@@ -345,8 +345,11 @@ TEST_F(FaultsTest, SigtermDrainsCallsInFlight) {
         return !late_status.ok();
       },
       std::chrono::seconds(10)));
-  EXPECT_EQ(late_status.error_code(), grpc::StatusCode::UNAVAILABLE)
-      << late_status.error_message();
+  // UNAVAILABLE once the listener is closed; CANCELLED for a call that reached the server as it
+  // shut down but before a handler took it (gRPC cancels those; seen under ThreadSanitizer).
+  EXPECT_TRUE(late_status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+              late_status.error_code() == grpc::StatusCode::CANCELLED)
+      << late_status.error_code() << ": " << late_status.error_message();
   EXPECT_TRUE(read[0] < kSamples || read[1] < kSamples)
       << "the streams ended before the refused call: the test did not overlap the drain";
 
