@@ -4,6 +4,9 @@ IKD_JOBS="${IKD_JOBS:-2}"
 # ccache keys on absolute paths unless told the tree's root: with it, clones in other
 # directories (CI's clean clone) reuse each other's objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# Debug builds (-g) also hash the working directory unless told not to; without this every clone
+# misses (only the debug info's compilation directory differs, which nothing here reads).
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 # The test stages keep four builds (plain, ASan, TSan, fuzz) warm: room for all of them.
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl-dev
