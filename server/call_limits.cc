@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 #include "absl/strings/match.h"
@@ -146,7 +147,32 @@ absl::Status CallLimits::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("default_deadline must be > 0 (inf: none), got ",
                                                    absl::FormatDuration(default_deadline)));
   }
+  // gRPC takes milliseconds in an int: at most 24.8 days, or inf.
+  constexpr absl::Duration kLongest = absl::Milliseconds(std::numeric_limits<int>::max());
+  if (keepalive_time < absl::Milliseconds(1) ||
+      (keepalive_time > kLongest && keepalive_time != absl::InfiniteDuration())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("keepalive_time must be in [1ms, ", absl::FormatDuration(kLongest),
+                     "] or inf (no pings), got ", absl::FormatDuration(keepalive_time)));
+  }
+  if (keepalive_timeout < absl::Milliseconds(1) || keepalive_timeout > kLongest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("keepalive_timeout must be in [1ms, ", absl::FormatDuration(kLongest),
+                     "], got ", absl::FormatDuration(keepalive_timeout)));
+  }
   return absl::OkStatus();
+}
+
+void AddKeepaliveArguments(const CallLimits& limits, grpc::ServerBuilder& builder) {
+  const auto milliseconds = [](absl::Duration d) {
+    return d == absl::InfiniteDuration() ? std::numeric_limits<int>::max()
+                                         : static_cast<int>(absl::ToInt64Milliseconds(d));
+  };
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, milliseconds(limits.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, milliseconds(limits.keepalive_timeout));
+  // gRPC stops pinging after two PINGs without data by default: an idle Track stream of a
+  // client that then vanished would never be found out.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
 std::string PeerAddress(const std::string& peer) {

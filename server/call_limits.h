@@ -12,6 +12,7 @@
 //   builder.experimental().SetInterceptorCreators(std::move(creators));
 #pragma once
 
+#include <grpcpp/server_builder.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include <memory>
@@ -31,6 +32,13 @@ struct CallLimits {
   // stream are exempt: they may run as long as their client does, bounded in number by
   // max_streams_per_peer. absl::InfiniteDuration(): no default.
   absl::Duration default_deadline = absl::Minutes(5);
+  // HTTP/2 keepalive of every connection with a call open: a PING after this long without a
+  // frame from the client, and the connection closed (its calls cancelled) when the PING is not
+  // answered within keepalive_timeout. A client that froze or whose host vanished without a
+  // FIN would otherwise hold its exempt streams, and their max_streams_per_peer slots, forever.
+  // absl::InfiniteDuration(): no PINGs.
+  absl::Duration keepalive_time = absl::Minutes(1);
+  absl::Duration keepalive_timeout = absl::Seconds(20);
 
   // INVALID_ARGUMENT naming the field when a bound is out of range.
   absl::Status Validate() const;
@@ -39,6 +47,9 @@ struct CallLimits {
 // "ipv4:127.0.0.1:5000" -> "127.0.0.1", "ipv6:[::1]:5000" -> "::1" (gRPC's peer strings);
 // a unix socket peer is kept whole.
 std::string PeerAddress(const std::string& peer);
+
+// The keepalive channel arguments of `limits` for the server builder.
+void AddKeepaliveArguments(const CallLimits& limits, grpc::ServerBuilder& builder);
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeCallLimitsInterceptorFactory(const CallLimits& limits);

@@ -61,6 +61,12 @@ ABSL_FLAG(int, max_streams_per_peer, 128,
 ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
           "deadline of unary and server-streaming calls sent without one (bidirectional streams "
           "exempt; inf: none)");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Minutes(1),
+          "HTTP/2 PING to a client after this long without a frame from it, while it has a call "
+          "open (inf: none)");
+ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
+          "close a connection, cancelling its calls, when its client does not answer a PING "
+          "within this long (a frozen or vanished client)");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(5),
           "on SIGTERM, how long running calls may take before they are cancelled");
 ABSL_FLAG(std::string, metrics_listen, "",
@@ -136,6 +142,8 @@ int main(int argc, char** argv) {
   }
   options.calls.max_streams_per_peer = absl::GetFlag(FLAGS_max_streams_per_peer);
   options.calls.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  options.calls.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  options.calls.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
   const int threads = absl::GetFlag(FLAGS_threads);
   options.pool.threads =
       threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, *credentials, &ikd->port_);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
+  AddKeepaliveArguments(options.calls, builder);
   if (options.security.tokens.empty()) {
     builder.RegisterService(ikd->model_service_.get());
     builder.RegisterService(ikd->simulation_service_.get());

@@ -1,8 +1,8 @@
 // Fault tests of the real ikd process (fixtures: tests/testing/integration_fixture.h and
 // grpc_clients.h): clients that cancel, vanish or stop reading mid-stream, deadlines, a SIGTERM
-// drain with calls in flight, kill -9 during concurrent model writes, and a full disk. After
-// each client fault the server must be SERVING, idle (no work left behind) and answer fresh
-// calls completely.
+// drain with calls in flight, a frozen client reaped by keepalive, kill -9 during concurrent
+// model writes, and a full disk. After each client fault the server must be SERVING, idle (no
+// work left behind) and answer fresh calls completely.
 #include <sqlite3.h>
 #include <sys/resource.h>
 
@@ -90,6 +90,16 @@ class FaultsTest : public IntegrationTest {
     EXPECT_LT(chain.max_violation, 1e-8);
   }
 
+  // An ikctl track targets file of 100000 points along the demo line (many seconds of work).
+  std::string WriteTrackTargets() {
+    std::string targets;
+    for (int k = 0; k < 100000; ++k) {
+      const v1::Vector3 p = LinePoint(k / 99999.0);
+      targets += absl::StrCat(0.01 * k, ",", p.x(), ",", p.y(), ",", p.z(), "\n");
+    }
+    return WriteFile("targets.csv", targets);
+  }
+
   // `n` concurrent Solve calls, each on its own connection: how many were answered OK and
   // what the others said.
   std::pair<int, std::vector<grpc::Status>> SolveBurst(int n) {
@@ -167,12 +177,7 @@ TEST_F(FaultsTest, CancelledAndVanishedClientsLeaveTheServerHealthy) {
   }
 
   // Client processes killed mid-stream: their connections drop.
-  std::string targets;
-  for (int k = 0; k < 100000; ++k) {
-    const v1::Vector3 p = LinePoint(k / 99999.0);
-    targets += absl::StrCat(0.01 * k, ",", p.x(), ",", p.y(), ",", p.z(), "\n");
-  }
-  const std::string targets_file = WriteFile("targets.csv", targets);
+  const std::string targets_file = WriteTrackTargets();
   const std::string server = "--server=" + server_->address();
   const std::vector<std::vector<std::string>> commands = {
       {kIkctl, server, "--timeout=60s", "trajectory", "--arm=demo", "--scene=demo",
@@ -195,6 +200,44 @@ TEST_F(FaultsTest, CancelledAndVanishedClientsLeaveTheServerHealthy) {
   auto [accepted, refused] = SolveBurst(8);
   EXPECT_EQ(accepted, 8) << "the worker pool did not drain: "
                          << (refused.empty() ? "" : refused.front().error_message());
+}
+
+// A client that freezes mid-stream (SIGSTOP: its kernel keeps the TCP connection, nothing
+// answers) holds its Track stream, and with --max_streams_per_peer=1 every further stream from
+// its address is refused; the server's keepalive PING goes unanswered, the connection is closed
+// and the slot is free again. Without keepalive the frozen stream would hold it for good.
+TEST_F(FaultsTest, FrozenClientIsReapedByKeepalive) {
+  StartServer(":memory:", {"--max_streams_per_peer=1", "--keepalive_time=1s",
+                           "--keepalive_timeout=2s"});
+  Client client(server_->address());
+  AddDemoModels(client);
+  BackgroundProcess frozen({kIkctl, "--server=" + server_->address(), "--timeout=60s", "track",
+                            "--arm=demo", "--scene=demo", "--targets_file=" + WriteTrackTargets()});
+  ASSERT_TRUE(frozen.running());
+  ASSERT_TRUE(WaitUntil([&] { return Lines(frozen.OutputSoFar()).size() > 10; },
+                        std::chrono::seconds(20)))
+      << "ikctl track never started streaming";
+
+  // Alive, it answers the PINGs and keeps its slot.
+  auto refused_context = ContextWithin(std::chrono::seconds(30));
+  TrackResult refused = Track(*refused_context, client, 1);
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << refused.status.error_message();
+
+  frozen.child().Signal(SIGSTOP);
+  TrackResult fresh;
+  const bool served = WaitUntil(
+      [&] {
+        auto context = ContextWithin(std::chrono::seconds(30));
+        fresh = Track(*context, client, 3);
+        if (!fresh.status.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        return fresh.status.ok();
+      },
+      std::chrono::seconds(40));
+  EXPECT_TRUE(served) << "the frozen client's stream was never closed: "
+                      << fresh.status.error_message();
+  EXPECT_EQ(fresh.states.size(), 3u);
+  frozen.child().Signal(SIGKILL);
 }
 
 // A client that stops reading a long stream of a 40-limb arm (over 1 KB a message, 99001

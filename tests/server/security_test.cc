@@ -446,6 +446,15 @@ TEST(CallLimitsTest, Validate) {
               HasSubstr("max_streams_per_peer must be >= 0"));
   EXPECT_THAT(CallLimits{.default_deadline = absl::ZeroDuration()}.Validate().message(),
               HasSubstr("default_deadline must be > 0"));
+  EXPECT_TRUE(CallLimits{.keepalive_time = absl::InfiniteDuration()}.Validate().ok());
+  EXPECT_THAT(CallLimits{.keepalive_time = absl::ZeroDuration()}.Validate().message(),
+              HasSubstr("keepalive_time must be in [1ms, "));
+  EXPECT_THAT(CallLimits{.keepalive_time = absl::Hours(24 * 30)}.Validate().message(),
+              HasSubstr("keepalive_time must be in [1ms, "));
+  EXPECT_THAT(CallLimits{.keepalive_timeout = absl::InfiniteDuration()}.Validate().message(),
+              HasSubstr("keepalive_timeout must be in [1ms, "));
+  EXPECT_THAT(CallLimits{.keepalive_timeout = absl::Microseconds(10)}.Validate().message(),
+              HasSubstr("keepalive_timeout must be in [1ms, "));
 }
 
 // A health Watch stream, opened and its first status read (so the server has admitted it).
