@@ -457,6 +457,16 @@ TEST(CallLimitsTest, Validate) {
               HasSubstr("keepalive_timeout must be in [1ms, "));
 }
 
+// A server stream refused INVALID_ARGUMENT with `message` in its status, before any frame.
+template <typename Frame>
+void ExpectRefusedBeforeAnyFrame(grpc::ClientReader<Frame>& reader, const std::string& message) {
+  Frame frame;
+  EXPECT_FALSE(reader.Read(&frame)) << "a frame came before the refusal";
+  const grpc::Status status = reader.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr(message));
+}
+
 // A health Watch stream, opened and its first status read (so the server has admitted it).
 struct WatchStream {
   explicit WatchStream(grpc::Channel& channel)
@@ -595,14 +605,10 @@ TEST(CallLimitsTest, ConstraintsPerSite) {
   request.set_steps(1);
   grpc::ClientContext context;
   SetDeadline(context);
-  auto reader = stub->StepChain(&context, request);
-  v1::ChainFrame frame;
-  EXPECT_FALSE(reader->Read(&frame));
-  grpc::Status status = reader->Finish();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr(absl::StrCat("chain.constraints[", leaves - 1, "]: site 0 would have more "
-                                     "than 64 constraints (max_constraints_per_site)")));
+  ExpectRefusedBeforeAnyFrame(*stub->StepChain(&context, request),
+                              absl::StrCat("chain.constraints[", leaves - 1,
+                                           "]: site 0 would have more than 64 constraints "
+                                           "(max_constraints_per_site)"));
 }
 
 // IkOptions.trials_per_step above max_trials_per_step is INVALID_ARGUMENT naming the field and
@@ -655,15 +661,10 @@ TEST(CallLimitsTest, ProjectionIterations) {
   request.set_steps(1);
   grpc::ClientContext context;
   SetDeadline(context);
-  auto reader = stub->StepPendulum(&context, request);
-  v1::PendulumFrame frame;
-  EXPECT_FALSE(reader->Read(&frame));
-  grpc::Status status = reader->Finish();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr(absl::StrCat("projection.max_iterations: at most ",
-                                     options.simulation.max_projection_iterations,
-                                     " (--max_projection_iterations)")));
+  ExpectRefusedBeforeAnyFrame(*stub->StepPendulum(&context, request),
+                              absl::StrCat("projection.max_iterations: at most ",
+                                           options.simulation.max_projection_iterations,
+                                           " (--max_projection_iterations)"));
 }
 
 // A skeleton with more bones than max_skeleton_bones is INVALID_ARGUMENT naming the field and
