@@ -7,7 +7,8 @@
 #        deploy/test.sh --quick    the plain build and its tests only (while developing)
 # Env:   IKD_BUILD_DIR (default: build; the other stages use $IKD_BUILD_DIR-asan, -tsan, -fuzz),
 #        IKD_JOBS (default: 2), IKD_SKIP_APT=1 to skip apt, IKD_TEST_STAGES (default
-#        "plain asan tsan fuzz"), IKD_FUZZ_SECONDS (default: 15 per fuzz target).
+#        "plain asan tsan fuzz"), IKD_FUZZ_SECONDS (default: 15 per fuzz target),
+#        IKD_FUZZ_SEED (libFuzzer -seed, default 1; 0: random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
@@ -77,7 +78,10 @@ for stage in $stages; do
       IKD_BUILD_DIR="$plain_dir-fuzz"
       CXX=clang++ ikd_configure -DIKD_BUILD_FUZZERS=ON -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=OFF
       cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target ikd_fuzzers
-      bash tests/fuzz/run_fuzzers.sh "$IKD_BUILD_DIR" "${IKD_FUZZ_SECONDS:-15}"
+      # A fixed libFuzzer seed: the stage replays the same mutations each run (a regression
+      # gate); exploration is the long runs of docs/fuzzing.md (IKD_FUZZ_SEED=0: random).
+      IKD_FUZZ_ARGS="-seed=${IKD_FUZZ_SEED:-1} ${IKD_FUZZ_ARGS:-}" \
+        bash tests/fuzz/run_fuzzers.sh "$IKD_BUILD_DIR" "${IKD_FUZZ_SECONDS:-15}"
       ;;
     *)
       echo "ikd: unknown test stage '$stage' (IKD_TEST_STAGES: plain asan tsan fuzz)" >&2

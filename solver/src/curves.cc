@@ -137,17 +137,25 @@ absl::Status CheckStart(const Shape& shape, const Eigen::Vector3d& r0, const Eig
   return absl::OkStatus();
 }
 
-// Central differences at the interior points (Vesely sec. III A).
-void Differentiate(const Eigen::Vector3d& gravity, Trajectory& t) {
+// Central differences at the interior points (Vesely sec. III A). A dt so small that dt^2
+// underflows (or the quotients overflow) gives no estimate at all: an error, never a NaN.
+absl::Status Differentiate(const Eigen::Vector3d& gravity, Trajectory& t) {
   const double dt = t.dt;
   for (size_t n = 1; n + 1 < t.positions.size(); ++n) {
     const Eigen::Vector3d& before = t.positions[n - 1];
     const Eigen::Vector3d& after = t.positions[n + 1];
     const Eigen::Vector3d a = (after - 2.0 * t.positions[n] + before) / (dt * dt);
-    t.velocities.push_back((after - before) / (2.0 * dt));
+    const Eigen::Vector3d v = (after - before) / (2.0 * dt);
+    if (!a.allFinite() || !v.allFinite()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dt is too small for the finite-difference estimates: with dt = ", dt,
+          " the velocity or acceleration at step ", n, " is not finite"));
+    }
+    t.velocities.push_back(v);
     t.accelerations.push_back(a);
     t.constraint_accelerations.push_back(a - gravity);
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -393,7 +401,7 @@ absl::StatusOr<Trajectory> FollowConstraint(const Shape& shape, const Eigen::Vec
         std::max(t.projection.max_relative_violation, step.max_relative_violation);
     t.positions.push_back(next);
   }
-  Differentiate(options.gravity, t);
+  if (absl::Status s = Differentiate(options.gravity, t); !s.ok()) return s;
   return t;
 }
 

@@ -581,6 +581,10 @@ TEST(CurvesTest, BadStartsAndOptionsNameTheField) {
   bad.dt = 0.0;
   EXPECT_THAT(ErrorOf(FollowConstraint(*ellipse, {2, 0, 0}, {0, 1, 0}, bad)),
               HasSubstr("dt must be finite and > 0, got 0"));
+  // Fuzzer finding: dt^2 underflows, so the acceleration estimates would be 0/0.
+  bad.dt = 1e-200;
+  EXPECT_THAT(ErrorOf(FollowConstraint(*ellipse, {2, 0, 0}, {0, 1, 0}, bad)),
+              HasSubstr("dt is too small for the finite-difference estimates"));
   bad = ok;
   bad.steps = 0;
   EXPECT_THAT(ErrorOf(FollowConstraint(*ellipse, {2, 0, 0}, {0, 1, 0}, bad)),
