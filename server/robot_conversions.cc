@@ -205,6 +205,13 @@ absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& positio
                                                       const std::string& orientation_path) {
   const Eigen::Vector3d p = FromProto(position);
   if (!p.allFinite()) return FieldViolation(position_path, "must be finite");
+  // Far beyond any arm: the errors of such a target (|p|^2) would overflow to inf.
+  constexpr double kFarthest = 1e6;  // m
+  if (p.cwiseAbs().maxCoeff() > kFarthest) {
+    return FieldViolation(position_path,
+                          absl::StrCat("must be within ", kFarthest, " m of the world origin in "
+                                       "every coordinate, got (", p.x(), ", ", p.y(), ", ", p.z(), ")"));
+  }
   if (!has_orientation) return robot::ToolTarget::Position(p);
   const Eigen::Quaterniond q(orientation.w(), orientation.x(), orientation.y(), orientation.z());
   absl::StatusOr<robot::ToolTarget> target = robot::ToolTarget::Pose(p, q);

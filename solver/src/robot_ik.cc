@@ -341,7 +341,12 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   // Tool sites sit `spacing` from the TCP: a turn by theta moves them by at most spacing theta.
   const double s = robot_->spacing();
   const Path path{start, goal, Travel(start, target, s), target.mode()};
-  const int steps = std::max(1, static_cast<int>(std::ceil(path.travel / (options_.max_step_fraction * s))));
+  const double steps_needed = std::ceil(path.travel / (options_.max_step_fraction * s));
+  // A path longer than the step budget (a target far out of reach) cannot be finished.
+  if (!(steps_needed <= options_.max_steps)) {
+    return Finish(target, q_start, duration, RobotIkStatus::kNotConverged, std::move(result));
+  }
+  const int steps = std::max(1, static_cast<int>(steps_needed));
   bool limit_hit = false;
   for (int k = 1; k <= steps; ++k) {
     if (!Step(path, double(k - 1) / steps, double(k) / steps, 0, result, limit_hit)) {

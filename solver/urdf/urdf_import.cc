@@ -27,6 +27,29 @@ class CollectingHandler : public console_bridge::OutputHandler {
   std::string messages_;
 };
 
+// Offset of the first byte that does not belong to a well-formed UTF-8 sequence (a NUL, a stray
+// continuation, a bad or truncated lead byte), or npos. TinyXML skips a multi-byte character by
+// its lead byte's length, so a truncated one at the end reads past the buffer (fuzzer finding).
+size_t FirstInvalidUtf8(const std::string& text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const auto continuation = [&](size_t i) { return i < text.size() && (byte(i) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = byte(i);
+    const size_t length = lead == 0 ? 0
+                          : lead < 0x80 ? 1
+                          : lead >= 0xC2 && lead <= 0xDF ? 2
+                          : lead >= 0xE0 && lead <= 0xEF ? 3
+                          : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                         : 0;
+    if (length == 0) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if (!continuation(i + k)) return i;
+    }
+    i += length;
+  }
+  return std::string::npos;
+}
+
 urdf::ModelInterfaceSharedPtr Parse(const std::string& xml, std::string& why) {
   // console_bridge's handler is process-wide: one parse at a time swaps it.
   static std::mutex mutex;
@@ -105,6 +128,10 @@ absl::StatusOr<JointSpec> ToJointSpec(const urdf::Joint& joint) {
 
 absl::StatusOr<ChainSpec> ChainFromUrdf(const std::string& urdf_xml, const std::string& base_link,
                                         const std::string& tip_link, const Eigen::Isometry3d& X_FT) {
+  if (const size_t bad = FirstInvalidUtf8(urdf_xml); bad != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "urdf: not valid UTF-8 text (a NUL or malformed byte sequence at byte offset ", bad, ")"));
+  }
   std::string why;
   const urdf::ModelInterfaceSharedPtr model = Parse(urdf_xml, why);
   const BreakLinkCycles break_cycles(model);

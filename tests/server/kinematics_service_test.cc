@@ -684,6 +684,9 @@ TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   v1::SolveRequest bad_quaternion = request;
   *bad_quaternion.mutable_target_orientation() = Quat(Eigen::Quaterniond(1.0, 0.0, 0.1, 0.0));
   EXPECT_THAT(solve_fields(bad_quaternion), Contains("target_orientation"));
+  v1::SolveRequest far_target = request;  // fuzzer finding: its error overflowed to inf
+  *far_target.mutable_target() = Vec(0.4, 0.3, -1.5e228);
+  EXPECT_THAT(solve_fields(far_target), Contains("target"));
   v1::SolveRequest bad_urdf = request;
   bad_urdf.mutable_arm()->mutable_spec()->mutable_robot()->mutable_urdf()->set_urdf("<robot name=");
   bad_urdf.mutable_arm()->mutable_spec()->mutable_robot()->clear_home_positions();

@@ -211,6 +211,13 @@ TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
   EXPECT_NE(result->status, RobotIkStatus::kSolved);
   EXPECT_TRUE(result->q.allFinite());
   EXPECT_GT(result->position_error, 1.0);
+  // Fuzzer finding: a target 1e229 m away made the step count overflow an int.
+  auto far = SolveRobotIk(*robot, *ToolTarget::Position({0.4, 0.3, -1e229}), robot->MidRange(),
+                          options);
+  ASSERT_TRUE(far.ok());
+  EXPECT_EQ(far->status, RobotIkStatus::kNotConverged);
+  EXPECT_EQ(far->projections, 0) << "a path beyond the step budget is not started";
+  EXPECT_TRUE(far->q.allFinite());
 }
 
 }  // namespace

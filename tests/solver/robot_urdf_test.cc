@@ -94,6 +94,14 @@ TEST(UrdfTest, ErrorsNameTheProblem) {
               HasSubstr("tip_link 'l1' is not below base_link 'l2'"));
   EXPECT_THAT(ChainFromUrdf(ToyArm("floating"), "base", "tool").status().message(),
               HasSubstr("joint 'j2': unsupported joint type"));
+  // Fuzzer finding: a truncated UTF-8 sequence at the end made TinyXML read past the buffer.
+  EXPECT_THAT(ChainFromUrdf(ToyArm() + "\xc2", "base", "tool").status().message(),
+              HasSubstr("urdf: not valid UTF-8 text (a NUL or malformed byte sequence at byte "
+                        "offset " + std::to_string(ToyArm().size()) + ")"));
+  EXPECT_THAT(ChainFromUrdf(std::string("<robot\0", 7), "base", "tool").status().message(),
+              HasSubstr("byte offset 6"));
+  EXPECT_TRUE(ChainFromUrdf(ToyArm() + "<!-- \xc3\xa9\xe2\x82\xac\xf0\x9f\xa4\x96 -->", "base",
+                            "tool").ok());  // well-formed 2-, 3- and 4-byte characters pass
   auto prismatic = ChainFromUrdf(ToyArm("prismatic"), "base", "tool");
   ASSERT_TRUE(prismatic.ok());
   EXPECT_THAT(Robot::Create(*prismatic).status().message(), HasSubstr("prismatic joints are not supported"));
