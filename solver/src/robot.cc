@@ -221,8 +221,9 @@ absl::StatusOr<Robot> Robot::Create(const ChainSpec& input, double spacing) {
           "the sites it shares, so it has no form as distance constraints"));
     }
   }
-  if (!std::isfinite(spacing) || spacing < 0.0) {
-    return absl::InvalidArgumentError(absl::StrCat("spacing must be finite and >= 0, got ", spacing));
+  if (!std::isfinite(spacing) || spacing < 0.0 || spacing > 1e6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spacing must be in [0, 1e6] m (0: automatic), got ", spacing));
   }
   Robot robot;
   robot.spec_ = MergeFixedJoints(input);
@@ -249,6 +250,11 @@ absl::StatusOr<Robot> Robot::Create(const ChainSpec& input, double spacing) {
     const auto& pair = layout.axis_pairs_[L - 1];
     robot.reference_site_.push_back(FarthestFromLine(sites0, robot.link_sites_[L - 1], pair));
     robot.moving_site_.push_back(FarthestFromLine(sites0, robot.link_sites_[L], pair));
+    if (robot.reference_site_.back() < 0 || robot.moving_site_.back() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "joints[", L - 1, "]: the link sites around its axis are not finite (offsets or "
+          "spacing too large or too small for double precision)"));
+    }
     robot.zero_angle_.push_back(0.0);
   }
   for (int L = 1; L <= robot.num_joints(); ++L) {

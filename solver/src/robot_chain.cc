@@ -15,6 +15,13 @@ absl::Status FieldError(const std::string& field, const std::string& what) {
 // A rigid transform: finite, with a rotation part orthonormal to 1e-9 and determinant +1.
 absl::Status CheckPose(const Eigen::Isometry3d& X, const std::string& field) {
   if (!X.matrix().allFinite()) return FieldError(field, "must be finite");
+  // Far beyond any arm: site coordinates built from such offsets overflow (fuzzer finding).
+  constexpr double kFarthest = 1e6;  // m
+  if (X.translation().cwiseAbs().maxCoeff() > kFarthest) {
+    return FieldError(field, absl::StrCat("translation must be within ", kFarthest,
+                                          " m in every coordinate, got (", X.translation().x(), ", ",
+                                          X.translation().y(), ", ", X.translation().z(), ")"));
+  }
   const Eigen::Matrix3d R = X.linear();
   const double orthogonality = (R.transpose() * R - Eigen::Matrix3d::Identity()).norm();
   if (orthogonality > 1e-9 || R.determinant() < 0.0) {

@@ -137,6 +137,10 @@ TEST(ChainTest, ValidationNamesTheField) {
   spec = presets::Ur5();
   spec.X_FT.linear() *= 2.0;
   EXPECT_THAT(spec.Validate().message(), HasSubstr("X_FT must be a rotation"));
+  spec = presets::Ur5();  // fuzzer finding: offsets this far overflowed the link sites
+  spec.joints[3].X_PJ.translation().y() = -3e200;
+  EXPECT_THAT(spec.Validate().message(),
+              HasSubstr("joints[3].X_PJ translation must be within 1e+06 m in every coordinate"));
   spec = presets::Ur5();
   spec.joints.clear();
   EXPECT_THAT(spec.Validate().message(), HasSubstr("joints must not be empty"));

@@ -154,6 +154,8 @@ TEST(RobotCreate, RejectsPrismaticJointsAndBadSpacing) {
   EXPECT_THAT(Robot::Create(spec).status().message(), HasSubstr("joints[3]"));
   EXPECT_THAT(Robot::Create(spec).status().message(), HasSubstr("prismatic"));
   EXPECT_THAT(Robot::Create(presets::Ur5(), -1.0).status().message(), HasSubstr("spacing"));
+  EXPECT_THAT(Robot::Create(presets::Ur5(), 1e300).status().message(),
+              HasSubstr("spacing must be in [0, 1e6] m"));
   spec = presets::Ur5();
   spec.joints[0].axis = Eigen::Vector3d::Zero();
   EXPECT_THAT(Robot::Create(spec).status().message(), HasSubstr("joints[0].axis"));
