@@ -48,6 +48,9 @@ ABSL_FLAG(double, duration, 1.0, "trajectory --line: seconds from start to end")
 ABSL_FLAG(double, period, 0.01, "trajectory: sample period, seconds");
 ABSL_FLAG(uint64_t, seed, 0, "solve/trajectory: random seed (0: the server default)");
 ABSL_FLAG(int32_t, trials, 0, "solve/trajectory: stochastic trials per sub-step (0: default)");
+ABSL_FLAG(bool, explore, false,
+          "solve/trajectory/track: run the trials also where the arm is clear of every margin "
+          "(IkOptions.explore_unconstrained)");
 ABSL_FLAG(std::string, options_file, "",
           "solve/trajectory/track: IK options as a JSON ikd.v1.IkOptions (weights, margin, "
           "max_step_fraction, ...); --seed and --trials override its fields");
@@ -534,7 +537,7 @@ absl::StatusOr<v1::SceneRef> SceneFromFlags() {
   return ref;
 }
 
-// --options_file first, then --seed and --trials where they are given (non-zero).
+// --options_file first, then --seed, --trials and --explore where they are given.
 absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   v1::IkOptions options;
   const std::string path = absl::GetFlag(FLAGS_options_file);
@@ -544,6 +547,7 @@ absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   }
   if (absl::GetFlag(FLAGS_seed) != 0) options.set_seed(absl::GetFlag(FLAGS_seed));
   if (absl::GetFlag(FLAGS_trials) != 0) options.set_trials_per_step(absl::GetFlag(FLAGS_trials));
+  if (absl::GetFlag(FLAGS_explore)) options.set_explore_unconstrained(true);
   return options;
 }
 

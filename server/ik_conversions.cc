@@ -126,6 +126,7 @@ absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
     out.trials_per_step = in.trials_per_step();
   }
   if (in.patience() != 0) out.patience = in.patience() == -1 ? 0 : in.patience();
+  out.explore_unconstrained = in.explore_unconstrained();
   if (in.safety_margin() != 0) out.safety_margin = in.safety_margin();
   if (in.max_step_fraction() != 0) out.max_step_fraction = in.max_step_fraction();
   if (in.tolerance() != 0) out.tolerance = in.tolerance();

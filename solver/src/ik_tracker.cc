@@ -19,6 +19,9 @@ constexpr int kDescentTrials = 1;
 // The cost penalizes clearance below this multiple of the safety margin, so that the balance
 // against the smoothness terms settles outside the margin itself.
 constexpr double kMarginBuffer = 1.25;
+// Obstacles closer than this many (buffered) margins count as near: the random trials run
+// before the limb reaches the margin (measured: at 1, tracking past 20 obstacles collided).
+constexpr double kObstacleBand = 2.0;
 
 absl::Status RangeError(const char* field, const char* bound, double got) {
   return absl::InvalidArgumentError(absl::StrCat(field, " must be ", bound, ", got ", got));
@@ -181,7 +184,10 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
 
 double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
   culling_.Reset(sites, radii_);
-  double clearance = culling_.MinClearance(sites);
+  return ObstacleClearanceBelow(sites, culling_.MinClearance(sites));
+}
+
+double ArmTracker::ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites, double clearance) const {
   if (scene_ == nullptr) return clearance;
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     // Only an obstacle closer than the running minimum can lower it.
@@ -194,18 +200,29 @@ double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
 double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const { return Terms(sites).Total(); }
 
 ArmTracker::CostTerms ArmTracker::Terms(const Eigen::Matrix3Xd& sites) const {
+  CostTerms terms = ConstraintTerms(sites);
+  AddSmoothTerms(sites, terms);
+  return terms;
+}
+
+ArmTracker::CostTerms ArmTracker::ConstraintTerms(const Eigen::Matrix3Xd& sites,
+                                                  double obstacle_reach) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
+  const double reach = std::max(margin, obstacle_reach);
   CostTerms terms;
-  // Bounding balls skip the pairs and obstacles that cannot come inside the margin.
-  if (w.self_clearance > 0.0) culling_.Reset(sites, radii_);
+  // Bounding balls skip the pairs and obstacles that cannot come inside the margin; all pairs
+  // are skipped while the arm is too close to its last measured pose for any to be inside.
+  const bool self = w.self_clearance > 0.0 && MayBeInSelfMargin(sites, margin);
+  if (self) culling_.Reset(sites, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && w.clearance > 0.0) {
       const double d =
-          scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], nullptr, margin);
+          scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], nullptr, reach);
       terms.clearance += w.clearance * Square(std::max(0.0, margin - d));
+      terms.near_obstacle = terms.near_obstacle || d < reach;
     }
-    if (w.self_clearance == 0.0) continue;
+    if (!self) continue;
     culling_.ForEachNear(k, margin, [&](int m) {
       const double d = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(m),
                                               sites.col(m + 1)) -
@@ -213,11 +230,16 @@ ArmTracker::CostTerms ArmTracker::Terms(const Eigen::Matrix3Xd& sites) const {
       terms.self_clearance += w.self_clearance * Square(std::max(0.0, margin - d));
     });
   }
+  if (w.joint_limit > 0.0) terms.joint_limit = w.joint_limit * Square(arm_->LimitViolation(sites));
+  return terms;
+}
+
+void ArmTracker::AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms) const {
+  const CostWeights& w = options_.weights;
   for (int i = 1; i < arm_->hand(); ++i) {
     terms.motion += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm() +
                     w.acceleration * (sites.col(i) - coasting_.col(i)).squaredNorm();
   }
-  if (w.joint_limit > 0.0) terms.joint_limit = w.joint_limit * Square(arm_->LimitViolation(sites));
   if (w.bending > 0.0) {
     // Bailey eq. 22's elastic-filament energy keeps a long arm from curling up on itself.
     for (int k = 1; k < arm_->num_limbs(); ++k) {
@@ -225,7 +247,32 @@ ArmTracker::CostTerms ArmTracker::Terms(const Eigen::Matrix3Xd& sites) const {
       terms.bending += w.bending * Square(BendAngle(a.cross(b).norm(), a.dot(b)));
     }
   }
-  return terms;
+}
+
+double ArmTracker::MovedSinceMeasured(const Eigen::Matrix3Xd& sites) const {
+  if (measured_sites_.cols() != sites.cols()) return kInfinity;  // nothing measured yet
+  double moved_squared = 0.0;
+  for (int i = 0; i < sites.cols(); ++i) {
+    moved_squared = std::max(moved_squared, (sites.col(i) - measured_sites_.col(i)).squaredNorm());
+  }
+  return std::sqrt(moved_squared);
+}
+
+// A limb moves by at most the larger move of its two ends, so it comes closer to an obstacle
+// by at most the largest site move since the measurement, and to another limb by twice that.
+// The slack covers rounding; a NaN bound counts as near.
+bool ArmTracker::MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin) const {
+  const double bound = measured_self_clearance_ - 2.0 * MovedSinceMeasured(sites);
+  return !(bound > margin + 1e-9 * arm_->shortest_limb());
+}
+
+bool ArmTracker::FarFromContact(const Eigen::Matrix3Xd& sites) const {
+  const CostWeights& w = options_.weights;
+  const double margin = kMarginBuffer * options_.safety_margin;
+  const double moved = MovedSinceMeasured(sites), slack = 1e-9 * arm_->shortest_limb();
+  return (w.self_clearance == 0.0 || measured_self_clearance_ - 2.0 * moved > margin + slack) &&
+         (w.clearance == 0.0 ||
+          measured_obstacle_clearance_ - moved > kObstacleBand * margin + slack);
 }
 
 Eigen::Vector3d ArmTracker::Direction(const Eigen::Matrix3Xd& sites, int k) const {
@@ -259,7 +306,7 @@ void ArmTracker::AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix
   }
 }
 
-void ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
+bool ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
                                       double spread, Eigen::Matrix3Xd& gradient,
                                       Eigen::VectorXd& curvature) const {
   // d/dr of w (m - d)^2 with d d / d r_k = (1 - t) n, d d / d r_{k+1} = t n (envelope theorem);
@@ -267,38 +314,44 @@ void ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, do
   // rows sum over `spread` (1 for an obstacle, 2 for a pair of limbs) times the end's share.
   const double margin = kMarginBuffer * options_.safety_margin;
   const double deficit = margin - approach.distance;
-  if (!(deficit > 0.0)) return;
+  if (!(deficit > 0.0)) return false;
   gradient.col(k) -= 2.0 * weight * deficit * (1.0 - approach.t) * approach.normal;
   gradient.col(k + 1) -= 2.0 * weight * deficit * approach.t * approach.normal;
   curvature[k] += 2.0 * weight * spread * (1.0 - approach.t);
   curvature[k + 1] += 2.0 * weight * spread * approach.t;
+  return true;
 }
 
-void ArmTracker::AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+bool ArmTracker::AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
                                        Eigen::VectorXd& curvature) const {
   const CostWeights& w = options_.weights;
+  bool added = false;
   const double margin = kMarginBuffer * options_.safety_margin;
-  if (w.self_clearance > 0.0) culling_.Reset(sites, radii_);
+  const bool self = w.self_clearance > 0.0 && MayBeInSelfMargin(sites, margin);
+  if (self) culling_.Reset(sites, radii_);
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     if (scene_ != nullptr && w.clearance > 0.0) {
       int closest = -1;  // the cost counts the closest obstacle of each limb
       scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], &closest, margin);
       if (closest >= 0) {
-        AddClearanceGradient(k, ClosestApproach(scene_->obstacles()[closest].shape, sites.col(k),
-                                                sites.col(k + 1), radii_[k]),
-                             w.clearance, 1.0, gradient, curvature);
+        added |= AddClearanceGradient(k, ClosestApproach(scene_->obstacles()[closest].shape,
+                                                         sites.col(k), sites.col(k + 1), radii_[k]),
+                                      w.clearance, 1.0, gradient, curvature);
       }
     }
-    if (w.self_clearance == 0.0) continue;
+    if (!self) continue;
     culling_.ForEachNear(k, margin, [&](int m) {
       const Capsule limb_m{sites.col(m), sites.col(m + 1), radii_[m]};
       const Capsule limb_k{sites.col(k), sites.col(k + 1), radii_[k]};
-      AddClearanceGradient(k, ClosestApproach(limb_m, sites.col(k), sites.col(k + 1), radii_[k]),
-                           w.self_clearance, 2.0, gradient, curvature);
-      AddClearanceGradient(m, ClosestApproach(limb_k, sites.col(m), sites.col(m + 1), radii_[m]),
-                           w.self_clearance, 2.0, gradient, curvature);
+      added |= AddClearanceGradient(
+          k, ClosestApproach(limb_m, sites.col(k), sites.col(k + 1), radii_[k]),
+          w.self_clearance, 2.0, gradient, curvature);
+      added |= AddClearanceGradient(
+          m, ClosestApproach(limb_k, sites.col(m), sites.col(m + 1), radii_[m]),
+          w.self_clearance, 2.0, gradient, curvature);
     });
   }
+  return added;
 }
 
 void ArmTracker::NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature,
@@ -334,13 +387,14 @@ void ArmTracker::DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap,
     curvature_[i] = 2.0 * (w.velocity + w.acceleration);
   }
   AddBendingGradient(sites, smooth_gradient_, curvature_);
-  AddClearanceGradients(sites, clearance_gradient_, curvature_);
+  const bool clearance = AddClearanceGradients(sites, clearance_gradient_, curvature_);
   for (int i = 1; i < arm_->hand(); ++i) {
     if (!(curvature_[i] > 0.0)) curvature_[i] = 1.0;  // all weights 0: nothing pulls the site
   }
   // The smooth terms move the arm no faster than its hand; the clearance terms as far as the
   // projection can follow (a fraction of the shortest limb).
   NewtonStep(smooth_gradient_, curvature_, smooth_cap, step);
+  if (!clearance) return;
   NewtonStep(clearance_gradient_, curvature_,
              options_.max_step_fraction * arm_->shortest_limb(), clearance_step_);
   step += clearance_step_;
@@ -463,6 +517,10 @@ void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& searc
   const double sigma_min = 1e-9 * limb;
   const double sigma_max =
       std::min(options_.max_step_fraction * limb, std::max(2.0 * hand_step, 0.01 * limb));
+  if (!rng_seeded_) {  // seeding costs ~3,000 instructions: only steps that draw pay it
+    rng_.seed(rng_stream_);
+    rng_seeded_ = true;
+  }
   int rejected = 0;
   for (int trial = 0; trial < options_.trials_per_step; ++trial) {
     if (OutOfTime() || (options_.patience > 0 && rejected >= options_.patience)) return;
@@ -483,12 +541,22 @@ void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& searc
   }
 }
 
-void ArmTracker::Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step) {
+void ArmTracker::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step) {
   if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
   // Kastenmeier & Vesely step (c): trials re-projected and kept when the cost falls. Pushes out
   // of the margin along the clearance normal and a descent step come first, deterministic;
   // then the random trials of the paper.
-  Search search{sites, Terms(sites), step};
+  const double margin = kMarginBuffer * options_.safety_margin;
+  Search search{sites, ConstraintTerms(sites, kObstacleBand * margin), step};
+  // A sub-step that began clear of every margin took its descent step in the prediction; if
+  // no clearance or limit term is active after the projection either and no obstacle is near,
+  // the cost is smooth and that step was the optimization (random trials would trade jitter
+  // for rounding-level gains). Otherwise every trial runs, as in the paper.
+  if (far && !search.terms.Constrained() && !search.terms.near_obstacle &&
+      !options_.explore_unconstrained) {
+    return;
+  }
+  AddSmoothTerms(sites, search.terms);
   const double smooth_cap = std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
   PushTrials(search);
   DescentTrials(smooth_cap, search);
@@ -549,14 +617,24 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   }
   // (b) predict interior sites by extrapolating the last two steps, then project.
   // The extrapolation is scaled by this hand step over the last one: a hand that slows down
-  // (the end of a path) must not be overrun by the arm's momentum.
+  // (the end of a path) must not be overrun by the arm's momentum. With the optimizer on, the
+  // prediction first takes one descent step of the cost, so that a projection that finds no
+  // clearance or limit term active is already the step's answer (see Optimize).
   const double hand_step = (hand - current_.col(h)).norm();
   const double last_step = (current_.col(h) - previous_.col(h)).norm();
   momentum_ = last_step > 0.0 ? std::min(1.0, hand_step / last_step) : 0.0;
   UpdateCoasting();
-  Eigen::Matrix3Xd predicted = coasting_;
+  Eigen::Matrix3Xd& predicted = predicted_;  // scratch (the bisection below reuses it only
+  predicted = coasting_;                      // after this sub-step has given up on it)
   predicted.col(0) = arm_->base();
   predicted.col(h) = hand;
+  const double smooth_cap = std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
+  const bool far = options_.trials_per_step > 0 && arm_->num_limbs() >= 2 &&
+                   FarFromContact(predicted);
+  if (far) {
+    DescentStep(predicted, smooth_cap, descent_);
+    predicted += descent_;
+  }
   if (!ProjectWithLimits(current_, predicted, step.iterations)) {
     predicted = current_;
     predicted.col(h) = hand;
@@ -568,14 +646,15 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
     }
   }
   // (c) stochastic optimization of obstacle clearance, smoothness and limits.
-  Optimize(hand_step, predicted, step);
+  Optimize(hand_step, far, predicted, step);
   Commit(predicted);
   return true;
 }
 
 absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
   if (!target.allFinite()) return absl::InvalidArgumentError("target must be finite");
-  rng_.seed(MixSeed(options_.seed, step_index_++));
+  rng_stream_ = MixSeed(options_.seed, step_index_++);
+  rng_seeded_ = false;
   if (options_.time_budget_seconds > 0.0) {
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -595,7 +674,13 @@ absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double 
   step.angles = arm_->AnglesFromSites(current_);
   step.hand_error = (current_.col(arm_->hand()) - target).norm();
   step.clamp_distance = (goal - target).norm();
-  step.min_clearance = MinClearance(current_);
+  // Exact, and remembered: the next steps' cost skips the limb pairs while the arm has not
+  // moved far enough from here to bring any of them inside the margin.
+  culling_.Reset(current_, radii_);
+  measured_sites_ = current_;
+  measured_self_clearance_ = culling_.MinClearance(current_);
+  measured_obstacle_clearance_ = ObstacleClearanceBelow(current_, kInfinity);
+  step.min_clearance = std::min(measured_self_clearance_, measured_obstacle_clearance_);
   step.constraint_residual = arm_->chain_model().MaxRelativeViolation(current_);
   const double goal_distance = (goal - arm_->base()).norm();
   const bool on_shell = arm_->num_limbs() > 1 &&

@@ -181,7 +181,8 @@ TEST_F(FaultsTest, CancelledAndVanishedClientsLeaveTheServerHealthy) {
   const std::string server = "--server=" + server_->address();
   const std::vector<std::vector<std::string>> commands = {
       {kIkctl, server, "--timeout=60s", "trajectory", "--arm=demo", "--scene=demo",
-       "--line=1.1,0.3,0:0.6,0.9,0", "--duration=20", "--period=0.001", "--trials=200"},
+       "--line=1.1,0.3,0:0.6,0.9,0", "--duration=20", "--period=0.001", "--trials=200",
+       "--explore"},
       {kIkctl, server, "--timeout=60s", "track", "--arm=demo", "--scene=demo",
        "--targets_file=" + targets_file},
       {kIkctl, server, "--timeout=60s", "chain", "--shape=helix", "--sites=50",

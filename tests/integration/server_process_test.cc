@@ -14,7 +14,8 @@ using ::testing::HasSubstr;
 std::vector<std::string> LongTrajectoryArgs(const std::string& address,
                                             const std::string& timeout) {
   return {kIkctl, "--server=" + address, "--timeout=" + timeout, "trajectory", "--arm=demo",
-          "--line=1.1,0.3,0:0.6,0.9,0", "--duration=20", "--period=0.001", "--trials=200"};
+          "--line=1.1,0.3,0:0.6,0.9,0", "--duration=20", "--period=0.001", "--trials=200",
+          "--explore"};
 }
 
 // True when the server's CPU time grows by less than `idle_fraction` of a core over `window`:

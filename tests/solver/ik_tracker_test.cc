@@ -69,9 +69,10 @@ Trajectory MakePath(int path) {
 }
 
 // Issue 3: on reachable paths the hand error is <= 1e-9 x reach at every sample, limb lengths
-// hold to 1e-10 relative, and no joint jumps: the angle change per 5 ms sample stays below 10
-// rad per shortest-limb length of hand motion (measured <= 7.9; a joint flip, ~pi per sample,
-// would give 85-600).
+// hold to 1e-10 relative, and no joint jumps: the angle change per 5 ms sample stays below 12
+// rad per shortest-limb length of hand motion (a joint flip, ~pi per sample, would give
+// 85-600). Measured over seeds 1-20: at most 6.3 (7 limbs), 8.7 (12) and 11.2 (20, circle;
+// the tracker without the free-space fast path of docs/algorithms.md: up to 15.1).
 TEST_P(FreeSpaceTest, FollowsPathExactlyAndSmoothly) {
   const PathCase c = GetParam();
   const Arm arm = c.planar ? PlanarArm(c.limbs) : SpatialArm(c.limbs);
@@ -85,7 +86,7 @@ TEST_P(FreeSpaceTest, FollowsPathExactlyAndSmoothly) {
     EXPECT_LE(s.constraint_residual, 1e-10) << "t=" << s.time;
     EXPECT_TRUE(s.sites.allFinite());
   }
-  EXPECT_LT(WorstAngleRatePerHandStep(arm, *steps), 10.0);
+  EXPECT_LT(WorstAngleRatePerHandStep(arm, *steps), 12.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -262,6 +263,37 @@ TEST(DeterminismTest, SeedReproducesBitsAndOtherSeedsDiffer) {
   EXPECT_GE(c.min_obstacle_clearance, 0.02);
 }
 
+// Clear of every margin the cost is smooth and the descent trial alone optimizes it: a free
+// arm's path is the same for every seed, unless random trials are asked for there too. (The
+// sweep starts where a first tracker put the hand: the way from the curled home pose passes
+// through the self-clearance margin, where random trials run.)
+TEST(DeterminismTest, FreeArmIgnoresTheSeedUnlessExploring) {
+  const Arm arm = SevenLink();
+  auto first = *ArmTracker::Create(arm, nullptr, Optimized());
+  ASSERT_TRUE(first.StepTo({0.8, -0.5, 0.0}).ok());
+  IkOptions explore = Optimized(6);
+  explore.explore_unconstrained = true;
+  std::vector<std::vector<IkStep>> runs;
+  for (const IkOptions& options : {Optimized(5), Optimized(6), explore}) {
+    auto tracker = *ArmTracker::Create(arm, nullptr, options, first.sites());
+    runs.emplace_back();
+    for (int s = 1; s <= 100; ++s) {
+      auto step = tracker.StepTo({0.8, -0.5 + 0.011 * s, 0.0});
+      ASSERT_TRUE(step.ok());
+      EXPECT_EQ(step->status, StepStatus::kReached);
+      runs.back().push_back(*std::move(step));
+    }
+  }
+  bool differs = false;
+  for (size_t s = 0; s < runs[0].size(); ++s) {
+    ASSERT_GT(runs[0][s].min_clearance, 1.25 * Optimized().safety_margin);  // no term active
+    EXPECT_EQ(0, std::memcmp(runs[0][s].sites.data(), runs[1][s].sites.data(),
+                             sizeof(double) * runs[0][s].sites.size()));
+    differs = differs || runs[0][s].sites != runs[2][s].sites;
+  }
+  EXPECT_TRUE(differs);
+}
+
 // A budget of 1 ns leaves no time for trials: the step is the plain projection (+ pushes),
 // still exact on the hand and the limbs.
 TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
@@ -275,13 +307,15 @@ TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
 }
 
 // The random trials of a sub-step stop after `patience` rejections in a row: with 1000 trials
-// per sub-step along a free sweep, the default patience (4) runs a small fraction of the
-// projections (iterations) that patience 0 (every trial) runs, and both reproduce their bits.
+// per sub-step along a free sweep (explored although no clearance term is active), the
+// default patience (4) runs a small fraction of the projections (iterations) that patience 0
+// (every trial) runs, and both reproduce their bits.
 TEST(PatienceTest, RejectionsInARowEndTheRandomTrials) {
   const Arm arm = SevenLink();
   IkOptions every = Optimized();
   every.trials_per_step = 1000;
   every.patience = 0;
+  every.explore_unconstrained = true;
   IkOptions patient = every;
   patient.patience = 4;
   const SweepResult all = Sweep(arm, nullptr, every);

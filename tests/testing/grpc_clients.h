@@ -135,6 +135,7 @@ inline v1::SolveTrajectoryRequest DemoTrajectory(double duration, double period,
   } else {
     request.mutable_options()->set_trials_per_step(trials);
     request.mutable_options()->set_patience(-1);  // every trial runs: a steady cost per sample
+    request.mutable_options()->set_explore_unconstrained(true);  // free space too
   }
   return request;
 }

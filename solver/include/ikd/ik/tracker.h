@@ -3,13 +3,17 @@
 //      max_step_fraction of the shortest limb);
 //  (b) the interior sites, predicted from the previous steps, are projected back to exact limb
 //      lengths with the constraint engine (base and hand fixed); violated joint limits are
-//      added as distance constraints at their bound (active set) and projected again;
+//      added as distance constraints at their bound (active set) and projected again. An arm
+//      clear of every margin (and of obstacles by twice it) takes one step down the cost
+//      gradient (diagonal Newton) in the prediction, before the projection;
 //  (c) a stochastic optimization displaces interior sites at random, re-projects, and keeps a
 //      trial when the cost falls (obstacle and self clearance below the safety margin, joint
 //      motion, joint-limit violation, bending); its step size follows the 1/5 success rule and
 //      it stops after `patience` rejections in a row. Deterministic trials come first: pushes
-//      out of the margin and one step down the cost gradient (diagonal Newton), re-projected
-//      and kept on the same rule.
+//      out of the margin and one descent step, re-projected and kept on the same rule. When
+//      the sub-step began clear and its projection has no clearance or limit term active and
+//      no obstacle near, the cost is smooth and the descent step of (b) is the optimization:
+//      no trials run (`explore_unconstrained` runs them there too).
 //
 //   auto arm = ikd::ik::Arm::Create(spec);
 //   auto tracker = ikd::ik::ArmTracker::Create(*arm, &scene, options);
@@ -54,6 +58,10 @@ struct IkOptions {
   // The random trials of a sub-step stop after this many rejections in a row (0 = never: all
   // trials_per_step run). A deterministic rule: the seed still fixes the output.
   int patience = 4;
+  // Trials also where the arm is clear of every margin and obstacle (see (c) above). Off
+  // (default): there the smooth terms are left to the descent step of the prediction, and an
+  // arm that stays clear follows a path that does not depend on the seed.
+  bool explore_unconstrained = false;
   // Wall-clock budget for the trials of one StepTo call, in seconds; 0 = none. A budget that
   // cuts trials short makes the output depend on machine speed: determinism needs 0.
   double time_budget_seconds = 0.0;
@@ -123,12 +131,27 @@ class ArmTracker {
   // inside the margin or beyond a limit ("constrained"); motion and bending are smooth.
   struct CostTerms {
     double clearance = 0.0, self_clearance = 0.0, joint_limit = 0.0, motion = 0.0, bending = 0.0;
+    bool near_obstacle = false;  // see ConstraintTerms
     double Total() const { return clearance + self_clearance + joint_limit + motion + bending; }
     bool Constrained() const {
       return clearance > 0.0 || self_clearance > 0.0 || joint_limit > 0.0;
     }
   };
   CostTerms Terms(const Eigen::Matrix3Xd& sites) const;
+  // False only when no pair of limbs of `sites` can be inside `margin`: bounded from the last
+  // exact self-clearance (measured_*) and how far the sites moved since.
+  bool MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin) const;
+  // True when, by the same bound, no limb of `sites` is inside the self-clearance margin and
+  // none is near an obstacle (kObstacleBand margins).
+  bool FarFromContact(const Eigen::Matrix3Xd& sites) const;
+  // Largest site move from measured_sites_ (infinite before the first measurement).
+  double MovedSinceMeasured(const Eigen::Matrix3Xd& sites) const;
+  // min(clearance, min over limbs of the obstacle clearance).
+  double ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites, double clearance) const;
+  // The clearance and limit terms only; obstacles are searched out to `obstacle_reach` (at
+  // least the buffered margin) for near_obstacle.
+  CostTerms ConstraintTerms(const Eigen::Matrix3Xd& sites, double obstacle_reach = 0.0) const;
+  void AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms) const;
   // Unit direction of limb k (its nominal length: exact on the constraint surface).
   Eigen::Vector3d Direction(const Eigen::Matrix3Xd& sites, int k) const;
 
@@ -139,7 +162,9 @@ class ArmTracker {
     CostTerms terms;
     IkStep& step;
   };
-  void Optimize(double hand_step, Eigen::Matrix3Xd& sites, IkStep& step);
+  // `far`: the sub-step began clear of every margin (and its prediction took the descent
+  // step).
+  void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step);
   // Projects candidate_ and keeps it in `search` when its cost is lower.
   bool TryCandidate(Search& search);
   void PushTrials(Search& search);
@@ -152,11 +177,12 @@ class ArmTracker {
   void DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap, Eigen::Matrix3Xd& step);
   void AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
                           Eigen::VectorXd& curvature) const;
-  void AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
+  // False when no limb is inside the margin (nothing added).
+  bool AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
                              Eigen::VectorXd& curvature) const;
   // Gradient of w (margin - d)^2 for the limb k of `approach`; `spread` 1 for an obstacle, 2
   // for a pair of limbs (both move).
-  void AddClearanceGradient(int k, const CapsuleApproach& approach, double weight, double spread,
+  bool AddClearanceGradient(int k, const CapsuleApproach& approach, double weight, double spread,
                             Eigen::Matrix3Xd& gradient, Eigen::VectorXd& curvature) const;
   // -gradient / curvature per site, in the arm's plane if planar, scaled to move <= cap.
   void NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature, double cap,
@@ -178,6 +204,8 @@ class ArmTracker {
   std::unique_ptr<ConstraintSolver> solver_;
   Eigen::Matrix3Xd current_, previous_;  // the last two committed configurations
   uint64_t step_index_ = 0;
+  uint64_t rng_stream_ = 0;  // the seed of this StepTo's random stream
+  bool rng_seeded_ = false;  // rng_ seeded with rng_stream_ (on the first draw of a step)
   std::mt19937_64 rng_;
   double sigma_;
   double momentum_ = 1.0;  // this sub-step's hand move over the last one, capped at 1
@@ -185,8 +213,12 @@ class ArmTracker {
   std::vector<double> radii_;  // limb collision radii
   std::vector<double> inverse_length_;
   Eigen::Matrix3Xd coasting_;  // current + momentum (current - previous)
+  Eigen::Matrix3Xd measured_sites_;       // the last StepTo's result (none: 0 columns) ...
+  double measured_self_clearance_ = 0.0;  // ... its exact self-clearance ...
+  double measured_obstacle_clearance_ = 0.0;  // ... and obstacle clearance (+inf: none)
   // Scratch storage, kept so that trials do not allocate.
   mutable LimbPairCulling culling_;  // of Terms, PushOutOfMargin and MinClearance
+  Eigen::Matrix3Xd predicted_;       // the configuration of SubStep
   Eigen::Matrix3Xd candidate_;       // the trial configuration of Optimize
   Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from
   Eigen::Matrix3Xd descent_, smooth_gradient_, clearance_gradient_, clearance_step_;
