@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -26,7 +27,8 @@ void Usage() {
       "  --quick          10%% of every path, 1 repeat (a smoke run)\n"
       "  --samples N      targets per closed loop of a path (default 2000)\n"
       "  --fraction F     part of each loop that is tracked, in (0, 1] (default 1)\n"
-      "  --repeats R      timing: best of R identical runs (default 3)\n"
+      "  --repeats R      timing: the solvers of a scenario take R rounds of turns, each keeping\n"
+      "                   its fastest (default 5)\n"
       "  --kdl-eps LIST   KDL stopping tolerances on the hand position error, m, comma-separated;\n"
       "                   one KDL run per value (default 1e-6,1e-9)\n"
       "  --no-kdl         skip the KDL solvers\n"
@@ -266,7 +268,7 @@ int main(int argc, char** argv) {
 #ifndef IKD_HAVE_KDL
   config.kdl = false;
 #endif
-  std::printf("ik_bench: %d targets per loop, %.3g of each loop, best of %d runs, ",
+  std::printf("ik_bench: %d targets per loop, %.3g of each loop, best of %d interleaved rounds, ",
               config.samples_per_loop, config.path_fraction, config.repeats);
   if (config.ikd_seed > 0) std::printf("ikd seed %llu, ", static_cast<unsigned long long>(config.ikd_seed));
 #ifdef IKD_HAVE_KDL
@@ -290,23 +292,36 @@ int main(int argc, char** argv) {
   for (const auto& s : scenarios) {
     if (!args.only.empty() && s->name.find(args.only) == std::string::npos) continue;
     names.push_back(s->name);
+    // The solvers of a scenario take turns, one timed run each per round, and each keeps its
+    // fastest round: a slow spell of a shared machine then hits every solver alike instead of
+    // whichever ran during it, so the ratios stay fair.
+    std::vector<std::function<RunResult()>> solvers;
     for (const IkdVariant& variant : IkdVariants(*s, config)) {
-      results.push_back(RunIkd(*s, variant, config.repeats));
-      PrintRow(results.back());
+      solvers.push_back([&s, variant] { return RunIkd(*s, variant, 1); });
     }
 #ifdef IKD_HAVE_KDL
     if (config.kdl) {
       for (KdlSolver solver : {KdlSolver::kLma, KdlSolver::kNrJl}) {
         for (double eps : config.kdl_eps) {
-          results.push_back(RunKdl(*s, solver, eps, config.repeats));
-          PrintRow(results.back());
+          solvers.push_back([&s, solver, eps] { return RunKdl(*s, solver, eps, 1); });
         }
       }
     }
 #endif
+    std::vector<RunResult> best(solvers.size());
+    for (int round = 0; round < config.repeats; ++round) {
+      for (size_t k = 0; k < solvers.size(); ++k) {
+        RunResult run = solvers[k]();
+        if (round == 0 || run.mean_us < best[k].mean_us) best[k] = std::move(run);
+      }
+    }
+    for (RunResult& run : best) {
+      PrintRow(run);
+      results.push_back(std::move(run));
+    }
   }
   std::printf("\nLoad average (1 min) before: %s, after: %s (the machine may be shared; times are "
-              "the best of %d runs)\n", load_before.c_str(), LoadAverage().c_str(), config.repeats);
+              "the best of %d interleaved rounds)\n", load_before.c_str(), LoadAverage().c_str(), config.repeats);
   PrintRatios(results, names, KdlLabels(config));
   PrintTargets(results, config);
   return 0;

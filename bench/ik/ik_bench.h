@@ -32,7 +32,7 @@ struct Scenario {
 struct BenchConfig {
   int samples_per_loop = 2000;  // targets on each closed hand path
   double path_fraction = 1.0;   // part of each loop that is tracked (--quick: 0.1)
-  int repeats = 3;              // timing: best of this many identical runs
+  int repeats = 5;              // timing: rounds of interleaved runs, each solver keeps its best
   // KDL stopping tolerances on the hand position error (m), one KDL run each: 1e-6 is the
   // loosest that meets the success criterion, 1e-9 approaches ikd's precision.
   std::vector<double> kdl_eps = {1e-6, 1e-9};

@@ -242,8 +242,10 @@ void ArmTracker::AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms)
   }
   if (w.bending > 0.0) {
     // Bailey eq. 22's elastic-filament energy keeps a long arm from curling up on itself.
+    Eigen::Vector3d b = Direction(sites, 0);
     for (int k = 1; k < arm_->num_limbs(); ++k) {
-      const Eigen::Vector3d a = Direction(sites, k - 1), b = Direction(sites, k);
+      const Eigen::Vector3d a = b;
+      b = Direction(sites, k);
       terms.bending += w.bending * Square(BendAngle(a.cross(b).norm(), a.dot(b)));
     }
   }
@@ -282,12 +284,15 @@ Eigen::Vector3d ArmTracker::Direction(const Eigen::Matrix3Xd& sites, int k) cons
 void ArmTracker::AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
                                     Eigen::VectorXd& curvature) const {
   const double w = options_.weights.bending;
-  for (int k = 1; k < arm_->num_limbs() && w > 0.0; ++k) {
+  if (!(w > 0.0)) return;
+  Eigen::Vector3d t1 = Direction(sites, 0);  // each limb's direction serves two joints
+  for (int k = 1; k < arm_->num_limbs(); ++k) {
     // d theta^2 = 2 theta d theta; with t the unit limb directions, d theta / d r_{k+1} =
     // -(t_{k-1} - cos theta t_k) / (l_k sin theta) and d theta / d r_{k-1} = (t_k - cos theta
     // t_{k-1}) / (l_{k-1} sin theta); site k takes minus their sum.
     const double a = inverse_length_[k - 1], b = inverse_length_[k];
-    const Eigen::Vector3d t0 = Direction(sites, k - 1), t1 = Direction(sites, k);
+    const Eigen::Vector3d t0 = t1;
+    t1 = Direction(sites, k);
     const double cosine = t0.dot(t1);
     const Eigen::Vector3d e1 = t0 - cosine * t1, e0 = t1 - cosine * t0;  // |e| = sin theta
     const double sine = e1.norm();
@@ -362,14 +367,14 @@ void ArmTracker::NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::Vecto
   const double w_max = inverse_mass.maxCoeff();
   const Eigen::Vector3d normal = arm_->R_WB().col(2);
   step.setZero(3, arm_->num_sites());
-  double largest = 0.0;
+  double largest_squared = 0.0;  // one square root, for the scaling only
   for (int i = 1; i < arm_->hand(); ++i) {
     Eigen::Vector3d move = -(inverse_mass[i] / w_max / curvature[i]) * gradient.col(i);
     if (arm_->planar()) move -= move.dot(normal) * normal;
     step.col(i) = move;
-    largest = std::max(largest, move.norm());
+    largest_squared = std::max(largest_squared, move.squaredNorm());
   }
-  if (largest > cap) step *= cap / largest;
+  if (largest_squared > cap * cap) step *= cap / std::sqrt(largest_squared);
 }
 
 void ArmTracker::DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap,
