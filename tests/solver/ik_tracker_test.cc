@@ -189,6 +189,57 @@ TEST(ObstacleTest, OptimizerAvoidsSelfCollision) {
   EXPECT_EQ(optimized.not_reached, 0);
 }
 
+// The cost skips the limb-pair search while no pair can be inside the margin, judged from the
+// last step's exact clearance and how far the sites have moved since. Configurations near and
+// far from that step, folded into self-contact or not, must still be charged exactly what
+// MinSelfClearance gives: w_s (1.25 m - d)^2 summed over the pairs inside the buffered margin.
+TEST(ObstacleTest, CostChargesSelfContactAfterAnyMove) {
+  const Arm arm = SevenLink();
+  IkOptions options = Optimized();
+  options.trials_per_step = 0;  // plain projections: the history does not depend on the weights
+  auto tracker = *ArmTracker::Create(arm, nullptr, options);
+  ASSERT_TRUE(tracker.StepTo({0.9, 0.2, 0.0}).ok());  // measured here, clear of itself
+  const Eigen::Matrix3Xd clear = tracker.sites();
+  ASSERT_GT(tracker.MinClearance(clear), 1.25 * options.safety_margin);
+  const double margin = 1.25 * options.safety_margin;
+  const std::vector<double> radii(arm.num_limbs(), 0.02);
+  auto self_term = [&](const Eigen::Matrix3Xd& sites) {
+    double sum = 0.0;
+    for (int i = 0; i < arm.num_limbs(); ++i) {
+      for (int j = i + 2; j < arm.num_limbs(); ++j) {
+        const double d = SegmentSegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j),
+                                                sites.col(j + 1)) - 0.04;
+        sum += options.weights.self_clearance * std::pow(std::max(0.0, margin - d), 2);
+      }
+    }
+    return sum;
+  };
+  // Fold joint k by most of a turn (self-contact), or bend it a little (clear): from the
+  // measured pose's own angles, so that the fold is a move of the sites beyond joint k.
+  const std::vector<double> measured = arm.AnglesFromSites(clear);
+  int in_contact = 0;
+  for (int k = 1; k < arm.num_limbs(); ++k) {
+    for (double bend : {2.9, 0.01}) {
+      std::vector<double> angles = measured;
+      angles[k] += bend;
+      const Eigen::Matrix3Xd sites = *arm.SitesFromAngles(angles);
+      const double expected = self_term(sites);
+      if (expected > 0.0) ++in_contact;
+      // Cost = self term + smooth terms; the smooth terms alone are the cost of the same
+      // configuration with self-clearance weight 0 (a tracker with the same history).
+      IkOptions no_self = options;
+      no_self.weights.self_clearance = 0.0;
+      auto smooth_only = *ArmTracker::Create(arm, nullptr, no_self);
+      ASSERT_TRUE(smooth_only.StepTo({0.9, 0.2, 0.0}).ok());
+      ASSERT_EQ(smooth_only.sites(), clear);  // the same history
+      EXPECT_NEAR(tracker.Cost(sites), smooth_only.Cost(sites) + expected,
+                  1e-9 * (1.0 + expected))
+          << "joint " << k << " bent by " << bend;
+    }
+  }
+  EXPECT_GE(in_contact, 3);  // the folds that bring a limb inside the margin of another
+}
+
 // A ball moving towards the arm between steps (1 cm per step): the arm gives way and stays
 // clear by the margin while the hand keeps tracking.
 TEST(ObstacleTest, MovingObstacleIsAvoided) {
