@@ -205,6 +205,10 @@ void SetJointNames(const std::vector<std::string>& names,
 using SampleSolver =
     std::function<absl::StatusOr<v1::JointState>(double t, const v1::JointState* previous)>;
 
+constexpr int kMaxSamplesPerMessage = 1000;
+// A batch stops growing past this size (gRPC's default limit on a received message is 4 MB).
+constexpr size_t kMaxBatchBytes = size_t{1} << 20;
+
 // A SolveTrajectory stream, pipelined one message deep: while gRPC writes sample k, a worker
 // solves sample k+1 and parks it; when the write completes the parked message goes out and the
 // solve of k+2 starts. So solving and writing overlap (the per-message thread hand-offs no
@@ -219,13 +223,14 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
  public:
   TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
                     SampleSolver solve, std::vector<std::string> joint_names,
-                    std::vector<double> times)
+                    std::vector<double> times, int samples_per_message)
       : context_(context),
         pool_(pool),
         metrics_(metrics),
         solve_(std::move(solve)),
         joint_names_(std::move(joint_names)),
-        times_(std::move(times)) {
+        times_(std::move(times)),
+        batch_(samples_per_message) {
     solving_ = true;
     // A new call is admitted only if the pool has room; later samples are continuations.
     if (!pool_->TrySubmit([this] { SolveNext(); })) {
@@ -282,14 +287,42 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     Run(actions);
   }
 
-  // The message for sample next_ (or the summary); runs on one worker at a time.
+  // The message for sample next_, or for the batch starting there (or the summary); runs on
+  // one worker at a time. A batch cut short by a stop or a solver error goes out first; the
+  // error ends the stream with the next message.
   absl::StatusOr<v1::SolveTrajectoryResponse> NextMessage() {
+    if (!deferred_.ok()) return deferred_;
     if (absl::Status stop = StopReason(); !stop.ok()) return stop;
     v1::SolveTrajectoryResponse message;
     if (next_ == times_.size()) {
       *message.mutable_summary() = summary_.Summary(solve_seconds_);
       return message;
     }
+    if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
+    if (batch_ <= 1) {
+      absl::StatusOr<v1::JointState> state = SolveSample();
+      if (!state.ok()) return state.status();
+      *message.mutable_sample() = *std::move(state);
+      return message;
+    }
+    size_t bytes = 0;
+    while (message.samples_size() < batch_ && next_ < times_.size() && bytes < kMaxBatchBytes) {
+      if (message.samples_size() > 0) deferred_ = StopReason();
+      absl::StatusOr<v1::JointState> state =
+          deferred_.ok() ? SolveSample() : absl::StatusOr<v1::JointState>(deferred_);
+      if (!state.ok()) {
+        if (message.samples_size() == 0) return state.status();
+        deferred_ = state.status();
+        break;
+      }
+      bytes += state->ByteSizeLong();
+      *message.add_samples() = *std::move(state);
+    }
+    return message;
+  }
+
+  // Solves sample next_ and counts it in.
+  absl::StatusOr<v1::JointState> SolveSample() {
     const absl::Time start = absl::Now();
     absl::StatusOr<v1::JointState> state = solve_(times_[next_], next_ == 0 ? nullptr : &previous_);
     solve_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
@@ -297,10 +330,8 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     RecordIkStep(*metrics_, *state);
     summary_.Add(*state);
     previous_ = *state;
-    if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
-    *message.mutable_sample() = *std::move(state);
     ++next_;
-    return message;
+    return state;
   }
 
   // Moves the parked message into the write slot and, unless it is the summary, starts the
@@ -376,6 +407,8 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   SampleSolver solve_;
   std::vector<std::string> joint_names_;
   std::vector<double> times_;
+  const int batch_ = 1;       // samples per message
+  absl::Status deferred_;     // ends the stream after the batch it cut short
   size_t next_ = 0;  // the sample to solve next
   double solve_seconds_ = 0.0;
   SummaryBuilder summary_;
@@ -775,6 +808,11 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
   absl::StatusOr<std::vector<double>> times =
       SampleTimes(*trajectory, request->sample_period(), limits_.max_samples);
   if (!times.ok()) return new TrajectoryReactor(times.status());
+  if (request->samples_per_message() < 0 || request->samples_per_message() > kMaxSamplesPerMessage) {
+    return new TrajectoryReactor(FieldViolation(
+        "samples_per_message", absl::StrCat("must be in [0, ", kMaxSamplesPerMessage, "], got ",
+                                            request->samples_per_message())));
+  }
   absl::StatusOr<TrajectoryPlan> plan =
       arm->spec.has_robot()
           ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory), *store_, model_limits_)
@@ -782,7 +820,8 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
                               model_limits_, limits_);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());
   return new TrajectoryReactor(context, pool_, metrics_, std::move(plan->solve),
-                               std::move(plan->joint_names), *std::move(times));
+                               std::move(plan->joint_names), *std::move(times),
+                               request->samples_per_message());
 }
 
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(

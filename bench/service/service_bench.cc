@@ -165,6 +165,7 @@ constexpr double kLimbLength = 0.2;
 constexpr double kLimbRadius = 0.02;
 constexpr double kCircleX = 0.8, kCircleY = 0.2, kCircleRadius = 0.25;
 constexpr uint64_t kSeed = 7;
+constexpr int kBatch = 100;  // samples per message of the batched throughput run
 constexpr double kTrackPeriod = 1e-3;      // 1 kHz targets
 constexpr double kTrackLoopSeconds = 2.0;  // Track hand: one loop per 2 s, 0.79 mm per target
 
@@ -234,8 +235,9 @@ double TrajectoryDuration(const Config& config) {
   return (config.trajectory_samples - 1) * config.sample_period;
 }
 
-v1::SolveTrajectoryRequest TrajectoryRequest(const Config& config, Trials trials) {
+v1::SolveTrajectoryRequest TrajectoryRequest(const Config& config, Trials trials, int batch) {
   v1::SolveTrajectoryRequest request;
+  request.set_samples_per_message(batch);
   *request.mutable_arm()->mutable_spec() = ArmSpecProto();
   v1::ArcPath* arc = request.mutable_trajectory()->mutable_arc();
   *arc->mutable_center() = ToProto(CircleCenter());
@@ -306,9 +308,12 @@ TrajectoryRun SolveOverGrpc(v1::KinematicsService::Stub& stub,
   while (reader->Read(&response)) {
     if (response.has_summary()) {
       run.server_solve_seconds = response.summary().solve_seconds();
-    } else {
+    } else if (response.has_sample()) {
       const auto& p = response.sample().positions();
       run.positions.emplace_back(p.begin(), p.end());
+    }
+    for (const v1::JointState& state : response.samples()) {  // a batch
+      run.positions.emplace_back(state.positions().begin(), state.positions().end());
     }
   }
   const grpc::Status status = reader->Finish();
@@ -373,6 +378,7 @@ OutputComparison CompareOrFail(const JointPath& grpc_path, const JointPath& loca
 
 struct ThroughputResult {
   Trials trials = Trials::kDefault;
+  int batch = 1;  // samples per message
   int samples = 0;
   std::vector<double> grpc_seconds, local_seconds, server_solve_seconds;
   std::vector<double> grpc_cpu_seconds, grpc_client_cpu_seconds, local_cpu_seconds;
@@ -388,11 +394,12 @@ void Accumulate(OutputComparison& total, const OutputComparison& c) {
 // An untimed pair first (connection set-up, warm caches), then `repeats` timed pairs whose
 // order alternates so that drift of the machine's load hits both sides alike.
 ThroughputResult MeasureThroughput(v1::KinematicsService::Stub& stub, const Config& config,
-                                   Trials trials) {
-  const v1::SolveTrajectoryRequest request = TrajectoryRequest(config, trials);
+                                   Trials trials, int batch = 1) {
+  const v1::SolveTrajectoryRequest request = TrajectoryRequest(config, trials, batch);
   const JointPath reference = SolveInProcess(config, trials).positions;
   ThroughputResult result;
   result.trials = trials;
+  result.batch = batch;
   result.samples = static_cast<int>(reference.size());
   Accumulate(result.comparison, CompareOrFail(SolveOverGrpc(stub, request).positions, reference));
   for (int r = 0; r < config.repeats; ++r) {
@@ -735,12 +742,18 @@ void PrintSetup(const Config& config, const std::string& load_before) {
 }
 
 const char* TrialsName(Trials trials) {
-  return trials == Trials::kDefault ? "default (24 trials)" : "no trials (diagnostic)";
+  return trials == Trials::kDefault ? "default" : "no trials (diagnostic)";
 }
 
 // Time the gRPC side spends beyond the server's own solve, per joint state.
 double NonSolveMicrosPerState(const ThroughputResult& r) {
   return 1e6 * (Median(r.grpc_seconds) - Median(r.server_solve_seconds)) / r.samples;
+}
+
+std::string ThroughputLabel(const ThroughputResult& r) {
+  std::string label = TrialsName(r.trials);
+  if (r.batch > 1) label += ", " + std::to_string(r.batch) + " samples per message";
+  return label;
 }
 
 double TimeRatio(const ThroughputResult& r) {
@@ -750,7 +763,7 @@ double TimeRatio(const ThroughputResult& r) {
 void PrintThroughputRuns(const ThroughputResult& r) {
   for (size_t i = 0; i < r.grpc_seconds.size(); ++i) {
     std::printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
-                TrialsName(r.trials), i + 1, 1e3 * r.local_seconds[i], 1e3 * r.grpc_seconds[i],
+                ThroughputLabel(r).c_str(), i + 1, 1e3 * r.local_seconds[i], 1e3 * r.grpc_seconds[i],
                 1e3 * r.server_solve_seconds[i], 1e3 * r.local_cpu_seconds[i],
                 1e3 * r.grpc_cpu_seconds[i], 1e3 * r.grpc_client_cpu_seconds[i],
                 r.grpc_seconds[i] / r.local_seconds[i]);
@@ -782,7 +795,7 @@ void PrintThroughput(const std::vector<ThroughputResult>& results, const Config&
     const double local = Median(r.local_seconds), grpc = Median(r.grpc_seconds);
     std::printf("| %s | %.2f | %.2f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.2f | %.2f | "
                 "%.1f |\n",
-                TrialsName(r.trials), 1e3 * local, 1e3 * grpc, r.samples / local,
+                ThroughputLabel(r).c_str(), 1e3 * local, 1e3 * grpc, r.samples / local,
                 r.samples / grpc, TimeRatio(r), 1e3 * Median(r.local_cpu_seconds),
                 1e3 * Median(r.grpc_cpu_seconds), 1e3 * Median(r.grpc_client_cpu_seconds),
                 1e3 * Median(r.server_solve_seconds), NonSolveMicrosPerState(r));
@@ -796,7 +809,7 @@ void PrintThroughput(const std::vector<ThroughputResult>& results, const Config&
   for (const ThroughputResult& r : results) {
     const OutputComparison& c = r.comparison;
     std::printf("%s: %lld joint positions compared (every sample of %d runs per side), %s, max "
-                "|difference| %.1e rad. ", TrialsName(r.trials), static_cast<long long>(c.values),
+                "|difference| %.1e rad. ", ThroughputLabel(r).c_str(), static_cast<long long>(c.values),
                 config.repeats + 1, BitIdentity(c).c_str(), c.max_abs_difference);
   }
   std::printf("\n\n");
@@ -1016,6 +1029,8 @@ int Run(const Config& config) {
   server::ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.pool.threads = config.server_threads;
+  // One client address opens every stream here (the idle-stream count above all): no cap.
+  options.calls.max_streams_per_peer = 0;
   absl::StatusOr<std::unique_ptr<server::IkdServer>> ikd =
       server::IkdServer::Start(options, store.get());
   if (!ikd.ok()) Fail("server: " + ikd.status().ToString());
@@ -1033,6 +1048,7 @@ int Run(const Config& config) {
   Progress("(a) SolveTrajectory throughput");
   const std::vector<ThroughputResult> throughput = {
       MeasureThroughput(*stub, config, Trials::kDefault),
+      MeasureThroughput(*stub, config, Trials::kDefault, kBatch),
       MeasureThroughput(*stub, config, Trials::kNone)};
 
   std::vector<LatencyRow> latency = {MeasureStepToInProcess(config)};

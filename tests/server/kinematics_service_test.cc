@@ -276,6 +276,40 @@ TEST_F(KinematicsServiceTest, TrajectoryIsDeterministic) {
   }
 }
 
+// samples_per_message = 7 over 21 samples: three messages of 7 samples each, the first with the
+// joint names, then the summary; the samples are the unbatched stream's, byte for byte. Out of
+// [0, 1000] the field is named with its bound.
+TEST_F(KinematicsServiceTest, BatchedTrajectoryCarriesTheSameSamples) {
+  std::vector<v1::SolveTrajectoryResponse> single, batched;
+  ASSERT_TRUE(SolveTrajectory(LineRequest(0.05), &single).ok());
+  v1::SolveTrajectoryRequest request = LineRequest(0.05);
+  request.set_samples_per_message(7);
+  ASSERT_TRUE(SolveTrajectory(request, &batched).ok());
+  ASSERT_EQ(single.size(), 22u);  // 21 samples and the summary
+  ASSERT_EQ(batched.size(), 4u);
+  std::vector<std::string> samples;
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_FALSE(batched[k].has_sample());
+    EXPECT_EQ(batched[k].samples_size(), 7);
+    EXPECT_EQ(batched[k].joint_names_size(), k == 0 ? 3 : 0);
+    for (const v1::JointState& s : batched[k].samples()) samples.push_back(s.SerializeAsString());
+  }
+  ASSERT_EQ(samples.size(), 21u);
+  for (size_t k = 0; k < 21; ++k) EXPECT_EQ(samples[k], single[k].sample().SerializeAsString());
+  EXPECT_EQ(batched[3].summary().samples(), 21);
+  EXPECT_EQ(batched[3].summary().fraction_reached(), single[21].summary().fraction_reached());
+  EXPECT_EQ(batched[3].summary().max_hand_error(), single[21].summary().max_hand_error());
+  for (int bad : {-1, 1001}) {
+    request.set_samples_per_message(bad);
+    std::vector<v1::SolveTrajectoryResponse> none;
+    const grpc::Status status = SolveTrajectory(request, &none);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("samples_per_message"));
+    EXPECT_THAT(status.error_message(), HasSubstr("[0, 1000]"));
+    EXPECT_TRUE(none.empty());
+  }
+}
+
 // An arm stored through the ModelService is used by name; an unknown name is NOT_FOUND.
 TEST_F(KinematicsServiceTest, NamedArmIsResolvedAndUnknownNameIsNotFound) {
   v1::CreateArmRequest create;
