@@ -268,6 +268,8 @@ bool ArmTracker::MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin)
   return !(bound > margin + 1e-9 * arm_->shortest_limb());
 }
 
+// Obstacles moved since the measurement only change which prediction a sub-step takes: the
+// decision to skip the trials (Optimize) measures the obstacles of the scene as it is.
 bool ArmTracker::FarFromContact(const Eigen::Matrix3Xd& sites) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
