@@ -297,13 +297,13 @@ int main(int argc, char** argv) {
     // whichever ran during it, so the ratios stay fair.
     std::vector<std::function<RunResult()>> solvers;
     for (const IkdVariant& variant : IkdVariants(*s, config)) {
-      solvers.push_back([&s, variant] { return RunIkd(*s, variant, 1); });
+      solvers.push_back([&s, variant] { return RunIkd(*s, variant); });
     }
 #ifdef IKD_HAVE_KDL
     if (config.kdl) {
       for (KdlSolver solver : {KdlSolver::kLma, KdlSolver::kNrJl}) {
         for (double eps : config.kdl_eps) {
-          solvers.push_back([&s, solver, eps] { return RunKdl(*s, solver, eps, 1); });
+          solvers.push_back([&s, solver, eps] { return RunKdl(*s, solver, eps); });
         }
       }
     }

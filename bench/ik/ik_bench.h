@@ -92,11 +92,11 @@ struct IkdVariant {
   std::string label;
   ik::IkOptions options;
 };
-RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant, int repeats);
+RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant);  // one timed run
 
 #ifdef IKD_HAVE_KDL
 enum class KdlSolver { kLma, kNrJl };
-RunResult RunKdl(const Scenario& scenario, KdlSolver solver, double eps, int repeats);
+RunResult RunKdl(const Scenario& scenario, KdlSolver solver, double eps);  // one timed run
 std::string KdlLabel(KdlSolver solver, double eps);
 const char* KdlVersion();
 #endif

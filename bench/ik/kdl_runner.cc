@@ -98,7 +98,7 @@ std::string KdlLabel(KdlSolver solver, double eps) {
   return text;
 }
 
-RunResult RunKdl(const Scenario& scenario, KdlSolver which, double eps, int repeats) {
+RunResult RunKdl(const Scenario& scenario, KdlSolver which, double eps) {
   using Clock = std::chrono::steady_clock;
   const ik::Arm& arm = scenario.arm;
   if (arm.base().norm() != 0.0 || !arm.spec().base_orientation.coeffs().isApprox(
@@ -133,37 +133,29 @@ RunResult RunKdl(const Scenario& scenario, KdlSolver which, double eps, int repe
     if (mismatch > 1e-9) Die(scenario.name + ": KDL chain does not match the ikd arm");
   }
   Recorder recorder(scenario, scenario.start_sites, start);
-  std::vector<double> best;
-  double best_total = std::numeric_limits<double>::infinity();
-  for (int repeat = 0; repeat < repeats; ++repeat) {
-    KDL::JntArray q(n), q_out(n);
-    for (unsigned j = 0; j < real; ++j) q(j) = start[j];
-    std::vector<double> seconds;
-    seconds.reserve(scenario.targets.size());
-    double total = 0.0;
-    for (size_t k = 1; k < scenario.targets.size(); ++k) {
-      const Eigen::Vector3d& target = scenario.targets[k];
-      for (unsigned j = real; j < n; ++j) q(j) = 0.0;  // virtual wrist back to 0
-      KDL::Frame goal(KDL::Vector(target.x(), target.y(), target.z()));
-      if (!lma) {  // NR_JL: keep the present tool orientation (outside the timing)
-        KDL::Frame current;
-        fk.JntToCart(q, current);
-        goal.M = current.M;
-      }
-      const auto t0 = Clock::now();
-      const int rc = lma ? lma_solver.CartToJnt(q, goal, q_out) : nr_jl.CartToJnt(q, goal, q_out);
-      seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      total += seconds.back();
-      q = q_out;
-      if (repeat > 0) continue;
-      const std::vector<double> joints(q_out.data.data(), q_out.data.data() + real);
-      bool at_limit = false;  // the limits are meant to stay inactive: a clamp counts as a failure
-      for (unsigned j = 0; j < n; ++j) at_limit = at_limit || std::abs(q_out(j)) >= 4 * kPi - 1e-9;
-      recorder.Add(target, SitesFromJoints(arm, joints), joints, rc < 0 || at_limit);
+  KDL::JntArray q(n), q_out(n);
+  for (unsigned j = 0; j < real; ++j) q(j) = start[j];
+  std::vector<double> seconds;
+  seconds.reserve(scenario.targets.size());
+  for (size_t k = 1; k < scenario.targets.size(); ++k) {
+    const Eigen::Vector3d& target = scenario.targets[k];
+    for (unsigned j = real; j < n; ++j) q(j) = 0.0;  // virtual wrist back to 0
+    KDL::Frame goal(KDL::Vector(target.x(), target.y(), target.z()));
+    if (!lma) {  // NR_JL: keep the present tool orientation (outside the timing)
+      KDL::Frame current;
+      fk.JntToCart(q, current);
+      goal.M = current.M;
     }
-    if (total < best_total) best_total = total, best = std::move(seconds);
+    const auto t0 = Clock::now();
+    const int rc = lma ? lma_solver.CartToJnt(q, goal, q_out) : nr_jl.CartToJnt(q, goal, q_out);
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    q = q_out;
+    const std::vector<double> joints(q_out.data.data(), q_out.data.data() + real);
+    bool at_limit = false;  // the limits are meant to stay inactive: a clamp counts as a failure
+    for (unsigned j = 0; j < n; ++j) at_limit = at_limit || std::abs(q_out(j)) >= 4 * kPi - 1e-9;
+    recorder.Add(target, SitesFromJoints(arm, joints), joints, rc < 0 || at_limit);
   }
-  return recorder.Finish(KdlLabel(which, eps), std::move(best));
+  return recorder.Finish(KdlLabel(which, eps), std::move(seconds));
 }
 
 const char* KdlVersion() { return KDL_VERSION_STRING; }

@@ -273,10 +273,9 @@ bool ArmTracker::MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin)
 bool ArmTracker::FarFromContact(const Eigen::Matrix3Xd& sites) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
-  const double moved = MovedSinceMeasured(sites), slack = 1e-9 * arm_->shortest_limb();
-  return (w.self_clearance == 0.0 || measured_self_clearance_ - 2.0 * moved > margin + slack) &&
-         (w.clearance == 0.0 ||
-          measured_obstacle_clearance_ - moved > kObstacleBand * margin + slack);
+  if (w.self_clearance > 0.0 && MayBeInSelfMargin(sites, margin)) return false;
+  const double bound = measured_obstacle_clearance_ - MovedSinceMeasured(sites);
+  return w.clearance == 0.0 || bound > kObstacleBand * margin + 1e-9 * arm_->shortest_limb();
 }
 
 Eigen::Vector3d ArmTracker::Direction(const Eigen::Matrix3Xd& sites, int k) const {
