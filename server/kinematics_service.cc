@@ -307,9 +307,11 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     }
     size_t bytes = 0;
     while (message.samples_size() < batch_ && next_ < times_.size() && bytes < kMaxBatchBytes) {
-      if (message.samples_size() > 0) deferred_ = StopReason();
-      absl::StatusOr<v1::JointState> state =
-          deferred_.ok() ? SolveSample() : absl::StatusOr<v1::JointState>(deferred_);
+      if (message.samples_size() > 0) {
+        deferred_ = StopReason();
+        if (!deferred_.ok()) break;
+      }
+      absl::StatusOr<v1::JointState> state = SolveSample();
       if (!state.ok()) {
         if (message.samples_size() == 0) return state.status();
         deferred_ = state.status();

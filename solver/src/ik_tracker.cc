@@ -547,6 +547,10 @@ void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& searc
   }
 }
 
+double ArmTracker::SmoothCap(double hand_step) const {
+  return std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
+}
+
 void ArmTracker::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step) {
   if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
   // Kastenmeier & Vesely step (c): trials re-projected and kept when the cost falls. Pushes out
@@ -563,7 +567,7 @@ void ArmTracker::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, I
     return;
   }
   AddSmoothTerms(sites, search.terms);
-  const double smooth_cap = std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
+  const double smooth_cap = SmoothCap(hand_step);
   PushTrials(search);
   DescentTrials(smooth_cap, search);
   RandomTrials(hand_step, smooth_cap, search);
@@ -623,9 +627,9 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   }
   // (b) predict interior sites by extrapolating the last two steps, then project.
   // The extrapolation is scaled by this hand step over the last one: a hand that slows down
-  // (the end of a path) must not be overrun by the arm's momentum. With the optimizer on, the
-  // prediction first takes one descent step of the cost, so that a projection that finds no
-  // clearance or limit term active is already the step's answer (see Optimize).
+  // (the end of a path) must not be overrun by the arm's momentum. An arm clear of contact
+  // (FarFromContact) first takes one descent step of the cost in the prediction, so that a
+  // projection that finds no clearance or limit term active is the step's answer (Optimize).
   const double hand_step = (hand - current_.col(h)).norm();
   const double last_step = (current_.col(h) - previous_.col(h)).norm();
   momentum_ = last_step > 0.0 ? std::min(1.0, hand_step / last_step) : 0.0;
@@ -634,7 +638,7 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   predicted = coasting_;                      // after this sub-step has given up on it)
   predicted.col(0) = arm_->base();
   predicted.col(h) = hand;
-  const double smooth_cap = std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
+  const double smooth_cap = SmoothCap(hand_step);
   const bool far = options_.trials_per_step > 0 && arm_->num_limbs() >= 2 &&
                    FarFromContact(predicted);
   if (far) {

@@ -165,6 +165,8 @@ class ArmTracker {
   // `far`: the sub-step began clear of every margin (and its prediction took the descent
   // step).
   void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step);
+  // How far the smooth terms may move a site in one sub-step: twice the hand's move.
+  double SmoothCap(double hand_step) const;
   // Projects candidate_ and keeps it in `search` when its cost is lower.
   bool TryCandidate(Search& search);
   void PushTrials(Search& search);
