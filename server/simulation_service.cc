@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <utility>
@@ -42,6 +43,17 @@ class FrameSource {
   // Checks `cancelled` between steps. A non-OK status ends the stream.
   virtual absl::StatusOr<bool> Next(const std::atomic<bool>& cancelled, Frame& frame) = 0;
 };
+
+// Whether the figures of a frame are numbers: positions or velocities beyond the range of
+// doubles show as a non-finite violation or energy.
+bool FrameFinite(const v1::ChainFrame& f) {
+  return std::isfinite(f.max_relative_violation()) && std::isfinite(f.kinetic_energy()) &&
+         std::isfinite(f.potential_energy());
+}
+bool FrameFinite(const v1::PendulumFrame& f) {
+  return std::isfinite(f.max_relative_violation()) && std::isfinite(f.total_energy()) &&
+         std::isfinite(f.kinetic_energy()) && std::isfinite(f.potential_energy());
+}
 
 // A server-streaming call driven by a FrameSource. Exactly one party owns the call at a time,
 // which is what makes it safe without a lock:
@@ -84,6 +96,10 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
       End(more.status());
     } else if (!*more) {
       End(absl::OkStatus());
+    } else if (!FrameFinite(frame_)) {  // never answered: the state left the range of doubles
+      End(absl::OutOfRangeError(absl::StrCat(
+          "step ", frame_.step(), ": the state is beyond the range of doubles (max relative "
+          "violation ", frame_.max_relative_violation(), "): use smaller coordinates or links")));
     } else {
       HandToGrpc(this);
       this->StartWrite(&frame_);  // hands the call to gRPC: nothing may follow

@@ -249,6 +249,32 @@ TEST_F(SimulationServiceTest, BrownianWalkIsDeterministicForASeed) {
   EXPECT_FALSE(MessageDifferencer::Equals(first.back(), other.back()));
 }
 
+TEST_F(SimulationServiceTest, StateBeyondTheRangeOfDoublesEndsWithOutOfRange) {
+  // Fuzzer finding (docs/fuzzing.md): a chain of 1.8e307 m links has sites far enough apart
+  // that |r_ij| overflows; its frame would carry an infinite violation. No frame with a
+  // non-finite figure is answered: OUT_OF_RANGE naming the step, every frame sent finite.
+  v1::StepChainRequest request;
+  v1::GeneratedChain* chain = request.mutable_generated();
+  chain->set_shape(v1::GeneratedChain::SHAPE_COIL);
+  chain->set_num_sites(12);
+  chain->set_link(1.797693134862316e+307);
+  chain->set_planar(true);
+  chain->set_seed(3);
+  request.mutable_projection()->set_method(v1::CONSTRAINT_METHOD_AUTO);
+  request.set_dt(0.001);
+  request.set_steps(37);
+  request.set_stride(5);
+  request.mutable_brownian()->set_diffusion(0.01);
+  request.mutable_brownian()->set_seed(5);
+  std::vector<v1::ChainFrame> frames;
+  const grpc::Status status = StepChain(request, &frames);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("beyond the range of doubles"));
+  for (const v1::ChainFrame& frame : frames) {
+    EXPECT_TRUE(std::isfinite(frame.max_relative_violation())) << "step " << frame.step();
+  }
+}
+
 TEST_F(SimulationServiceTest, StrideGivesStepsOverStrideFrames) {
   // Contract: a frame after every stride steps and after the last: ceil(steps / stride).
   std::vector<v1::PendulumFrame> frames;
