@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "conversions.h"
 #include "errors.h"
+#include "ikd/world.h"
 
 namespace ikd::server {
 namespace {
@@ -191,7 +192,11 @@ absl::StatusOr<ik::Trajectory> TrajectoryFromProto(const v1::Trajectory& in,
 absl::StatusOr<Eigen::Vector3d> TargetFromProto(const v1::Vector3& target,
                                                 const std::string& path) {
   const Eigen::Vector3d t = FromProto(target);
-  if (!t.allFinite()) return FieldViolation(path, "every coordinate must be finite");
+  if (!t.allFinite() || t.cwiseAbs().maxCoeff() > kWorldExtent) {
+    return FieldViolation(path, absl::StrCat("every coordinate must be finite and within ",
+                                             kWorldExtent, " m of the origin, got (", t.x(), ", ",
+                                             t.y(), ", ", t.z(), ")"));
+  }
   return t;
 }
 

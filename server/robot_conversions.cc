@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/urdf.h"
+#include "ikd/world.h"
 
 namespace ikd::server {
 namespace {
@@ -206,10 +207,9 @@ absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& positio
   const Eigen::Vector3d p = FromProto(position);
   if (!p.allFinite()) return FieldViolation(position_path, "must be finite");
   // Far beyond any arm: the errors of such a target (|p|^2) would overflow to inf.
-  constexpr double kFarthest = 1e6;  // m
-  if (p.cwiseAbs().maxCoeff() > kFarthest) {
+  if (p.cwiseAbs().maxCoeff() > kWorldExtent) {
     return FieldViolation(position_path,
-                          absl::StrCat("must be within ", kFarthest, " m of the world origin in "
+                          absl::StrCat("must be within ", kWorldExtent, " m of the world origin in "
                                        "every coordinate, got (", p.x(), ", ", p.y(), ", ", p.z(), ")"));
   }
   if (!has_orientation) return robot::ToolTarget::Position(p);

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/world.h"
 
 namespace ikd::ik {
 namespace {
@@ -24,11 +25,12 @@ absl::Status ValidateLimbs(const ArmSpec& spec) {
   }
   for (size_t k = 0; k < n; ++k) {
     const Limb& limb = spec.limbs[k];
-    if (!std::isfinite(limb.length) || limb.length <= 0.0) {
-      return FieldError(absl::StrCat("limbs[", k, "].length"), "finite and > 0", limb.length);
+    const std::string field = absl::StrCat("limbs[", k, "]");
+    if (absl::Status st = CheckWorldLength(limb.length, field + ".length", false); !st.ok()) {
+      return st;
     }
-    if (!std::isfinite(limb.radius) || limb.radius < 0.0) {
-      return FieldError(absl::StrCat("limbs[", k, "].radius"), "finite and >= 0", limb.radius);
+    if (absl::Status st = CheckWorldLength(limb.radius, field + ".radius", true); !st.ok()) {
+      return st;
     }
   }
   return absl::OkStatus();
@@ -61,9 +63,7 @@ absl::Status ValidateLimits(const ArmSpec& spec) {
 }
 
 absl::Status ValidateRest(const ArmSpec& spec) {
-  if (!spec.base_position.allFinite()) {
-    return absl::InvalidArgumentError("base_position must be finite");
-  }
+  if (absl::Status st = CheckInWorld(spec.base_position, "base_position"); !st.ok()) return st;
   const double qn = spec.base_orientation.coeffs().norm();
   if (!std::isfinite(qn) || qn < 1e-9) {
     return absl::InvalidArgumentError("base_orientation must be a finite, non-zero quaternion");

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ikd/ik/scene.h"
+#include "ikd/world.h"
 
 namespace ikd::ik {
 namespace {
@@ -32,14 +33,8 @@ std::string Format(const Eigen::Vector3d& v) {
   return absl::StrCat("(", v.x(), ", ", v.y(), ", ", v.z(), ")");
 }
 
-absl::Status CheckFinite(const Eigen::Vector3d& v, const std::string& field) {
-  if (v.allFinite()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, " must be finite, got ", Format(v)));
-}
-
 absl::Status CheckRadius(double r, const std::string& field) {
-  if (std::isfinite(r) && r >= 0.0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, " must be finite and >= 0, got ", r));
+  return CheckWorldLength(r, field, /*zero_allowed=*/true);
 }
 
 absl::Status CheckRotation(const Eigen::Quaterniond& q, const std::string& field) {
@@ -51,23 +46,23 @@ absl::Status CheckRotation(const Eigen::Quaterniond& q, const std::string& field
 }
 
 absl::Status ValidateSphere(const Sphere& s, const std::string& field) {
-  if (absl::Status st = CheckFinite(s.center, field + ".center"); !st.ok()) return st;
+  if (absl::Status st = CheckInWorld(s.center, field + ".center"); !st.ok()) return st;
   return CheckRadius(s.radius, field + ".radius");
 }
 
 absl::Status ValidateCapsule(const Capsule& c, const std::string& field) {
-  if (absl::Status st = CheckFinite(c.a, field + ".a"); !st.ok()) return st;
-  if (absl::Status st = CheckFinite(c.b, field + ".b"); !st.ok()) return st;
+  if (absl::Status st = CheckInWorld(c.a, field + ".a"); !st.ok()) return st;
+  if (absl::Status st = CheckInWorld(c.b, field + ".b"); !st.ok()) return st;
   return CheckRadius(c.radius, field + ".radius");
 }
 
 absl::Status ValidateBox(const Box& b, const std::string& field) {
-  if (absl::Status st = CheckFinite(b.center, field + ".center"); !st.ok()) return st;
+  if (absl::Status st = CheckInWorld(b.center, field + ".center"); !st.ok()) return st;
   if (absl::Status st = CheckRotation(b.orientation, field + ".orientation"); !st.ok()) return st;
   const Eigen::Vector3d& h = b.half_extents;
-  if (!h.allFinite() || (h.array() < 0.0).any()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".half_extents must be finite and >= 0, got ", Format(h)));
+  if (!h.allFinite() || (h.array() < 0.0).any() || h.maxCoeff() > kWorldExtent) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".half_extents must be finite and in [0, ",
+                                                   kWorldExtent, "] m, got ", Format(h)));
   }
   return absl::OkStatus();
 }
@@ -78,9 +73,9 @@ absl::Status ValidateHalfSpace(const HalfSpace& hs, const std::string& field) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".normal must be finite with norm >= ", kMinNorm, ", got ", Format(hs.normal)));
   }
-  if (!std::isfinite(hs.offset)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".offset must be finite, got ", hs.offset));
+  if (!std::isfinite(hs.offset) || std::abs(hs.offset) > kWorldExtent) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".offset must be finite and within ",
+                                                   kWorldExtent, " m of 0, got ", hs.offset));
   }
   return absl::OkStatus();
 }
@@ -505,13 +500,18 @@ absl::Status Scene::Remove(const std::string& id) {
 
 absl::Status Scene::Move(const std::string& id, const Eigen::Vector3d& translation,
                          const Eigen::Quaterniond& rotation) {
-  if (absl::Status st = CheckFinite(translation, "translation"); !st.ok()) return st;
+  if (absl::Status st = CheckInWorld(translation, "translation"); !st.ok()) return st;
   if (absl::Status st = CheckRotation(rotation, "rotation"); !st.ok()) return st;
   const int k = Find(id);
   if (k < 0) return absl::NotFoundError(absl::StrCat("no obstacle \"", id, "\""));
-  Shape& shape = obstacles_[k].shape;
-  shape = Normalized(Transformed(shape, translation, rotation.normalized()));
-  bounds_[k] = BoundingBall(shape);
+  Shape moved = Normalized(Transformed(obstacles_[k].shape, translation, rotation.normalized()));
+  // Moves add up: the moved obstacle must still lie in the world.
+  if (absl::Status st = ValidateShape(moved, absl::StrCat("obstacle \"", id, "\" moved"));
+      !st.ok()) {
+    return st;
+  }
+  obstacles_[k].shape = std::move(moved);
+  bounds_[k] = BoundingBall(obstacles_[k].shape);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/world.h"
 #include "ziggurat.h"
 
 namespace ikd::ik {
@@ -70,9 +71,7 @@ absl::Status IkOptions::Validate() const {
       time_budget_seconds > 3600.0) {
     return RangeError("time_budget_seconds", "in [0, 3600]", time_budget_seconds);
   }
-  if (!std::isfinite(safety_margin) || safety_margin < 0.0) {
-    return RangeError("safety_margin", "finite and >= 0", safety_margin);
-  }
+  if (absl::Status s = CheckWorldLength(safety_margin, "safety_margin", true); !s.ok()) return s;
   if (!std::isfinite(max_step_fraction) || max_step_fraction <= 0.0 || max_step_fraction > 1.0) {
     return RangeError("max_step_fraction", "in (0, 1]", max_step_fraction);
   }
@@ -662,7 +661,7 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
 }
 
 absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
-  if (!target.allFinite()) return absl::InvalidArgumentError("target must be finite");
+  if (absl::Status s = CheckInWorld(target, "target"); !s.ok()) return s;
   rng_stream_ = MixSeed(options_.seed, step_index_++);
   rng_seeded_ = false;
   if (options_.time_budget_seconds > 0.0) {

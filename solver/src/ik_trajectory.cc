@@ -10,6 +10,7 @@
 #include <Eigen/Geometry>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/world.h"
 
 namespace ikd::ik {
 namespace {
@@ -119,15 +120,41 @@ Trajectory::Trajectory(Kind kind, std::vector<double> knots, std::vector<Vector3
   const int segments = static_cast<int>(knots_.size()) - 1;
   speed_bounds_.resize(segments);
   for (int k = 0; k < segments; ++k) speed_bounds_[k] = SegmentSpeedBound(k);
-  for (int k = 0; k < segments; ++k) length_ += SegmentLength(k);
+  for (int k = 0; k < segments; ++k) {
+    const double length = SegmentLength(k);
+    length_ += length;
+    extent_ = std::max(extent_, SegmentExtent(k, length));
+  }
 }
 
-absl::Status Trajectory::CheckFiniteDerived(const char* field) const {
+double Trajectory::SegmentExtent(int k, double length) const {
+  switch (kind_) {
+    case Kind::kArc:
+      return arc_.center.cwiseAbs().maxCoeff() + arc_.radius;
+    case Kind::kPiecewiseLinear:
+      return std::max(points_[k].cwiseAbs().maxCoeff(), points_[k + 1].cwiseAbs().maxCoeff());
+    case Kind::kCubicHermite:
+      // The curve stays within its length of its first point.
+      return points_[k].cwiseAbs().maxCoeff() + length;
+  }
+  return kInf;
+}
+
+absl::Status Trajectory::CheckDerived(const char* field) const {
   bool finite = std::isfinite(length_);
   for (double bound : speed_bounds_) finite = finite && std::isfinite(bound);
-  if (finite) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " give a path speed or length beyond the double range"));
+  if (!finite) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " give a path speed or length beyond the double range"));
+  }
+  // Points inside the world can still give a spline that overshoots far out of it (a short
+  // interval next to a long one).
+  if (extent_ > kWorldExtent) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " give a path that may leave the world: up to ", extent_,
+        " m from the origin in a coordinate (bound ", kWorldExtent, " m)"));
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +178,7 @@ absl::StatusOr<Trajectory> Trajectory::FromWaypoints(std::vector<Waypoint> waypo
       return Invalid(field + ".time", absl::StrCat("> waypoints[", k - 1, "].time (", knots.back(), ")"),
                      time);
     }
-    if (absl::Status s = CheckFinite(waypoints[k].position, field + ".position"); !s.ok()) return s;
+    if (absl::Status s = CheckInWorld(waypoints[k].position, field + ".position"); !s.ok()) return s;
     knots.push_back(time);
     points.push_back(waypoints[k].position);
   }
@@ -160,26 +187,26 @@ absl::StatusOr<Trajectory> Trajectory::FromWaypoints(std::vector<Waypoint> waypo
   if (cubic) velocities = ClampedSplineVelocities(knots, points);
   Trajectory path(cubic ? Kind::kCubicHermite : Kind::kPiecewiseLinear, std::move(knots),
                   std::move(points), std::move(velocities), ArcGeometry{});
-  if (absl::Status s = path.CheckFiniteDerived("waypoints"); !s.ok()) return s;
+  if (absl::Status s = path.CheckDerived("waypoints"); !s.ok()) return s;
   return path;
 }
 
 absl::StatusOr<Trajectory> Trajectory::Line(const Vector3d& from, const Vector3d& to,
                                             double duration) {
-  if (absl::Status s = CheckFinite(from, "from"); !s.ok()) return s;
-  if (absl::Status s = CheckFinite(to, "to"); !s.ok()) return s;
+  if (absl::Status s = CheckInWorld(from, "from"); !s.ok()) return s;
+  if (absl::Status s = CheckInWorld(to, "to"); !s.ok()) return s;
   if (absl::Status s = CheckPositive(duration, "duration"); !s.ok()) return s;
   Trajectory path(Kind::kPiecewiseLinear, {0.0, duration}, {from, to}, {}, ArcGeometry{});
-  if (absl::Status s = path.CheckFiniteDerived("from, to and duration"); !s.ok()) return s;
+  if (absl::Status s = path.CheckDerived("from, to and duration"); !s.ok()) return s;
   return path;
 }
 
 absl::StatusOr<Trajectory> Trajectory::Arc(const Vector3d& center, const Vector3d& axis,
                                            const Vector3d& start, double angle,
                                            double duration) {
-  if (absl::Status s = CheckFinite(center, "center"); !s.ok()) return s;
+  if (absl::Status s = CheckInWorld(center, "center"); !s.ok()) return s;
   if (absl::Status s = CheckFinite(axis, "axis"); !s.ok()) return s;
-  if (absl::Status s = CheckFinite(start, "start"); !s.ok()) return s;
+  if (absl::Status s = CheckInWorld(start, "start"); !s.ok()) return s;
   const double axis_norm = axis.norm();
   if (!(axis_norm >= kMinAxisNorm)) {
     return Invalid("axis", absl::StrCat("a vector of norm >= ", kMinAxisNorm), axis_norm);
@@ -206,7 +233,7 @@ absl::StatusOr<Trajectory> Trajectory::Arc(const Vector3d& center, const Vector3
   arc.v = a.cross(arc.u);
   arc.angle = angle;
   Trajectory path(Kind::kArc, {0.0, duration}, {start}, {}, std::move(arc));
-  if (absl::Status s = path.CheckFiniteDerived("center, start, angle and duration"); !s.ok()) {
+  if (absl::Status s = path.CheckDerived("center, start, angle and duration"); !s.ok()) {
     return s;
   }
   return path;
@@ -219,7 +246,7 @@ absl::StatusOr<Trajectory> Trajectory::Polyline(std::vector<Vector3d> points, do
   double length = 0.0;
   for (size_t k = 0; k < points.size(); ++k) {
     const std::string field = absl::StrCat("points[", k, "]");
-    if (absl::Status s = CheckFinite(points[k], field); !s.ok()) return s;
+    if (absl::Status s = CheckInWorld(points[k], field); !s.ok()) return s;
     if (k == 0) continue;
     const double step = (points[k] - points[k - 1]).norm();
     if (!(step > 0.0)) {
@@ -240,7 +267,7 @@ absl::StatusOr<Trajectory> Trajectory::Polyline(std::vector<Vector3d> points, do
     }
   }
   Trajectory path(Kind::kPiecewiseLinear, std::move(knots), std::move(points), {}, ArcGeometry{});
-  if (absl::Status s = path.CheckFiniteDerived("points and speed"); !s.ok()) return s;
+  if (absl::Status s = path.CheckDerived("points and speed"); !s.ok()) return s;
   return path;
 }
 

@@ -8,6 +8,7 @@
 #include <Eigen/SVD>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/world.h"
 
 namespace ikd::pose {
 namespace {
@@ -24,9 +25,6 @@ constexpr double kFirstFrameSmoothing = 0.05;
 constexpr double kSnapSmoothing = 1e-3;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kMaxLimitRounds = 4;
-// Observed coordinates beyond this (m) are refused: squared distances of points near the double
-// range overflow, and a head at z = -2e289 (found by fuzzing) gave infinite residuals and noise.
-constexpr double kMaxCoordinate = 1e6;
 constexpr int kContinuationSteps = 8;
 constexpr int kAlignPasses = 3;
 // Calibration keeps distances within this many robust standard deviations of the median.
@@ -63,10 +61,11 @@ absl::Status CheckObservation(const Observation& o, size_t k) {
     return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].position (label \"",
                                                    o.label, "\"): non-finite coordinate"));
   }
-  if (o.position.cwiseAbs().maxCoeff() > kMaxCoordinate) {
+  // A head at z = -2e289 (found by fuzzing) gave infinite residuals and noise: see ikd/world.h.
+  if (o.position.cwiseAbs().maxCoeff() > kWorldExtent) {
     return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].position (label \"",
                                                    o.label, "\"): a coordinate beyond ",
-                                                   kMaxCoordinate, " m"));
+                                                   kWorldExtent, " m"));
   }
   if (!InRange(o.confidence, 0.0, 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("observations[", k, "].confidence (label \"",

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ikd/robot/chain.h"
+#include "ikd/world.h"
 
 namespace ikd::robot {
 namespace {
@@ -16,9 +17,8 @@ absl::Status FieldError(const std::string& field, const std::string& what) {
 absl::Status CheckPose(const Eigen::Isometry3d& X, const std::string& field) {
   if (!X.matrix().allFinite()) return FieldError(field, "must be finite");
   // Far beyond any arm: site coordinates built from such offsets overflow (fuzzer finding).
-  constexpr double kFarthest = 1e6;  // m
-  if (X.translation().cwiseAbs().maxCoeff() > kFarthest) {
-    return FieldError(field, absl::StrCat("translation must be within ", kFarthest,
+  if (X.translation().cwiseAbs().maxCoeff() > kWorldExtent) {
+    return FieldError(field, absl::StrCat("translation must be within ", kWorldExtent,
                                           " m in every coordinate, got (", X.translation().x(), ", ",
                                           X.translation().y(), ", ", X.translation().z(), ")"));
   }

@@ -414,6 +414,16 @@ TEST_F(KinematicsServiceTest, BadFieldsNameTheirPath) {
   status = Solve(request, &response);
   EXPECT_THAT(ViolatedFields(status), Contains("seed_positions"));
   request.clear_seed_positions();
+  *request.mutable_target() = Vec(-3.1050369133325719e231, 0.5, 0);  // fuzzer finding 12:
+  status = Solve(request, &response);  // answered with an infinite hand error
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status), Contains("target"));
+  EXPECT_THAT(status.error_message(), HasSubstr("within 1e+06 m"));
+  *request.mutable_target() = Vec(0.9, 0.6, 0);
+  trajectory = LineRequest(0.1);
+  *trajectory.mutable_trajectory()->mutable_line()->mutable_to() = Vec(2e6, 0, 0);
+  status = SolveTrajectory(trajectory, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("trajectory.line.to"));
   request.mutable_options()->set_max_step_fraction(-1);
   status = Solve(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

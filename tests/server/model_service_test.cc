@@ -603,14 +603,15 @@ TEST_F(ModelServiceTest, InvalidArmsNameTheField) {
   v1::ArmSpec nan_length = PlanarArm(3);
   nan_length.mutable_limbs(1)->set_length(kNaN);
   ExpectFieldViolation(client_.CreateArm("a", nan_length), "arm.spec.limbs[1].length",
-                       "finite and > 0");
+                       "finite and in (0, 1e+06] m");
   v1::ArmSpec negative = PlanarArm(3);
   negative.mutable_limbs(0)->set_length(-0.5);
   ExpectFieldViolation(client_.CreateArm("a", negative), "arm.spec.limbs[0].length",
-                       "finite and > 0, got -0.5");
+                       "finite and in (0, 1e+06] m, got -0.5");
   v1::ArmSpec negative_radius = PlanarArm(3);
   negative_radius.mutable_limbs(2)->set_radius(-1);
-  ExpectFieldViolation(client_.CreateArm("a", negative_radius), "arm.spec.limbs[2].radius", ">= 0");
+  ExpectFieldViolation(client_.CreateArm("a", negative_radius), "arm.spec.limbs[2].radius",
+                       "in [0, 1e+06] m");
   v1::ArmSpec crossed = PlanarArm(3);
   v1::JointLimit* limit = crossed.add_joint_limits();
   limit->set_limited(true);
@@ -677,11 +678,11 @@ TEST_F(ModelServiceTest, InvalidScenesNameTheField) {
   v1::SceneSpec nan_radius = PillarScene();
   nan_radius.mutable_obstacles(1)->mutable_sphere()->set_radius(kNaN);
   ExpectFieldViolation(client_.CreateScene("s", nan_radius),
-                       "scene.spec.obstacles[1].sphere.radius", "finite and >= 0");
+                       "scene.spec.obstacles[1].sphere.radius", "finite and in [0, 1e+06] m");
   v1::SceneSpec negative_box = PillarScene();
   negative_box.mutable_obstacles(0)->mutable_box()->mutable_half_extents()->set_z(-0.1);
   ExpectFieldViolation(client_.CreateScene("s", negative_box),
-                       "scene.spec.obstacles[0].box.half_extents", "finite and >= 0");
+                       "scene.spec.obstacles[0].box.half_extents", "finite and in [0, 1e+06] m");
   v1::SceneSpec zero_normal = PillarScene();
   *zero_normal.mutable_obstacles(2)->mutable_half_space()->mutable_normal() = Vec(0, 0, 0);
   ExpectFieldViolation(client_.CreateScene("s", zero_normal),
@@ -722,7 +723,7 @@ TEST_F(ModelServiceTest, InvalidEditsNameTheOperation) {
       "operations[0].obstacle.id", "already in scenes/e");
   ExpectFieldViolation(
       client_.EditScene(edit_with({AddOp(SphereObstacle("new", Vec(0, 0, 0), -1))})),
-      "operations[0].obstacle.sphere.radius", ">= 0");
+      "operations[0].obstacle.sphere.radius", "in [0, 1e+06] m");
   v1::ObstacleOperation nan_move = Op(v1::ObstacleOperation::OPERATION_MOVE, "ball");
   *nan_move.mutable_translation() = Vec(kNaN, 0, 0);
   ExpectFieldViolation(client_.EditScene(edit_with({nan_move})), "operations[0].translation",

@@ -132,9 +132,11 @@ TEST(ArmTest, RejectsBadInputNamingTheField) {
   };
   const Case cases[] = {
       {[](ArmSpec& s) { s.limbs.clear(); }, "limbs: need between 1"},
-      {[](ArmSpec& s) { s.limbs[1].length = 0.0; }, "limbs[1].length must be finite and > 0"},
+      {[](ArmSpec& s) { s.limbs[1].length = 0.0; },
+       "limbs[1].length must be finite and in (0, 1e+06] m, got 0"},
+      {[](ArmSpec& s) { s.limbs[0].length = 2e6; }, "limbs[0].length must be finite and in (0, 1e+06]"},
       {[](ArmSpec& s) { s.limbs[2].length = std::nan(""); }, "limbs[2].length"},
-      {[](ArmSpec& s) { s.limbs[0].radius = -0.1; }, "limbs[0].radius must be finite and >= 0"},
+      {[](ArmSpec& s) { s.limbs[0].radius = -0.1; }, "limbs[0].radius must be finite and in [0, 1e+06]"},
       {[](ArmSpec& s) { s.joint_limits = {JointLimit{1.0, 0.5}, std::nullopt}; },
        "joint_limits[0]: min 1 must be <= max 0.5"},
       {[](ArmSpec& s) { s.joint_limits = {std::nullopt}; }, "joint_limits: need 0 or 2"},
@@ -143,6 +145,8 @@ TEST(ArmTest, RejectsBadInputNamingTheField) {
       {[](ArmSpec& s) { s.site_weights = {1, 1, 0, 1}; }, "site_weights[2]"},
       {[](ArmSpec& s) { s.home_angles = {0.1}; }, "home_angles: need 0 or 3"},
       {[](ArmSpec& s) { s.base_position.x() = INFINITY; }, "base_position"},
+      {[](ArmSpec& s) { s.base_position.y() = -1.5e6; },
+       "base_position must be finite and within 1e+06 m of the origin in every coordinate"},
       {[](ArmSpec& s) { s.base_orientation.coeffs().setZero(); }, "base_orientation"},
   };
   for (const Case& c : cases) {

@@ -495,19 +495,27 @@ TEST(SceneTest, ValidationErrorsNameTheField) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {Sphere{V::Zero(), -1.0}, "obstacles[2].radius must be finite and >= 0, got -1"},
-      {Sphere{V(kNan, 0, 0), 1.0}, "obstacles[2].center must be finite, got (nan, 0, 0)"},
+      {Sphere{V::Zero(), -1.0}, "obstacles[2].radius must be finite and in [0, 1e+06] m, got -1"},
+      {Sphere{V(kNan, 0, 0), 1.0},
+       "obstacles[2].center must be finite and within 1e+06 m of the origin in every coordinate, "
+       "got (nan, 0, 0)"},
+      {Sphere{V(0, 0, -2e6), 1.0}, "obstacles[2].center must be finite and within 1e+06 m"},
+      {Sphere{V::Zero(), 1e7}, "obstacles[2].radius must be finite and in [0, 1e+06] m"},
       {Capsule{V::Zero(), V(0, kInf, 0), 1.0}, "obstacles[2].b must be finite"},
       {Capsule{V(kNan, 0, 0), V::Zero(), 1.0}, "obstacles[2].a must be finite"},
-      {Capsule{V::Zero(), V::Ones(), kNan}, "obstacles[2].radius must be finite and >= 0"},
+      {Capsule{V::Zero(), V::Ones(), kNan}, "obstacles[2].radius must be finite and in [0, "},
+      {Capsule{V::Zero(), V(3e6, 0, 0), 1.0}, "obstacles[2].b must be finite and within 1e+06 m"},
       {Box{V(kInf, 0, 0), Eigen::Quaterniond::Identity(), V::Ones()}, "obstacles[2].center"},
       {Box{V::Zero(), zero_q, V::Ones()}, "obstacles[2].orientation must be a finite quaternion"},
       {Box{V::Zero(), Eigen::Quaterniond(kNan, 0, 0, 0), V::Ones()}, "obstacles[2].orientation"},
       {Box{V::Zero(), Eigen::Quaterniond::Identity(), V(1, -1, 2)},
-       "obstacles[2].half_extents must be finite and >= 0, got (1, -1, 2)"},
+       "obstacles[2].half_extents must be finite and in [0, 1e+06] m, got (1, -1, 2)"},
+      {Box{V::Zero(), Eigen::Quaterniond::Identity(), V(1, 1, 1e300)},
+       "obstacles[2].half_extents must be finite and in [0, 1e+06] m"},
       {HalfSpace{V::Zero(), 0.0}, "obstacles[2].normal must be finite with norm >= 1e-09"},
       {HalfSpace{V(0, kNan, 1), 0.0}, "obstacles[2].normal"},
-      {HalfSpace{V::UnitZ(), kInf}, "obstacles[2].offset must be finite, got inf"},
+      {HalfSpace{V::UnitZ(), kInf}, "obstacles[2].offset must be finite and within 1e+06 m of 0, got inf"},
+      {HalfSpace{V::UnitZ(), -2e6}, "obstacles[2].offset must be finite and within 1e+06 m of 0"},
   };
   for (const Case& c : cases) {
     const absl::Status direct = ValidateShape(c.shape, "obstacles[2]");
@@ -534,6 +542,18 @@ TEST(SceneTest, ValidationErrorsNameTheField) {
   EXPECT_THAT(full.Move("0", V(kNan, 0, 0)).message(), HasSubstr("translation must be finite"));
   EXPECT_THAT(full.Move("0", V::Zero(), zero_q).message(),
               HasSubstr("rotation must be a finite quaternion"));
+}
+
+// Moves add up, so each one is checked where it leaves the obstacle: the second 0.6e6 m move
+// would put the sphere 1.2e6 m out, beyond the world (ikd/world.h), and is refused whole.
+TEST(SceneTest, MoveOutOfTheWorldIsRefusedAndKeepsTheObstacle) {
+  Scene scene = *Scene::Create({{"s", Sphere{V(0.5, 0, 0), 0.1}}});
+  ASSERT_TRUE(scene.Move("s", V(6e5, 0, 0)).ok());
+  const absl::Status second = scene.Move("s", V(6e5, 0, 0));
+  EXPECT_EQ(second.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(second.message(),
+              HasSubstr("obstacle \"s\" moved.center must be finite and within 1e+06 m"));
+  EXPECT_EQ(std::get<Sphere>(scene.obstacles()[0].shape).center, V(6e5 + 0.5, 0, 0));
 }
 
 // Create stores unit normals and orientations describing the same solid: the floor given as

@@ -398,10 +398,21 @@ TEST(BadInputTest, ErrorsNameTheField) {
   const Arm arm = SevenLink();
   auto tracker = *ArmTracker::Create(arm, nullptr, Optimized());
   EXPECT_THAT(std::string(tracker.StepTo({NAN, 0, 0}).status().message()), HasSubstr("target"));
+  // Fuzzer finding 12 (docs/fuzzing.md): a target at x = -3.1e231 m was clamped to the reach,
+  // and its hand error |target - hand| overflowed to inf. Targets must lie in the world.
+  const absl::Status far = tracker.StepTo({-3.1050369133325719e231, 0.5, 0}).status();
+  EXPECT_EQ(far.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(far.message()),
+              HasSubstr("target must be finite and within 1e+06 m of the origin"));
+  auto edge = tracker.StepTo({-1e6, 0.5, 0});  // the world's edge: far out of reach, all finite
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ(edge->status, StepStatus::kClampedUnreachable);
+  EXPECT_TRUE(std::isfinite(edge->hand_error));
+  EXPECT_TRUE(std::isfinite(edge->clamp_distance));
   IkOptions bad = Optimized();
   bad.safety_margin = -1.0;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),
-              HasSubstr("safety_margin must be finite and >= 0"));
+              HasSubstr("safety_margin must be finite and in [0, 1e+06] m"));
   bad = Optimized();
   bad.weights.velocity = NAN;
   EXPECT_THAT(std::string(ArmTracker::Create(arm, nullptr, bad).status().message()),

@@ -130,9 +130,11 @@ class Trajectory {
   template <class F>
   void ForEachPiece(double t0, double t1, const F& visit) const;
   double SegmentLength(int k) const;
+  // Bound on |coordinate| over segment k, whose length is `length`.
+  double SegmentExtent(int k, double length) const;
   // InvalidArgument when a speed bound or the length is not finite (inputs near the double
-  // range); `field` names what to blame.
-  absl::Status CheckFiniteDerived(const char* field) const;
+  // range) or the path may leave the world (ikd/world.h); `field` names what to blame.
+  absl::Status CheckDerived(const char* field) const;
 
   Kind kind_;
   std::vector<double> knots_;                // segment boundaries in time, strictly increasing
@@ -141,6 +143,7 @@ class Trajectory {
   ArcGeometry arc_;
   std::vector<double> speed_bounds_;  // per segment
   double length_ = 0.0;
+  double extent_ = 0.0;  // no coordinate of the path exceeds this (m)
 };
 
 }  // namespace ikd::ik
