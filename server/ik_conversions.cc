@@ -237,8 +237,9 @@ v1::StepStatus ToProto(ik::StepStatus status) {
   return v1::STEP_STATUS_UNSPECIFIED;
 }
 
-v1::JointState JointStateFromStep(const ik::IkStep& step, const Eigen::Vector3d& target,
-                                  const v1::JointState* previous) {
+absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkStep& step,
+                                                  const Eigen::Vector3d& target,
+                                                  const v1::JointState* previous) {
   v1::JointState out;
   out.set_time(step.time);
   const double dt = previous != nullptr ? step.time - previous->time() : 0.0;
@@ -259,7 +260,40 @@ v1::JointState JointStateFromStep(const ik::IkStep& step, const Eigen::Vector3d&
   out.set_iterations(step.iterations);
   out.set_trials_accepted(step.trials_accepted);
   out.set_status(ToProto(step.status));
+  if (absl::Status finite = CheckStateFinite(out); !finite.ok()) return finite;
   return out;
+}
+
+absl::Status CheckStateFinite(const v1::JointState& state) {
+  std::string field;
+  const auto check = [&field](double x, const std::string& name) {
+    if (field.empty() && !std::isfinite(x)) field = absl::StrCat(name, " = ", x);
+  };
+  const auto check_vector = [&check](const v1::Vector3& v, const std::string& name) {
+    check(v.x(), name + ".x");
+    check(v.y(), name + ".y");
+    check(v.z(), name + ".z");
+  };
+  check(state.time(), "time");
+  for (int k = 0; k < state.positions_size(); ++k) {
+    check(state.positions(k), absl::StrCat("positions[", k, "]"));
+  }
+  for (int k = 0; k < state.velocities_size(); ++k) {
+    check(state.velocities(k), absl::StrCat("velocities[", k, "]"));
+  }
+  for (int k = 0; k < state.sites_size(); ++k) {
+    check_vector(state.sites(k), absl::StrCat("sites[", k, "]"));
+  }
+  check_vector(state.target(), "target");
+  check(state.hand_error(), "hand_error");
+  check(state.clamp_distance(), "clamp_distance");
+  if (state.has_min_clearance()) check(state.min_clearance(), "min_clearance");
+  check(state.constraint_residual(), "constraint_residual");
+  check(state.rotation_error(), "rotation_error");
+  if (field.empty()) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat("the answer at t = ", state.time(),
+                                            " s is beyond the range of doubles (", field,
+                                            "); no non-finite value is sent"));
 }
 
 void SummaryBuilder::Add(const v1::JointState& state) {

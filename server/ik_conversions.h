@@ -88,8 +88,16 @@ v1::StepStatus ToProto(ik::StepStatus status);
 
 // The wire joint state of a solver step towards `target`. Velocities are finite differences
 // from `previous` (the stream's previous state; zeros when null or when no time has passed).
-v1::JointState JointStateFromStep(const ik::IkStep& step, const Eigen::Vector3d& target,
-                                  const v1::JointState* previous);
+// Errors: CheckStateFinite's.
+absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkStep& step,
+                                                  const Eigen::Vector3d& target,
+                                                  const v1::JointState* previous);
+
+// OK when every number of `state` is finite; else OUT_OF_RANGE naming the field and the time.
+// A controller is never sent a NaN or an infinity: inputs that lead there are refused up front
+// (ikd/world.h), and this is the net for any such input not yet refused (e.g. two Track
+// targets 1e-310 s apart make the finite-difference velocity infinite).
+absl::Status CheckStateFinite(const v1::JointState& state);
 
 // Running totals of a trajectory: Add() every sample, then Summary() once at the end.
 class SummaryBuilder {

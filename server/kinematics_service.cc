@@ -598,7 +598,9 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
   }
 
-  void Write(v1::JointState state) {
+  void Write(absl::StatusOr<v1::JointState> answer) {
+    if (!answer.ok()) return End(answer.status());
+    v1::JointState& state = *answer;
     RecordIkStep(*metrics_, state);
     response_.Clear();
     if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
@@ -661,7 +663,10 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     if (!tracker.ok()) return reactor->Finish(ToGrpcStatus(tracker.status()));
     const absl::StatusOr<robot::RobotIkResult> result = tracker->Solve(target);
     SetJointNames(RobotJointNames(*problem->robot), response->mutable_joint_names());
-    *response->mutable_state() = RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
+    absl::StatusOr<v1::JointState> state =
+        RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
+    if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
+    *response->mutable_state() = *std::move(state);
     RecordIkStep(metrics, response->state());
     reactor->Finish(grpc::Status::OK);
   };
@@ -792,7 +797,9 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
                                                     problem->options, problem->initial_sites);
     if (!step.ok()) return reactor->Finish(ToGrpcStatus(step.status()));
     SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
-    *response->mutable_state() = JointStateFromStep(*step, target, nullptr);
+    absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
+    if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
+    *response->mutable_state() = *std::move(state);
     RecordIkStep(*metrics, response->state());
     reactor->Finish(grpc::Status::OK);
   };

@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "conversions.h"
 #include "errors.h"
+#include "ik_conversions.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/urdf.h"
 #include "ikd/world.h"
@@ -229,9 +230,10 @@ std::vector<std::string> RobotJointNames(const robot::Robot& robot) {
   return names;
 }
 
-v1::JointState RobotJointState(const robot::Robot& robot, const robot::RobotIkResult& result,
-                               const robot::ToolTarget& target, double time,
-                               const v1::JointState* previous) {
+absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
+                                               const robot::RobotIkResult& result,
+                                               const robot::ToolTarget& target, double time,
+                                               const v1::JointState* previous) {
   v1::JointState out;
   out.set_time(time);
   const double dt = previous != nullptr ? time - previous->time() : 0.0;
@@ -257,6 +259,7 @@ v1::JointState RobotJointState(const robot::Robot& robot, const robot::RobotIkRe
   }
   if (std::isfinite(result.min_clearance)) out.set_min_clearance(result.min_clearance);
   out.set_trials_accepted(result.trials_accepted);
+  if (absl::Status finite = CheckStateFinite(out); !finite.ok()) return finite;
   return out;
 }
 

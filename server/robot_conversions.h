@@ -44,7 +44,7 @@ std::vector<std::string> RobotJointNames(const robot::Robot& robot);
 
 // The wire joint state of a move towards `target` at `time`. Velocities are finite differences
 // from `previous` (zeros when null).
-v1::JointState RobotJointState(const robot::Robot& robot, const robot::RobotIkResult& result,
+absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot, const robot::RobotIkResult& result,
                                const robot::ToolTarget& target, double time,
                                const v1::JointState* previous);
 

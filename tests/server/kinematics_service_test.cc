@@ -583,6 +583,33 @@ TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdat
   EXPECT_THAT(status.error_message(), HasSubstr("config"));
 }
 
+// Two Track targets 1e-310 s apart, the second 0.1 m away: the joint velocity (change / time)
+// is beyond the range of doubles. The stream ends OUT_OF_RANGE naming the field instead of
+// answering an infinite velocity; the first answer stands.
+TEST_F(KinematicsServiceTest, TrackNeverSendsANonFiniteVelocity) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto stream = stub_->Track(&context);
+  v1::TrackRequest config;
+  *config.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
+  ASSERT_TRUE(stream->Write(config));
+  v1::TrackResponse response;
+  for (double time : {0.0, 1e-310}) {
+    v1::TrackRequest target;
+    target.mutable_target()->set_time(time);
+    *target.mutable_target()->mutable_position() = Vec(time == 0.0 ? 1.2 : 1.1, 0.3, 0);
+    ASSERT_TRUE(stream->Write(target));
+  }
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED);
+  EXPECT_FALSE(stream->Read(&response));
+  stream->WritesDone();
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("velocities[0] = -inf"));
+  EXPECT_THAT(status.error_message(), HasSubstr("beyond the range of doubles"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Industrial arms (ArmSpec.robot): the Panda preset from a working pose away from its limits.
 
