@@ -93,6 +93,7 @@ class MatrixSolver final : public SolverBase {
                          "(rank-deficient set: e.g. a collinear triangle, or collinear links "
                          "between fixed sites)");
     }
+    if (options_.newton) return NewtonIterations(positions);
     const Eigen::Matrix3Xd& unconstrained = input();  // SolverBase's copy of r~
     for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
       // Bailey eq. 13-14 with the symmetric matrix A: chord iteration on sigma.
@@ -129,6 +130,32 @@ class MatrixSolver final : public SolverBase {
   }
 
  private:
+  // Newton's method on g_a(x) = |d_a|^2 - l_a^2 with the minimum-norm (W-weighted) step:
+  // 2 B(x) W B(x)^T nu = l^2 - |d(x)|^2, x += W B(x)^T nu, B's rows the current links d_a. The
+  // first step uses the reference links DoProjectPositions factored; each later one refactors.
+  ProjectionSummary NewtonIterations(Eigen::Matrix3Xd& positions) {
+    const int m = static_cast<int>(heads_.size());
+    for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
+      Solve();
+      ApplyMultipliers(positions);
+      double worst = 0.0;
+      for (int a = 0; a < m; ++a) {
+        links_[a] = positions.col(heads_[a]) - positions.col(tails_[a]);
+        const double d2 = links_[a].squaredNorm();
+        worst = MaxKeepingNan(worst, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
+        rhs_total_[a] = length_[a] * length_[a] - d2;
+      }
+      if (!std::isfinite(worst)) break;
+      if (worst <= options_.tolerance) return Converged(iteration, worst);
+      if (iteration < options_.max_iterations && !Factor(2.0)) {
+        return Singular(iteration, "the constraints became linearly dependent at an iterate "
+                                   "(e.g. collinear links)");
+      }
+    }
+    return NotConverged(options_.max_iterations, model_.MaxRelativeViolation(positions));
+  }
+
+
   // Fills A = scale * B W B^T from links_ and factors it; false when (numerically) singular.
   bool Factor(double scale) {
     double* values = matrix_.valuePtr();

@@ -14,6 +14,11 @@ absl::StatusOr<std::unique_ptr<ConstraintSolver>> MakeConstraintSolver(
     Method method, const ConstraintModel& model, const ProjectionOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   if (method == Method::kAuto) method = ResolveAutoMethod(model);
+  if (options.newton && method != Method::kMatrix) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("newton: only the MATRIX method relinearizes its iterations, got ",
+                     MethodName(method)));
+  }
   switch (method) {
     case Method::kShake:
     case Method::kRattle:

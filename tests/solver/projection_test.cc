@@ -430,6 +430,88 @@ TEST(RankDeficiencyTest, CollinearTriangleIsSingular) {
   EXPECT_THAT(summary->message, HasSubstr("rank-deficient"));
 }
 
+// A branched graph with closed triangles: 24 sites, site 0 fixed, each further site one unit
+// from a random earlier one, every third also held at its distance from its parent's parent.
+Fixture BranchedGraphWithLoops() {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  const int n = 24;
+  Eigen::Matrix3Xd r = Eigen::Matrix3Xd::Zero(3, n);
+  std::vector<int> parent(n, -1);
+  std::vector<DistanceConstraint> constraints;
+  for (int k = 1; k < n; ++k) {
+    parent[k] = static_cast<int>(rng() % k);
+    const Eigen::Vector3d direction(normal(rng), normal(rng), normal(rng));
+    r.col(k) = r.col(parent[k]) + direction.normalized();
+    constraints.push_back({parent[k], k, 1.0});
+    const int grandparent = parent[parent[k]];
+    if (k % 3 == 0 && grandparent >= 0) {
+      constraints.push_back({grandparent, k, (r.col(k) - r.col(grandparent)).norm()});
+    }
+  }
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  w[0] = 0.0;
+  return {*ConstraintModel::Create(w, constraints), r};
+}
+
+// Newton's method (ProjectionOptions::newton) converges quadratically: from a 10% Gaussian
+// violation of the loops-and-branches graph, once the violation is below 1e-3 each iterate's
+// is at most 100 times the square of the one before (measured: 7e-5 -> 3e-9 -> 3e-16; the
+// chord iteration only shrinks it by a constant factor), the 1e-12 tolerance takes fewer than
+// half the chord's iterations (5 against 15), and the fixed site does not move.
+TEST(NewtonTest, ConvergesQuadraticallyToTheSurface) {
+  const Fixture f = BranchedGraphWithLoops();
+  Eigen::Matrix3Xd start = f.reference;
+  std::mt19937_64 rng(3);
+  PerturbGaussian(0.1, rng, start);
+  start.col(0) = f.reference.col(0);
+  auto project = [&](bool newton, int max_iterations) {
+    ProjectionOptions options;
+    options.tolerance = 1e-12;
+    options.max_iterations = max_iterations;
+    options.newton = newton;
+    Eigen::Matrix3Xd r = start;
+    auto summary = (*MakeConstraintSolver(Method::kMatrix, f.model, options))
+                       ->ProjectPositions(f.reference, r);
+    EXPECT_TRUE(summary.ok());
+    return std::make_pair(*summary, r);
+  };
+  const auto [newton, r] = project(true, 50);
+  const auto [chord, r_chord] = project(false, 1000);
+  ASSERT_TRUE(newton.converged()) << newton.message;
+  ASSERT_TRUE(chord.converged()) << chord.message;
+  EXPECT_LE(f.model.MaxRelativeViolation(r), 1e-12);
+  EXPECT_EQ(r.col(0), f.reference.col(0));
+  EXPECT_LT(2 * newton.iterations, chord.iterations);
+  std::vector<double> violations;  // after 1, 2, ... iterations (each run is deterministic)
+  for (int k = 1; k < newton.iterations; ++k) {
+    violations.push_back(project(true, k).first.max_relative_violation);
+  }
+  violations.push_back(newton.max_relative_violation);
+  ASSERT_GE(violations.size(), 3u);
+  for (size_t k = 1; k < violations.size(); ++k) {
+    if (violations[k - 1] < 1e-3) {
+      // 1e-15: the rounding floor of |r|^2 - l^2 (the last step lands at 3e-16).
+      EXPECT_LE(violations[k], std::max(100 * violations[k - 1] * violations[k - 1], 1e-15))
+          << "iteration " << k + 1;
+    }
+  }
+}
+
+// Only the matrix method relinearizes: the others refuse the option by name.
+TEST(NewtonTest, OnlyTheMatrixMethod) {
+  const Fixture f = Helix(10, Eigen::VectorXd::Ones(10));
+  ProjectionOptions options;
+  options.newton = true;
+  for (Method method : {Method::kShake, Method::kRattle, Method::kMilcShake, Method::kAuto}) {
+    auto solver = MakeConstraintSolver(method, f.model, options);
+    EXPECT_EQ(solver.status().code(), absl::StatusCode::kInvalidArgument) << MethodName(method);
+    EXPECT_THAT(std::string(solver.status().message()),
+                HasSubstr("newton: only the MATRIX method"));
+  }
+  EXPECT_TRUE(MakeConstraintSolver(Method::kMatrix, f.model, options).ok());
+}
+
 TEST(FrozenTest, ViolatedConstraintBetweenFixedSitesIsInvalidArgument) {
   auto model = *ConstraintModel::Create(Eigen::Vector3d(0.0, 0.0, 1.0), {{0, 1, 1.0}, {1, 2, 1.0}});
   Eigen::Matrix3Xd r = StraightChain(3, 1.0);

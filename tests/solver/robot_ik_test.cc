@@ -185,6 +185,36 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
   }
 }
 
+// The same Panda and ball, each hold now a move of 1 ms: the trials may not buy clearance with
+// joint motion beyond a joint's velocity limit over the move (2 mrad for the slowest joint at
+// 2.18 rad/s). Every move ends within the limits, none VELOCITY_LIMIT_EXCEEDED, and the arm
+// still creeps out of the margin over the holds.
+TEST(RobotIkAvoidance, TrialsKeepWithinTheVelocityLimits) {
+  ChainSpec spec = presets::Panda();
+  spec.link_radii.assign(7, 0.05);
+  auto robot = Robot::Create(spec);
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(kRobots[1].ready.data(), 7);
+  const auto segments = LinkSegments(robot->spec(), q0);
+  const Eigen::Vector3d a = segments[2].first, b = segments[2].second;
+  const Eigen::Vector3d side = (b - a).cross(Eigen::Vector3d::UnitZ()).normalized();
+  auto scene = ik::Scene::Create({{"ball", ik::Sphere{0.5 * (a + b) + (0.05 + 0.005 + 0.05) * side, 0.05}}});
+  ASSERT_TRUE(scene.ok());
+  const ToolTarget hold = *ToolTarget::Position(ToolPose(robot->spec(), q0).translation());
+  auto tracker = RobotTracker::Create(*robot, RobotIkOptions{}, q0, &*scene);
+  ASSERT_TRUE(tracker.ok());
+  RobotIkResult r;
+  int trials_accepted = 0;
+  for (int k = 0; k < 200; ++k) {
+    r = tracker->MoveTo(hold, 1e-3);
+    ASSERT_EQ(r.status, RobotIkStatus::kSolved) << "hold " << k << ": " << RobotIkStatusName(r.status);
+    EXPECT_LE(r.velocity_ratio, 1.0) << "hold " << k;
+    trials_accepted += r.trials_accepted;
+  }
+  EXPECT_GT(trials_accepted, 0);
+  EXPECT_GT(r.min_clearance, 0.005 + 1e-3);
+}
+
 TEST(RobotIkInput, ErrorsNameTheField) {
   auto robot = Robot::Create(presets::Panda());
   ASSERT_TRUE(robot.ok());

@@ -44,7 +44,7 @@ struct RobotIkOptions {
   uint64_t seed = 1;                 // restart seeds are drawn from it: same seed, same answer
   double position_tolerance = 1e-5;  // m: tool position error of a success, by forward kinematics
   double rotation_tolerance = 1e-5;  // rad: tool rotation error of a success (pose targets)
-  double max_step_fraction = 0.5;    // largest tool-site move per step, fraction of the spacing
+  double max_step_fraction = 1.0;    // largest tool-site move per step, fraction of the spacing
   int max_bisections = 8;            // halvings of a step that does not converge
   int max_restarts = 30;             // new seeds after a blocked or singular path
   int max_steps = 4000;              // projections per attempt: bounds the work of a solve
@@ -130,6 +130,9 @@ class RobotTracker {
   double MinClearance(const Eigen::VectorXd& q) const;
   // Clearance below the margin and joint motion from q_before: what step (c) lowers.
   double Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const;
+  // Whether every joint of q is within its velocity limit from the move's start over its
+  // duration (always, for a move without a duration).
+  bool WithinVelocityLimits(const Eigen::VectorXd& q) const;
   // Kastenmeier & Vesely step (c) after an accepted step (see RobotIkOptions).
   void AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before, RobotIkResult& result);
   // The tool's way from `start` to `goal`, `travel` long (tool-site metres), for one move.
@@ -164,6 +167,9 @@ class RobotTracker {
   // The last accepted step's site motion and its length in tool-site metres: the predictor.
   Eigen::Matrix3Xd last_motion_;
   double last_interval_ = 0.0;
+  // The current move's start and duration (0: none): step (c) keeps within the velocity limits.
+  Eigen::VectorXd move_start_;
+  double move_duration_ = 0.0;
   const ik::Scene* scene_ = nullptr;
   std::mt19937_64 rng_;
   double sigma_ = 0.0;  // trial displacement (m), adapted by the 1/5 success rule
