@@ -73,9 +73,11 @@ absl::Status ValidateHalfSpace(const HalfSpace& hs, const std::string& field) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".normal must be finite with norm >= ", kMinNorm, ", got ", Format(hs.normal)));
   }
-  if (!std::isfinite(hs.offset) || std::abs(hs.offset) > kWorldExtent) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".offset must be finite and within ",
-                                                   kWorldExtent, " m of 0, got ", hs.offset));
+  // The plane lies |offset| / |normal| from the origin (Create normalizes the normal).
+  if (!std::isfinite(hs.offset) || std::abs(hs.offset) > kWorldExtent * norm) {
+    return absl::InvalidArgumentError(absl::StrCat(field,
+                                                   ".offset must be finite with |offset| / |normal| <= ",
+                                                   kWorldExtent, " m, got ", hs.offset));
   }
   return absl::OkStatus();
 }

@@ -131,29 +131,44 @@ class MatrixSolver final : public SolverBase {
 
  private:
   // Newton's method on g_a(x) = |d_a|^2 - l_a^2 with the minimum-norm (W-weighted) step:
-  // 2 B(x) W B(x)^T nu = l^2 - |d(x)|^2, x += W B(x)^T nu, B's rows the current links d_a. The
-  // first step uses the reference links DoProjectPositions factored; each later one refactors.
+  // 2 B(x) W B(x)^T nu = l^2 - |d(x)|^2, x += W B(x)^T nu, B's rows the links d_a of the
+  // linearization. The first step uses the reference links DoProjectPositions factored; the
+  // matrix is rebuilt at the current iterate only when an iteration shrank the violation by
+  // less than kRefactorRatio (Shamanskii's variant): a small move converges in a chord step or
+  // two without refactoring, a large one gets Newton's quadratic convergence.
   ProjectionSummary NewtonIterations(Eigen::Matrix3Xd& positions) {
+    constexpr double kRefactorRatio = 0.01;
     const int m = static_cast<int>(heads_.size());
+    current_links_.resize(m);
+    double previous = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const double d2 = (positions.col(heads_[a]) - positions.col(tails_[a])).squaredNorm();
+      previous = MaxKeepingNan(previous, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
+    }
     for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
       Solve();
       ApplyMultipliers(positions);
       double worst = 0.0;
       for (int a = 0; a < m; ++a) {
-        links_[a] = positions.col(heads_[a]) - positions.col(tails_[a]);
-        const double d2 = links_[a].squaredNorm();
+        current_links_[a] = positions.col(heads_[a]) - positions.col(tails_[a]);
+        const double d2 = current_links_[a].squaredNorm();
         worst = MaxKeepingNan(worst, std::abs(std::sqrt(d2) - length_[a]) / length_[a]);
         rhs_total_[a] = length_[a] * length_[a] - d2;
       }
       if (!std::isfinite(worst)) break;
       if (worst <= options_.tolerance) return Converged(iteration, worst);
-      if (iteration < options_.max_iterations && !Factor(2.0)) {
+      const bool slow = worst > kRefactorRatio * previous;
+      previous = worst;
+      if (!slow || iteration == options_.max_iterations) continue;
+      links_.swap(current_links_);
+      if (!Factor(2.0)) {
         return Singular(iteration, "the constraints became linearly dependent at an iterate "
                                    "(e.g. collinear links)");
       }
     }
     return NotConverged(options_.max_iterations, model_.MaxRelativeViolation(positions));
   }
+
 
 
   // Fills A = scale * B W B^T from links_ and factors it; false when (numerically) singular.
@@ -222,6 +237,7 @@ class MatrixSolver final : public SolverBase {
   Eigen::SparseMatrix<double> matrix_;  // A in order_, upper triangle
   PreorderedLdlt ldlt_;
   std::vector<Eigen::Vector3d> links_;
+  std::vector<Eigen::Vector3d> current_links_;  // Newton: the iterate's links
   Eigen::VectorXd rhs_total_, lambda_, permuted_;
 };
 

@@ -514,8 +514,10 @@ TEST(SceneTest, ValidationErrorsNameTheField) {
        "obstacles[2].half_extents must be finite and in [0, 1e+06] m"},
       {HalfSpace{V::Zero(), 0.0}, "obstacles[2].normal must be finite with norm >= 1e-09"},
       {HalfSpace{V(0, kNan, 1), 0.0}, "obstacles[2].normal"},
-      {HalfSpace{V::UnitZ(), kInf}, "obstacles[2].offset must be finite and within 1e+06 m of 0, got inf"},
-      {HalfSpace{V::UnitZ(), -2e6}, "obstacles[2].offset must be finite and within 1e+06 m of 0"},
+      {HalfSpace{V::UnitZ(), kInf},
+       "obstacles[2].offset must be finite with |offset| / |normal| <= 1e+06 m, got inf"},
+      {HalfSpace{V::UnitZ(), -2e6}, "obstacles[2].offset must be finite with |offset| / |normal|"},
+      {HalfSpace{V(0, 0, 1e-6), 2.0}, "obstacles[2].offset must be finite with |offset| / |normal|"},
   };
   for (const Case& c : cases) {
     const absl::Status direct = ValidateShape(c.shape, "obstacles[2]");

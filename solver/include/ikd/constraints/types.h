@@ -35,11 +35,12 @@ struct ProjectionOptions {
   // Iteration cap (SHAKE sweeps, chord iterations). Hitting it is an outcome, not a crash.
   int max_iterations = 1000;
   // MATRIX only (other methods refuse it): after the first correction along the reference
-  // links, relinearize at every iterate (Newton's method on the constraints, one factorization
-  // per iteration) instead of chord iterations with the reference links' matrix. Quadratic
-  // convergence near the constraint surface, where the chord iteration converges linearly at a
-  // rate set by how far the links turn; the result is a point of the surface near the input,
-  // not the constrained dynamics' step (the constraint forces no longer lie along the
+  // links, relinearize at the current iterate whenever an iteration shrank the violation less
+  // than 100-fold (Newton's method on the constraints, keeping the factorization while it
+  // converges fast) instead of chord iterations with the reference links' matrix. Near the
+  // constraint surface that converges (super)quadratically, where the chord iteration converges
+  // linearly at a rate set by how far the links turn; the result is a point of the surface near
+  // the input, not the constrained dynamics' step (the constraint forces no longer lie along the
   // reference links). For inverse kinematics, where only the configuration matters.
   bool newton = false;
 
