@@ -1,8 +1,30 @@
 #include "conversions.h"
 
+#include <cmath>
 #include <variant>
 
+#include "absl/strings/str_cat.h"
+
 namespace ikd::server {
+
+void FiniteCheck::Number(double x, const char* name, int index) {
+  if (std::isfinite(x) || !first_.empty()) return;
+  first_ = index < 0 ? absl::StrCat(name, " = ", x) : absl::StrCat(name, "[", index, "] = ", x);
+}
+
+void FiniteCheck::Vector(const v1::Vector3& v, const char* name, int index) {
+  if ((std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z())) || !first_.empty()) {
+    return;
+  }
+  const std::string field = index < 0 ? std::string(name) : absl::StrCat(name, "[", index, "]");
+  first_ = absl::StrCat(field, " = (", v.x(), ", ", v.y(), ", ", v.z(), ")");
+}
+
+absl::Status FiniteCheck::Result(const std::string& what) const {
+  if (first_.empty()) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat(what, " is beyond the range of doubles (", first_,
+                                            "); no non-finite value is sent"));
+}
 namespace {
 
 template <class... Ts>

@@ -3,8 +3,12 @@
 // validation.h. Quaternions: wire (x, y, z, w), an absent or all-zero one is the identity.
 #pragma once
 
+#include <string>
+
 #include <Eigen/Core>
 #include <Eigen/Geometry>
+
+#include "absl/status/status.h"
 
 #include "ikd/ik/arm.h"
 #include "ikd/ik/scene.h"
@@ -28,5 +32,20 @@ v1::Obstacle ToProto(const ik::Obstacle& obstacle);
 
 std::vector<ik::Obstacle> FromProto(const v1::SceneSpec& spec);
 v1::SceneSpec ToProto(const ik::Scene& scene);
+
+// The net under every answer: shown the numbers of a message, it keeps the first that is not
+// finite (NaN or infinity), by name. A client is never sent such a number: inputs that lead
+// there are refused up front (ikd/world.h), and this catches any not yet refused.
+class FiniteCheck {
+ public:
+  // `index` >= 0 names element `index` of a repeated field: "name[index]".
+  void Number(double x, const char* name, int index = -1);
+  void Vector(const v1::Vector3& v, const char* name, int index = -1);
+  // OK, or OUT_OF_RANGE "<what> is beyond the range of doubles (<field> = <value>); ...".
+  absl::Status Result(const std::string& what) const;
+
+ private:
+  std::string first_;  // "field = value" of the first non-finite number; empty: none
+};
 
 }  // namespace ikd::server

@@ -265,35 +265,20 @@ absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkStep& step,
 }
 
 absl::Status CheckStateFinite(const v1::JointState& state) {
-  std::string field;
-  const auto check = [&field](double x, const std::string& name) {
-    if (field.empty() && !std::isfinite(x)) field = absl::StrCat(name, " = ", x);
-  };
-  const auto check_vector = [&check](const v1::Vector3& v, const std::string& name) {
-    check(v.x(), name + ".x");
-    check(v.y(), name + ".y");
-    check(v.z(), name + ".z");
-  };
-  check(state.time(), "time");
-  for (int k = 0; k < state.positions_size(); ++k) {
-    check(state.positions(k), absl::StrCat("positions[", k, "]"));
-  }
+  FiniteCheck check;
+  check.Number(state.time(), "time");
+  for (int k = 0; k < state.positions_size(); ++k) check.Number(state.positions(k), "positions", k);
   for (int k = 0; k < state.velocities_size(); ++k) {
-    check(state.velocities(k), absl::StrCat("velocities[", k, "]"));
+    check.Number(state.velocities(k), "velocities", k);
   }
-  for (int k = 0; k < state.sites_size(); ++k) {
-    check_vector(state.sites(k), absl::StrCat("sites[", k, "]"));
-  }
-  check_vector(state.target(), "target");
-  check(state.hand_error(), "hand_error");
-  check(state.clamp_distance(), "clamp_distance");
-  if (state.has_min_clearance()) check(state.min_clearance(), "min_clearance");
-  check(state.constraint_residual(), "constraint_residual");
-  check(state.rotation_error(), "rotation_error");
-  if (field.empty()) return absl::OkStatus();
-  return absl::OutOfRangeError(absl::StrCat("the answer at t = ", state.time(),
-                                            " s is beyond the range of doubles (", field,
-                                            "); no non-finite value is sent"));
+  for (int k = 0; k < state.sites_size(); ++k) check.Vector(state.sites(k), "sites", k);
+  check.Vector(state.target(), "target");
+  check.Number(state.hand_error(), "hand_error");
+  check.Number(state.clamp_distance(), "clamp_distance");
+  if (state.has_min_clearance()) check.Number(state.min_clearance(), "min_clearance");
+  check.Number(state.constraint_residual(), "constraint_residual");
+  check.Number(state.rotation_error(), "rotation_error");
+  return check.Result(absl::StrCat("the answer at t = ", state.time(), " s"));
 }
 
 void SummaryBuilder::Add(const v1::JointState& state) {

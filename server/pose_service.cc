@@ -136,6 +136,22 @@ void FillFittedFrame(const pose::FrameResult& result, const v1::PoseFrame& frame
   out->set_noise_sigma(result.noise_sigma);
 }
 
+// OK when every number of the frame is finite; else OUT_OF_RANGE naming the field.
+absl::Status CheckFrameFinite(const v1::FittedFrame& frame) {
+  FiniteCheck check;
+  check.Number(frame.timestamp(), "timestamp");
+  for (int k = 0; k < frame.sites_size(); ++k) check.Vector(frame.sites(k), "sites", k);
+  for (int k = 0; k < frame.joint_angles_size(); ++k) {
+    check.Number(frame.joint_angles(k), "joint_angles", k);
+  }
+  for (int k = 0; k < frame.observations_size(); ++k) {
+    check.Number(frame.observations(k).residual(), "observations.residual", k);
+  }
+  check.Number(frame.bone_length_residual(), "bone_length_residual");
+  check.Number(frame.noise_sigma(), "noise_sigma");
+  return check.Result(absl::StrCat("the fitted frame at t = ", frame.timestamp(), " s"));
+}
+
 // "observations[3].position ..." of the library, in the wire's terms.
 std::string RejectionMessage(const absl::Status& status) {
   std::string message(status.message());
@@ -240,6 +256,9 @@ class PoseReactor final
         out_bone->set_length(bone.length);
       }
     }
+    // The fitter has taken the frame: a non-finite answer cannot be a REJECTED frame (whose
+    // state is unchanged), so the stream ends.
+    if (absl::Status finite = CheckFrameFinite(*out); !finite.ok()) return End(finite);
     ++fitted_;
     out->set_processing_seconds(absl::ToDoubleSeconds(absl::Now() - start));
     HandToGrpc(this);
