@@ -25,6 +25,7 @@ absl::Status FiniteCheck::Result(const std::string& what) const {
   return absl::OutOfRangeError(absl::StrCat(what, " is beyond the range of doubles (", first_,
                                             "); no non-finite value is sent"));
 }
+
 namespace {
 
 template <class... Ts>

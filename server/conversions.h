@@ -9,7 +9,6 @@
 #include <Eigen/Geometry>
 
 #include "absl/status/status.h"
-
 #include "ikd/ik/arm.h"
 #include "ikd/ik/scene.h"
 #include "ikd/v1/types.pb.h"

@@ -44,8 +44,10 @@ std::vector<std::string> RobotJointNames(const robot::Robot& robot);
 
 // The wire joint state of a move towards `target` at `time`. Velocities are finite differences
 // from `previous` (zeros when null).
-absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot, const robot::RobotIkResult& result,
-                               const robot::ToolTarget& target, double time,
-                               const v1::JointState* previous);
+// Errors: CheckStateFinite's (ik_conversions.h).
+absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
+                                               const robot::RobotIkResult& result,
+                                               const robot::ToolTarget& target, double time,
+                                               const v1::JointState* previous);
 
 }  // namespace ikd::server

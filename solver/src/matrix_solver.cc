@@ -169,8 +169,6 @@ class MatrixSolver final : public SolverBase {
     return NotConverged(options_.max_iterations, model_.MaxRelativeViolation(positions));
   }
 
-
-
   // Fills A = scale * B W B^T from links_ and factors it; false when (numerically) singular.
   bool Factor(double scale) {
     double* values = matrix_.valuePtr();

@@ -1,7 +1,7 @@
 #pragma once
 // The extent of the world every ikd model lives in. Coordinates, lengths and sizes beyond it are
 // refused at the API: their squared distances (and sums of them) would leave the double range
-// and turn errors, clearances and costs into inf or NaN (fuzzer findings 7, 9, 10 and 12 of
+// and turn errors, clearances and costs into inf or NaN (fuzzer findings 2, 3, 8, 10 and 12 of
 // docs/fuzzing.md). A million metres is far beyond any robot cell and far inside the range.
 #include <string>
 
