@@ -19,6 +19,7 @@
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/robot/robot_ik.h"
+#include "robot_cache.h"
 #include "robot_conversions.h"
 
 namespace ikd::server {
@@ -80,7 +81,7 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
 // An industrial arm's call (robot_conversions.h): the robot, its start configuration and the
 // solver options (the IkOptions seed; the chain tracker's other options do not apply).
 struct RobotProblem {
-  std::unique_ptr<robot::Robot> robot;
+  std::shared_ptr<const robot::Robot> robot;  // shared with other requests (SharedRobotCache)
   std::unique_ptr<ik::Scene> scene;  // null: free space
   Eigen::VectorXd initial;
   robot::RobotIkOptions options;
@@ -113,10 +114,11 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   absl::StatusOr<robot::RobotIkOptions> robot_options =
       RobotOptionsFromProto(options, Below(prefix, "options"));
   if (!robot_options.ok()) return robot_options.status();
-  absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(arm_spec.spec, arm_spec.path);
+  absl::StatusOr<std::shared_ptr<const robot::Robot>> robot =
+      SharedRobotCache().Get(arm_spec.spec, arm_spec.path);
   if (!robot.ok()) return robot.status();
   auto problem = std::make_shared<RobotProblem>();
-  problem->robot = std::make_unique<robot::Robot>(*std::move(robot));
+  problem->robot = *std::move(robot);
   absl::StatusOr<Eigen::VectorXd> initial =
       RobotPositions(*problem->robot, positions, RobotHome(*problem->robot, arm_spec.spec.robot()),
                      Below(prefix, positions_field));

@@ -167,12 +167,24 @@ IkAnswer SolveIkd(robot::RobotTracker& tracker, const Eigen::VectorXd& seed,
 constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma, KdlMethod::kLmaDefaultWeights};
 #endif
 
+// "ikd" and its variants ("ikd no atlas") report restarts, projections and ikd's statuses.
+bool IsIkd(const std::string& solver) { return solver.rfind("ikd", 0) == 0; }
+
 std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {
   auto tracker = std::make_shared<robot::RobotTracker>(
       *robot::RobotTracker::Create(robot, robot::RobotIkOptions{}, robot.MidRange()));
+  // The same solver with continuation from the given seed first (no seed atlas): what the
+  // atlas changes, measured side by side.
+  robot::RobotIkOptions from_seed;
+  from_seed.seed_atlas = false;
+  auto seeded = std::make_shared<robot::RobotTracker>(
+      *robot::RobotTracker::Create(robot, from_seed, robot.MidRange()));
   std::vector<Contender> contenders = {
       {"ikd", [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*tracker, seed, X);
+       }},
+      {"ikd no atlas", [seeded](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
+         return SolveIkd(*seeded, seed, X);
        }}};
 #ifdef IKD_HAVE_KDL
   for (KdlMethod method : kdl ? std::vector<KdlMethod>(std::begin(kKdlMethods), std::end(kKdlMethods))
@@ -221,7 +233,7 @@ std::vector<Follower> MakeFollowers(const Robot& robot, const std::vector<Conten
                                     const Eigen::VectorXd& start) {
   std::vector<Follower> followers = {IkdFollower(robot, start)};
   for (const Contender& c : contenders) {
-    if (c.name != "ikd") followers.push_back(WarmStarted(robot, c, start));
+    if (!IsIkd(c.name)) followers.push_back(WarmStarted(robot, c, start));
   }
   return followers;
 }
@@ -469,7 +481,7 @@ void PrintSetup(const RobotCase& c, const Robot& robot, const std::vector<Path>&
 
 const char* StatusName(const std::string& solver, int code) {
   static char text[32];
-  if (solver == "ikd") return robot::RobotIkStatusName(static_cast<robot::RobotIkStatus>(code));
+  if (IsIkd(solver)) return robot::RobotIkStatusName(static_cast<robot::RobotIkStatus>(code));
   std::snprintf(text, sizeof text, "rc %d", code);
   return text;
 }
@@ -480,7 +492,7 @@ void PrintRandom(const std::vector<RandomTally>& all) {
       "mean restarts | mean projections |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (const RandomTally& t : all) {
     const Times s = Summarize(t.us);
-    const bool ikd = t.solver == "ikd";
+    const bool ikd = IsIkd(t.solver);
     char extra[64] = "- | -";
     if (ikd) {
       double restarts = 0.0;
@@ -581,7 +593,7 @@ void PrintIkdFailures(const std::vector<RandomRun>& runs) {
 void PrintRatios(const std::vector<RandomRun>& runs) {
   if (runs.empty() || runs[0].tallies.size() < 2) return;
   const std::vector<RandomTally>& first = runs[0].tallies;
-  std::printf("\nMean and p99 solve time of KDL over ikd, same run (> 1: ikd faster):\n\n| robot |");
+  std::printf("\nMean and p99 solve time of the other solvers over ikd, same run (> 1: ikd faster):\n\n| robot |");
   for (size_t j = 1; j < first.size(); ++j) {
     std::printf(" %s / ikd, mean | %s / ikd, p99 |", first[j].solver.c_str(), first[j].solver.c_str());
   }

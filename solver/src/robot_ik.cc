@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/robot/seed_atlas.h"
 
 namespace ikd::robot {
 namespace {
@@ -34,6 +35,9 @@ constexpr double kInitialSigmaFraction = 0.1;
 // Candidate restart seeds per restart: the one whose tool is nearest the target is taken, a
 // shorter path crosses fewer singularities and limits.
 constexpr int kSeedCandidates = 16;
+
+// Halvings of a step in an attempt from a seed atlas start that has a next one to try.
+constexpr int kAtlasBisections = 2;
 
 // A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint).
 Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
@@ -191,7 +195,8 @@ RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Pr
       pose_(std::move(pose)),
       scene_(scene),
       rng_(options.seed),
-      sigma_(kInitialSigmaFraction * robot.spacing()) {}
+      sigma_(kInitialSigmaFraction * robot.spacing()),
+      bisection_limit_(options.max_bisections) {}
 
 double RobotTracker::MinClearance(const Eigen::VectorXd& q) const {
   double clearance = std::numeric_limits<double>::infinity();
@@ -294,7 +299,7 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   ++result.projections;
   if (summary.ok()) result.iterations += summary->iterations;
   if (!summary.ok() || !summary->converged()) {
-    if (depth >= options_.max_bisections) return false;
+    if (depth >= bisection_limit_) return false;
     const double middle = 0.5 * (t0 + t1);
     return Step(path, t0, middle, depth + 1, result, limit_hit) &&
            Step(path, middle, t1, depth + 1, result, limit_hit);
@@ -333,25 +338,46 @@ RobotTracker::Projectors& RobotTracker::ProjectorsFor(TargetMode mode) {
 }
 
 bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode) {
-  // Locked just inside the bound, so that the held angle reads as within the limits.
-  constexpr double kInset = 1e-6;  // rad: far above the angle noise of a 1e-8 step projection
   for (int k = 0; k < robot_->num_joints(); ++k) {
     const auto& limits = robot_->spec().joints[k].limits;
     if (!limits || (q[k] >= limits->lower && q[k] <= limits->upper)) continue;
     if (std::find(locked_.begin(), locked_.end(), k) != locked_.end()) return false;
-    const double bound = q[k] > limits->upper ? limits->upper - kInset : limits->lower + kInset;
     locked_.push_back(k);
-    locks_.push_back(robot_->JointLock(sites_, q_, k, bound));
+    lock_key_.push_back(2 * k + (q[k] > limits->upper ? 1 : 0));
   }
-  std::vector<DistanceConstraint> constraints = robot_->constraints();
-  constraints.insert(constraints.end(), locks_.begin(), locks_.end());
-  auto model = ConstraintModel::Create(robot_->model(mode).inverse_masses(), constraints);
-  if (!model.ok()) return false;
-  locked_model_ = std::make_unique<ConstraintModel>(*std::move(model));
-  auto projectors = Projectors::For(*locked_model_);
-  if (!projectors.ok()) return false;
-  locked_projectors_ = *std::move(projectors);
+  std::vector<int> key = lock_key_;
+  key.push_back(mode == TargetMode::kPose ? 1 : 0);
+  auto cached = locked_sets_.find(key);
+  if (cached == locked_sets_.end()) {
+    auto locked = BuildLockedSet(mode);
+    if (!locked.ok()) return false;
+    if (locked_sets_.size() >= kMaxLockedSets) locked_sets_.clear();
+    cached = locked_sets_.emplace(std::move(key), *std::move(locked)).first;
+  }
+  locked_projectors_ = &cached->second.projectors;
   return true;
+}
+
+absl::StatusOr<RobotTracker::LockedSet> RobotTracker::BuildLockedSet(TargetMode mode) const {
+  // Locked just inside the bound, so that the held angle reads as within the limits.
+  constexpr double kInset = 1e-6;  // rad: far above the angle noise of a 1e-8 step projection
+  // The lock's length depends on the bound alone (the clusters are rigid); read off q = 0, so
+  // that a kept set is the one a fresh tracker would build, to the bit.
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(robot_->num_joints());
+  const Eigen::Matrix3Xd sites = robot_->SitesFromAngles(zero);
+  std::vector<DistanceConstraint> constraints = robot_->constraints();
+  for (int entry : lock_key_) {
+    const int k = entry / 2;
+    const auto& limits = *robot_->spec().joints[k].limits;
+    const double bound = entry % 2 == 1 ? limits.upper - kInset : limits.lower + kInset;
+    constraints.push_back(robot_->JointLock(sites, zero, k, bound));
+  }
+  auto model = ConstraintModel::Create(robot_->model(mode).inverse_masses(), constraints);
+  if (!model.ok()) return model.status();
+  auto owned = std::make_unique<ConstraintModel>(*std::move(model));
+  auto projectors = Projectors::For(*owned);
+  if (!projectors.ok()) return projectors.status();
+  return LockedSet{std::move(owned), *std::move(projectors)};
 }
 
 RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
@@ -360,8 +386,8 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   move_start_ = q_;
   move_duration_ = duration;
   locked_.clear();
-  locks_.clear();
-  locked_projectors_.reset();
+  lock_key_.clear();
+  locked_projectors_ = nullptr;
   const Eigen::Isometry3d start = robot_->ToolPoseFromSites(sites_);
   Eigen::Isometry3d goal = start;
   goal.translation() = target.position;
@@ -426,11 +452,21 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   // what the tracker did before.
   std::mt19937_64 rng(options_.seed);
   rng_.seed(options_.seed);
+  const std::vector<Eigen::VectorXd> starts = AtlasStarts(target);
   RobotIkResult best;
   int projections = 0;
   for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {
-    if (attempt > 0) Reset(NearestRandomConfiguration(*robot_, target, rng));
+    if (attempt < static_cast<int>(starts.size())) {
+      Reset(starts[attempt]);
+    } else if (attempt > 0) {
+      Reset(NearestRandomConfiguration(*robot_, target, rng));
+    }
+    // With a nearer start still to try, a step that needs many halvings is cheaper left.
+    const bool more_starts = attempt + 1 < static_cast<int>(starts.size());
+    bisection_limit_ = more_starts ? std::min(options_.max_bisections, kAtlasBisections)
+                                   : options_.max_bisections;
     RobotIkResult result = MoveTo(target);
+    bisection_limit_ = options_.max_bisections;
     projections += result.projections;
     result.restarts = attempt;
     result.projections = projections;
@@ -441,6 +477,21 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   best.projections = projections;
   Reset(best.q);  // the tracker stays where the answer is
   return best;
+}
+
+std::vector<Eigen::VectorXd> RobotTracker::AtlasStarts(const ToolTarget& target) const {
+  std::vector<Eigen::VectorXd> starts;
+  if (!options_.seed_atlas) return starts;
+  const SeedAtlas& atlas = robot_->seed_atlas();
+  const double own = atlas.SquaredDistance(robot_->ToolPoseFromSites(sites_), target.position,
+                                           target.orientation);
+  bool own_placed = false;
+  for (const SeedAtlas::Neighbor& n : atlas.Nearest(target.position, target.orientation, kAtlasStarts)) {
+    if (!own_placed && own <= n.squared_distance) starts.push_back(q_), own_placed = true;
+    starts.push_back(atlas.configuration(n.index));
+  }
+  if (!own_placed) starts.push_back(q_);
+  return starts;
 }
 
 absl::StatusOr<RobotIkResult> SolveRobotIk(const Robot& robot, const ToolTarget& target,

@@ -39,6 +39,8 @@
 
 namespace ikd::robot {
 
+class SeedAtlas;
+
 // Which tool sites are driven: the TCP only (position targets) or all four (full pose).
 enum class TargetMode { kPosition, kPose };
 
@@ -83,6 +85,9 @@ class Robot {
                                double value) const;
   // The middle of every joint's range (0 for a continuous joint).
   Eigen::VectorXd MidRange() const;
+  // The robot's sample of configurations for the starts of single-pose IK (seed_atlas.h):
+  // built on first use (a few milliseconds; safe from several threads), shared by copies.
+  const SeedAtlas& seed_atlas() const;
 
  private:
   Robot() = default;
@@ -99,6 +104,8 @@ class Robot {
   std::array<int, 4> tool_sites_{};
   std::vector<DistanceConstraint> constraints_;
   std::shared_ptr<const ConstraintModel> position_model_, pose_model_;
+  struct AtlasCache;
+  std::shared_ptr<AtlasCache> atlas_cache_;
 };
 
 }  // namespace ikd::robot

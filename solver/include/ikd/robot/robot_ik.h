@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -48,6 +49,13 @@ struct RobotIkOptions {
   int max_bisections = 8;            // halvings of a step that does not converge
   int max_restarts = 30;             // new seeds after a blocked or singular path
   int max_steps = 4000;              // projections per attempt: bounds the work of a solve
+  // Starts of a single-pose solve (Solve, SolveRobotIk). true: the tracker's configuration and
+  // the kAtlasStarts entries of the robot's seed atlas (seed_atlas.h) nearest the target are
+  // tried in order of their tool's distance to it, then random seeds: the first answer found,
+  // which need not be the one nearest the given configuration (TRAC-IK's "Speed" mode does the
+  // same). false: continuation from the given configuration first (the answer on its branch
+  // when it gets there), then random seeds. Paths (MoveTo) always continue from where they are.
+  bool seed_atlas = true;
   // Obstacle avoidance (a tracker with a scene; Kastenmeier & Vesely step (c)): after a step
   // whose link capsules come closer than the margin to an obstacle, this many random
   // displacements of the free sites, each re-projected and kept when the cost falls (clearance
@@ -117,6 +125,8 @@ class RobotTracker {
   // closest attempt's configuration when not solved). Reusing one tracker for many solves
   // (Reset to the seed, then Solve) saves building its solvers each time.
   RobotIkResult Solve(const ToolTarget& target);
+  // Seed atlas entries a Solve tries (RobotIkOptions::seed_atlas) before random seeds.
+  static constexpr int kAtlasStarts = 8;
 
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::Matrix3Xd& sites() const { return sites_; }
@@ -148,7 +158,13 @@ class RobotTracker {
   // Locks every joint of q outside its limits at the bound it crossed; false when a locked
   // joint is crossed again or the locked set cannot be built.
   bool LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode);
+  // The model and projectors with the locks of lock_key_.
+  struct LockedSet;
+  absl::StatusOr<LockedSet> BuildLockedSet(TargetMode mode) const;
   Projectors& ProjectorsFor(TargetMode mode);
+  // The starts of a Solve by the seed atlas, nearest the target first, the tracker's own
+  // configuration among them; empty without the atlas (RobotIkOptions::seed_atlas).
+  std::vector<Eigen::VectorXd> AtlasStarts(const ToolTarget& target) const;
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
   RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,
@@ -159,9 +175,18 @@ class RobotTracker {
   Projectors position_, pose_;
   // The joints locked during the current move, with their model and projectors.
   std::vector<int> locked_;
-  std::vector<DistanceConstraint> locks_;
-  std::unique_ptr<ConstraintModel> locked_model_;
-  std::optional<Projectors> locked_projectors_;
+  // A lock holds its joint at a bound by a distance the bound alone fixes, so the model and
+  // projectors of a set of locks are kept for the next move that locks the same joints at the
+  // same bounds in the same order (building them costs as much as a dozen projections).
+  // Key: per lock 2 joint + (1 at the upper bound), then the mode.
+  struct LockedSet {
+    std::unique_ptr<ConstraintModel> model;
+    Projectors projectors;
+  };
+  static constexpr size_t kMaxLockedSets = 64;
+  std::vector<int> lock_key_;
+  std::map<std::vector<int>, LockedSet> locked_sets_;
+  Projectors* locked_projectors_ = nullptr;  // in locked_sets_; null: no lock in this move
   Eigen::VectorXd q_;
   Eigen::Matrix3Xd sites_;
   // The last accepted step's site motion and its length in tool-site metres: the predictor.
@@ -173,6 +198,7 @@ class RobotTracker {
   const ik::Scene* scene_ = nullptr;
   std::mt19937_64 rng_;
   double sigma_ = 0.0;  // trial displacement (m), adapted by the 1/5 success rule
+  int bisection_limit_ = 0;  // halvings of a step in the current attempt
 };
 
 // Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn

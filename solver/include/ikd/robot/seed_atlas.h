@@ -1,0 +1,67 @@
+// A fixed sample of an arm's configurations with their tool poses: the starts of single-pose IK
+// (RobotTracker::Solve). A continuation from the sampled configuration whose tool is nearest the
+// target travels a short way, so it takes a few projections and crosses few singularities and
+// joint limits; one from a far seed (a mid-range q, for many arms the singular stretched arm)
+// takes tens of projections and fails more often. The sample belongs to the robot (drawn with a
+// fixed seed), so a solve stays deterministic.
+//
+//   const ikd::robot::SeedAtlas& atlas = robot.seed_atlas();   // built on first use
+//   for (auto n : atlas.Nearest(p_WT, q_WT, 4)) TryFrom(atlas.configuration(n.index));
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+namespace ikd::robot {
+
+class Robot;
+
+class SeedAtlas {
+ public:
+  static constexpr int kDefaultSize = 4096;
+  static constexpr uint64_t kDefaultSeed = 20261126;
+  // Configurations are drawn this fraction of each joint's range inside its bounds: a seed on
+  // a bound is blocked by the first step that pushes against it.
+  static constexpr double kLimitInset = 0.05;
+  // A tool turn of theta counts as a move of kRotationReachFraction * reach * theta: turning
+  // the tool needs the arm's joints as much as moving it does (reach: the farthest sampled
+  // tool position from the base).
+  static constexpr double kRotationReachFraction = 0.25;
+
+  // `size` configurations drawn uniformly inside the joint limits ([-pi, pi] for a joint
+  // without limits), kLimitInset from the bounds. size >= 1.
+  static SeedAtlas Build(const Robot& robot, int size = kDefaultSize, uint64_t seed = kDefaultSeed);
+
+  int size() const { return static_cast<int>(configurations_.cols()); }
+  Eigen::VectorXd configuration(int k) const { return configurations_.col(k); }
+  double rotation_length() const { return rotation_length_; }
+
+  // How far a tool at (p, R) is from a target for the choice of a start:
+  // |p - p_T|^2 + (rotation_length theta)^2 with theta the angle between R and the target's
+  // orientation, in the monotone form 4 sin^2(theta / 2) (= theta^2 to O(theta^4)); position
+  // targets (no orientation) count the position alone.
+  double SquaredDistance(const Eigen::Isometry3d& X_WT, const Eigen::Vector3d& p_target,
+                         const std::optional<Eigen::Quaterniond>& q_target) const;
+
+  struct Neighbor {
+    int index = 0;
+    double squared_distance = 0.0;  // SquaredDistance of the entry's tool pose
+  };
+  // The `count` entries nearest the target by SquaredDistance, nearest first (fewer when the
+  // atlas is smaller); ties go to the lower index.
+  std::vector<Neighbor> Nearest(const Eigen::Vector3d& p_target,
+                                const std::optional<Eigen::Quaterniond>& q_target,
+                                int count) const;
+
+ private:
+  Eigen::MatrixXd configurations_;       // joints x size
+  Eigen::ArrayXd px_, py_, pz_;          // tool positions, world
+  Eigen::ArrayXd qw_, qx_, qy_, qz_;     // tool orientations, unit quaternions
+  double rotation_length_ = 0.0;         // m per rad of tool turn
+};
+
+}  // namespace ikd::robot
