@@ -129,6 +129,14 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   return problem;
 }
 
+// The options of a path's tracker (SolveTrajectory, Track): its first target is solved from
+// the initial configuration first, where the arm is, so the path starts on that branch; the
+// seed atlas supplies the restarts. A unary Solve takes the nearest start (the default).
+robot::RobotIkOptions PathOptions(robot::RobotIkOptions options) {
+  options.starts = robot::SolveStarts::kGivenFirst;
+  return options;
+}
+
 // An orientation is for industrial arms only.
 absl::Status CheckNoOrientation(bool has_orientation, const std::string& field) {
   if (!has_orientation) return absl::OkStatus();
@@ -524,7 +532,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     }
     stream_scene_ = robot_problem_->scene.get();
     absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
-        *robot_problem_->robot, robot_problem_->options, robot_problem_->initial,
+        *robot_problem_->robot, PathOptions(robot_problem_->options), robot_problem_->initial,
         robot_problem_->scene.get());
     if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
     robot_tracker_ = std::make_unique<robot::RobotTracker>(*std::move(tracker));
@@ -726,7 +734,8 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequ
                           request.tool_orientation(), "tool_orientation");
   if (!start.ok()) return start.status();
   absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
-      *(*problem)->robot, (*problem)->options, (*problem)->initial, (*problem)->scene.get());
+      *(*problem)->robot, PathOptions((*problem)->options), (*problem)->initial,
+      (*problem)->scene.get());
   if (!tracker.ok()) return tracker.status();
   auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
   auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));

@@ -176,7 +176,7 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {
   // The same solver with continuation from the given seed first (no seed atlas): what the
   // atlas changes, measured side by side.
   robot::RobotIkOptions from_seed;
-  from_seed.seed_atlas = false;
+  from_seed.starts = robot::SolveStarts::kGivenThenRandom;
   auto seeded = std::make_shared<robot::RobotTracker>(
       *robot::RobotTracker::Create(robot, from_seed, robot.MidRange()));
   std::vector<Contender> contenders = {

@@ -76,15 +76,18 @@ Eigen::VectorXd NearestRandomConfiguration(const Robot& robot, const ToolTarget&
 constexpr double kStepTolerance = 1e-8;
 constexpr double kFinalTolerance = 1e-12;
 // A step projects by Newton's method: from a step of the spacing it converges in 3-4 iterations
-// (the chord iteration took 13-17 at half the step, its rate set by the links' turn). A cap of
-// 8 lets the steps near a singularity finish rather than bisect (robot_bench, 2000 targets:
-// mean 149-189 us with 8 against 202-237 with 5 and 306-318 with 4; 12 and 20 no better).
-constexpr int kStepNewtonIterations = 8;
+// (the chord iteration took 13-17 at half the step, its rate set by the links' turn). On a
+// path, a step that needs more is near a singularity and is bisected: more iterations there
+// can land on another branch (a joint jump). A single-pose attempt only needs to get there:
+// a cap of 8 lets such steps finish instead (robot_bench, 2000 targets: mean 149-189 us with
+// 8 against 179-208 with 6, 202-237 with 5, 306-318 with 4; 12 and 20 no better).
+constexpr int kStepNewtonIterations = 6;
+constexpr int kReachNewtonIterations = 8;
 
-ProjectionOptions StepOptions() {
+ProjectionOptions StepOptions(int iterations = kStepNewtonIterations) {
   ProjectionOptions projection;
   projection.tolerance = kStepTolerance;
-  projection.max_iterations = kStepNewtonIterations;
+  projection.max_iterations = iterations;
   projection.newton = true;
   return projection;
 }
@@ -185,7 +188,16 @@ absl::StatusOr<RobotTracker::Projectors> RobotTracker::Projectors::For(const Con
   if (!step.ok()) return step.status();
   auto polish = MakeConstraintSolver(Method::kMatrix, model, PolishOptions());
   if (!polish.ok()) return polish.status();
-  return Projectors{*std::move(step), *std::move(polish)};
+  return Projectors{*std::move(step), *std::move(polish), nullptr, &model};
+}
+
+ConstraintSolver& RobotTracker::Projectors::Reach() {
+  if (reach == nullptr) {
+    auto solver = MakeConstraintSolver(Method::kMatrix, *model, StepOptions(kReachNewtonIterations));
+    if (!solver.ok()) return *step;  // (as the step projector was made: not expected)
+    reach = *std::move(solver);
+  }
+  return *reach;
 }
 
 RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
@@ -296,7 +308,9 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   // Vesely eq. 6-7 via the matrix method: the links of the current configuration carry the
   // first correction that restores every cluster with base and driven tool sites fixed; Newton
   // iterations (ProjectionOptions::newton) finish it.
-  auto summary = ProjectorsFor(path.mode).step->ProjectPositions(sites_, sites);
+  Projectors& projectors = ProjectorsFor(path.mode);
+  ConstraintSolver& projector = solving_ ? projectors.Reach() : *projectors.step;
+  auto summary = projector.ProjectPositions(sites_, sites);
   ++result.projections;
   if (summary.ok()) result.iterations += summary->iterations;
   if (!summary.ok() || !summary->converged()) {
@@ -453,20 +467,23 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   // what the tracker did before.
   std::mt19937_64 rng(options_.seed);
   rng_.seed(options_.seed);
-  const std::vector<Eigen::VectorXd> starts = AtlasStarts(target);
+  const std::vector<Start> starts = Starts(target);
   RobotIkResult best;
   int projections = 0;
   for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {
-    if (attempt < static_cast<int>(starts.size())) {
-      Reset(starts[attempt]);
-    } else if (attempt > 0) {
+    if (attempt >= static_cast<int>(starts.size())) {
       Reset(NearestRandomConfiguration(*robot_, target, rng));
+    } else if (attempt > 0 || options_.starts == SolveStarts::kNearestFirst) {
+      Reset(starts[attempt].q);  // (the given configuration first goes on as it is)
     }
-    // With a nearer start still to try, a step that needs many halvings is cheaper left.
-    const bool more_starts = attempt + 1 < static_cast<int>(starts.size());
-    bisection_limit_ = more_starts ? std::min(options_.max_bisections, kAtlasBisections)
-                                   : options_.max_bisections;
+    // From an atlas entry with another start still to try, a step that needs many halvings is
+    // cheaper left; the given configuration always gets them all (its branch is preferred).
+    const bool atlas_with_more = attempt + 1 < static_cast<int>(starts.size()) && !starts[attempt].given;
+    bisection_limit_ = atlas_with_more ? std::min(options_.max_bisections, kAtlasBisections)
+                                       : options_.max_bisections;
+    solving_ = true;
     RobotIkResult result = MoveTo(target);
+    solving_ = false;
     bisection_limit_ = options_.max_bisections;
     projections += result.projections;
     result.restarts = attempt;
@@ -480,18 +497,20 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   return best;
 }
 
-std::vector<Eigen::VectorXd> RobotTracker::AtlasStarts(const ToolTarget& target) const {
-  std::vector<Eigen::VectorXd> starts;
-  if (!options_.seed_atlas) return starts;
+std::vector<RobotTracker::Start> RobotTracker::Starts(const ToolTarget& target) const {
+  if (options_.starts == SolveStarts::kGivenThenRandom) return {Start{q_, true}};
   const SeedAtlas& atlas = robot_->seed_atlas();
-  const double own = atlas.SquaredDistance(robot_->ToolPoseFromSites(sites_), target.position,
-                                           target.orientation);
+  const double own = options_.starts == SolveStarts::kGivenFirst
+                         ? -1.0  // before any entry
+                         : atlas.SquaredDistance(robot_->ToolPoseFromSites(sites_),
+                                                 target.position, target.orientation);
+  std::vector<Start> starts;
   bool own_placed = false;
   for (const SeedAtlas::Neighbor& n : atlas.Nearest(target.position, target.orientation, kAtlasStarts)) {
-    if (!own_placed && own <= n.squared_distance) starts.push_back(q_), own_placed = true;
-    starts.push_back(atlas.configuration(n.index));
+    if (!own_placed && own <= n.squared_distance) starts.push_back({q_, true}), own_placed = true;
+    starts.push_back({atlas.configuration(n.index), false});
   }
-  if (!own_placed) starts.push_back(q_);
+  if (!own_placed) starts.push_back({q_, true});
   return starts;
 }
 

@@ -41,6 +41,20 @@ struct ToolTarget {
   TargetMode mode() const { return orientation ? TargetMode::kPose : TargetMode::kPosition; }
 };
 
+// Where the attempts of a single-pose solve start. The seed atlas (seed_atlas.h) is the robot's
+// fixed sample of configurations; random seeds follow when the listed starts are used up.
+enum class SolveStarts {
+  // The tracker's configuration and the RobotTracker::kAtlasStarts atlas entries nearest the
+  // target, in order of their tool's distance to it: the first answer found, which need not be
+  // the one nearest the given configuration (TRAC-IK's "Speed" mode does the same).
+  kNearestFirst,
+  // The tracker's configuration first (its branch when continuation from it gets there: the
+  // first target of a path), then the nearest atlas entries.
+  kGivenFirst,
+  // The tracker's configuration, then random seeds only (no atlas is built).
+  kGivenThenRandom,
+};
+
 struct RobotIkOptions {
   uint64_t seed = 1;                 // restart seeds are drawn from it: same seed, same answer
   double position_tolerance = 1e-5;  // m: tool position error of a success, by forward kinematics
@@ -49,13 +63,9 @@ struct RobotIkOptions {
   int max_bisections = 8;            // halvings of a step that does not converge
   int max_restarts = 30;             // new seeds after a blocked or singular path
   int max_steps = 4000;              // projections per attempt: bounds the work of a solve
-  // Starts of a single-pose solve (Solve, SolveRobotIk). true: the tracker's configuration and
-  // the kAtlasStarts entries of the robot's seed atlas (seed_atlas.h) nearest the target are
-  // tried in order of their tool's distance to it, then random seeds: the first answer found,
-  // which need not be the one nearest the given configuration (TRAC-IK's "Speed" mode does the
-  // same). false: continuation from the given configuration first (the answer on its branch
-  // when it gets there), then random seeds. Paths (MoveTo) always continue from where they are.
-  bool seed_atlas = true;
+  // Starts of a single-pose solve (Solve, SolveRobotIk); paths (MoveTo) always continue from
+  // where they are. See SolveStarts.
+  SolveStarts starts = SolveStarts::kNearestFirst;
   // Obstacle avoidance (a tracker with a scene; Kastenmeier & Vesely step (c)): after a step
   // whose link capsules come closer than the margin to an obstacle, this many random
   // displacements of the free sites, each re-projected and kept when the cost falls (clearance
@@ -109,10 +119,13 @@ class RobotTracker {
                                              const Eigen::VectorXd& q0,
                                              const ik::Scene* scene = nullptr);
 
-  // A step projector and a final one at full precision, for one constraint model.
+  // A step projector and a final one at full precision, for one constraint model; and, built
+  // on first use, the step projector of single-pose attempts, which iterates longer.
   struct Projectors {
-    std::unique_ptr<ConstraintSolver> step, polish;
+    std::unique_ptr<ConstraintSolver> step, polish, reach;
+    const ConstraintModel* model = nullptr;
     static absl::StatusOr<Projectors> For(const ConstraintModel& model);
+    ConstraintSolver& Reach();
   };
 
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
@@ -125,7 +138,7 @@ class RobotTracker {
   // closest attempt's configuration when not solved). Reusing one tracker for many solves
   // (Reset to the seed, then Solve) saves building its solvers each time.
   RobotIkResult Solve(const ToolTarget& target);
-  // Seed atlas entries a Solve tries (RobotIkOptions::seed_atlas) before random seeds.
+  // Seed atlas entries a Solve tries (RobotIkOptions::starts) before random seeds.
   static constexpr int kAtlasStarts = 8;
 
   const Eigen::VectorXd& q() const { return q_; }
@@ -162,9 +175,13 @@ class RobotTracker {
   struct LockedSet;
   absl::StatusOr<LockedSet> BuildLockedSet(TargetMode mode) const;
   Projectors& ProjectorsFor(TargetMode mode);
-  // The starts of a Solve by the seed atlas, nearest the target first, the tracker's own
-  // configuration among them; empty without the atlas (RobotIkOptions::seed_atlas).
-  std::vector<Eigen::VectorXd> AtlasStarts(const ToolTarget& target) const;
+  // The listed starts of a Solve (RobotIkOptions::starts), the tracker's own configuration
+  // (`given`) among them.
+  struct Start {
+    Eigen::VectorXd q;
+    bool given = false;
+  };
+  std::vector<Start> Starts(const ToolTarget& target) const;
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
   RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,
@@ -199,6 +216,7 @@ class RobotTracker {
   std::mt19937_64 rng_;
   double sigma_ = 0.0;  // trial displacement (m), adapted by the 1/5 success rule
   int bisection_limit_ = 0;  // halvings of a step in the current attempt
+  bool solving_ = false;     // in a Solve: steps project with Projectors::Reach
 };
 
 // Single-pose IK: continuation from `seed` (e.g. Robot::MidRange()), then from new seeds drawn
