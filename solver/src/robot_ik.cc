@@ -10,8 +10,6 @@
 namespace ikd::robot {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 absl::Status RangeError(const char* field, const char* bound, double got) {
   return absl::InvalidArgumentError(absl::StrCat(field, " must be ", bound, ", got ", got));
 }
@@ -39,12 +37,12 @@ constexpr int kSeedCandidates = 16;
 // Halvings of a step in an attempt from a seed atlas start that has a next one to try.
 constexpr int kAtlasBisections = 2;
 
-// A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint).
+// A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint; at most
+// 8 pi wide, SeedAtlas::SamplingRange).
 Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
   Eigen::VectorXd q(robot.num_joints());
   for (int k = 0; k < q.size(); ++k) {
-    const auto& limits = robot.spec().joints[k].limits;
-    const double lo = limits ? limits->lower : -kPi, hi = limits ? limits->upper : kPi;
+    const auto [lo, hi] = SeedAtlas::SamplingRange(robot, k, 0.0);
     q[k] = std::uniform_real_distribution<double>(lo, hi)(rng);
   }
   return q;

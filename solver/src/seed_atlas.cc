@@ -27,10 +27,8 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
   double reach = 0.0;
   for (int k = 0; k < size; ++k) {
     for (int j = 0; j < n; ++j) {
-      const auto& limits = robot.spec().joints[j].limits;
-      const double lo = limits ? limits->lower : -kPi, hi = limits ? limits->upper : kPi;
-      const double inset = kLimitInset * (hi - lo);
-      atlas.configurations_(j, k) = std::uniform_real_distribution<double>(lo + inset, hi - inset)(rng);
+      const auto [lo, hi] = SamplingRange(robot, j, kLimitInset);
+      atlas.configurations_(j, k) = std::uniform_real_distribution<double>(lo, hi)(rng);
     }
     const Eigen::Isometry3d X_WT = ToolPose(robot.spec(), atlas.configurations_.col(k));
     const Eigen::Vector3d p = X_WT.translation();
@@ -41,6 +39,18 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
   }
   atlas.rotation_length_ = kRotationReachFraction * reach;
   return atlas;
+}
+
+std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint, double inset) {
+  const auto& limits = robot.spec().joints[joint].limits;
+  double lo = limits ? limits->lower : -kPi, hi = limits ? limits->upper : kPi;
+  if (!(hi - lo <= 8.0 * kPi)) {  // (also when the width overflows)
+    const double middle = 0.5 * lo + 0.5 * hi;
+    lo = middle - 4.0 * kPi;
+    hi = middle + 4.0 * kPi;
+  }
+  const double margin = inset * (hi - lo);
+  return {lo + margin, hi - margin};
 }
 
 double SeedAtlas::SquaredDistance(const Eigen::Isometry3d& X_WT, const Eigen::Vector3d& p_target,

@@ -4,6 +4,7 @@
 #include "ikd/robot/seed_atlas.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
 
 namespace ikd::robot {
 namespace {
@@ -103,6 +105,28 @@ TEST(SeedAtlasTest, RotationTermIsSignFreeAndMonotone) {
   EXPECT_NEAR(atlas.SquaredDistance(X, X.translation(), quarter), 2.0 * L * L, 1e-12);
   const Eigen::Quaterniond half = q * Eigen::Quaterniond(Eigen::AngleAxisd(M_PI, Eigen::Vector3d::UnitY()));
   EXPECT_NEAR(atlas.SquaredDistance(X, X.translation(), half), 4.0 * L * L, 1e-12);
+}
+
+// Limits of +-1e308 rad are valid input (finite, ordered) but their width overflows: the draw
+// keeps to 8 pi around their middle, so every configuration and tool pose stays finite, and a
+// solve from the atlas reaches a reachable target.
+TEST(SeedAtlasTest, HugeLimitsAreDrawnFromAFiniteRange) {
+  ChainSpec spec = presets::Ur5();
+  spec.joints[0].limits = JointLimits{-1e308, 1e308};
+  const Robot robot = *Robot::Create(spec);
+  const auto [lo, hi] = SeedAtlas::SamplingRange(robot, 0, SeedAtlas::kLimitInset);
+  EXPECT_NEAR(hi - lo, 0.9 * 8.0 * M_PI, 1e-9);
+  const SeedAtlas& atlas = robot.seed_atlas();
+  for (int k = 0; k < atlas.size(); ++k) ASSERT_TRUE(atlas.configuration(k).allFinite()) << k;
+  const Eigen::Isometry3d X = ToolPose(robot.spec(), atlas.configuration(5));
+  const auto nearest = atlas.Nearest(X.translation(), Eigen::Quaterniond(X.linear()), 3);
+  ASSERT_EQ(nearest.size(), 3u);
+  EXPECT_TRUE(std::isfinite(nearest[2].squared_distance));
+  auto target = ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear()));
+  auto result = SolveRobotIk(robot, *target, robot.MidRange(), RobotIkOptions{});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, RobotIkStatus::kSolved);
+  EXPECT_TRUE(result->q.allFinite());
 }
 
 TEST(SeedAtlasTest, CountIsClampedToTheAtlas) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -32,9 +33,14 @@ class SeedAtlas {
   // tool position from the base).
   static constexpr double kRotationReachFraction = 0.25;
 
-  // `size` configurations drawn uniformly inside the joint limits ([-pi, pi] for a joint
-  // without limits), kLimitInset from the bounds. size >= 1.
+  // `size` configurations drawn uniformly from SamplingRange of every joint (inset kLimitInset).
+  // size >= 1.
   static SeedAtlas Build(const Robot& robot, int size = kDefaultSize, uint64_t seed = kDefaultSeed);
+
+  // Where joint `joint` is drawn: its limits ([-pi, pi] without), at most 8 pi wide around their
+  // middle (a revolute joint repeats every 2 pi, and limits of 1e308 rad would overflow the
+  // draw), `inset` of the width inside each bound.
+  static std::pair<double, double> SamplingRange(const Robot& robot, int joint, double inset);
 
   int size() const { return static_cast<int>(configurations_.cols()); }
   Eigen::VectorXd configuration(int k) const { return configurations_.col(k); }
