@@ -465,10 +465,19 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   // what the tracker did before.
   std::mt19937_64 rng(options_.seed);
   rng_.seed(options_.seed);
-  const std::vector<Start> starts = Starts(target);
+  // The nearest start alone first (most solves need no other; a search for more costs as much
+  // again), the rest of the list when the first attempt fails.
+  const Eigen::VectorXd given = q_;
+  const Eigen::Isometry3d X_given = robot_->ToolPoseFromSites(sites_);
+  std::vector<Start> starts = Starts(target, given, X_given, 1);
+  starts.resize(1);
+  const int listed = options_.starts == SolveStarts::kGivenThenRandom
+                         ? 1
+                         : 1 + std::min(kAtlasStarts, robot_->seed_atlas().size());
   RobotIkResult best;
   int projections = 0;
   for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {
+    if (attempt == 1 && listed > 1) starts = Starts(target, given, X_given, kAtlasStarts);
     if (attempt >= static_cast<int>(starts.size())) {
       Reset(NearestRandomConfiguration(*robot_, target, rng));
     } else if (attempt > 0 || options_.starts == SolveStarts::kNearestFirst) {
@@ -476,7 +485,8 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
     }
     // From an atlas entry with another start still to try, a step that needs many halvings is
     // cheaper left; the given configuration always gets them all (its branch is preferred).
-    const bool atlas_with_more = attempt + 1 < static_cast<int>(starts.size()) && !starts[attempt].given;
+    const bool atlas_with_more =
+        attempt + 1 < listed && attempt < static_cast<int>(starts.size()) && !starts[attempt].given;
     bisection_limit_ = atlas_with_more ? std::min(options_.max_bisections, kAtlasBisections)
                                        : options_.max_bisections;
     solving_ = true;
@@ -495,20 +505,22 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   return best;
 }
 
-std::vector<RobotTracker::Start> RobotTracker::Starts(const ToolTarget& target) const {
-  if (options_.starts == SolveStarts::kGivenThenRandom) return {Start{q_, true}};
+std::vector<RobotTracker::Start> RobotTracker::Starts(const ToolTarget& target,
+                                                      const Eigen::VectorXd& given,
+                                                      const Eigen::Isometry3d& X_given,
+                                                      int count) const {
+  if (options_.starts == SolveStarts::kGivenThenRandom) return {Start{given, true}};
   const SeedAtlas& atlas = robot_->seed_atlas();
   const double own = options_.starts == SolveStarts::kGivenFirst
                          ? -1.0  // before any entry
-                         : atlas.SquaredDistance(robot_->ToolPoseFromSites(sites_),
-                                                 target.position, target.orientation);
+                         : atlas.SquaredDistance(X_given, target.position, target.orientation);
   std::vector<Start> starts;
   bool own_placed = false;
-  for (const SeedAtlas::Neighbor& n : atlas.Nearest(target.position, target.orientation, kAtlasStarts)) {
-    if (!own_placed && own <= n.squared_distance) starts.push_back({q_, true}), own_placed = true;
+  for (const SeedAtlas::Neighbor& n : atlas.Nearest(target.position, target.orientation, count)) {
+    if (!own_placed && own <= n.squared_distance) starts.push_back({given, true}), own_placed = true;
     starts.push_back({atlas.configuration(n.index), false});
   }
-  if (!own_placed) starts.push_back({q_, true});
+  if (!own_placed) starts.push_back({given, true});
   return starts;
 }
 

@@ -1,6 +1,7 @@
 #include "ikd/robot/seed_atlas.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "ikd/robot/chain.h"
@@ -10,6 +11,35 @@ namespace ikd::robot {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+
+// Entries per grid cell on average over the tools' bounding box; cells per axis at most (a
+// flat or degenerate box still gets a small grid); shells searched before a full scan.
+constexpr double kEntriesPerCell = 4.0;
+constexpr int kMaxCellsPerAxis = 64;
+constexpr int kMaxShells = 8;
+
+// The `count` smallest (distance, index) pairs offered, in that order (ties to the lower index).
+class Nearest_ {
+ public:
+  explicit Nearest_(int count) : count_(count) { best_.reserve(count + 1); }
+  bool full() const { return static_cast<int>(best_.size()) == count_; }
+  double worst() const { return best_.back().squared_distance; }
+  void Offer(double d2, int index) {
+    const auto less = [](const SeedAtlas::Neighbor& a, const SeedAtlas::Neighbor& b) {
+      return a.squared_distance < b.squared_distance ||
+             (a.squared_distance == b.squared_distance && a.index < b.index);
+    };
+    const SeedAtlas::Neighbor entry{index, d2};
+    if (full() && !less(entry, best_.back())) return;
+    best_.insert(std::upper_bound(best_.begin(), best_.end(), entry, less), entry);
+    if (static_cast<int>(best_.size()) > count_) best_.pop_back();
+  }
+  std::vector<SeedAtlas::Neighbor> Take() { return std::move(best_); }
+
+ private:
+  int count_;
+  std::vector<SeedAtlas::Neighbor> best_;
+};
 
 }  // namespace
 
@@ -38,7 +68,64 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
     reach = std::max(reach, (p - base).norm());
   }
   atlas.rotation_length_ = kRotationReachFraction * reach;
+  atlas.SortIntoGrid();
   return atlas;
+}
+
+void SeedAtlas::SortIntoGrid() {
+  const int size = this->size();
+  const Eigen::Vector3d lo(px_.minCoeff(), py_.minCoeff(), pz_.minCoeff());
+  const Eigen::Vector3d hi(px_.maxCoeff(), py_.maxCoeff(), pz_.maxCoeff());
+  const Eigen::Vector3d extent = hi - lo;
+  double h = std::cbrt(extent.prod() * kEntriesPerCell / size);
+  h = std::max(h, extent.maxCoeff() / kMaxCellsPerAxis);
+  if (!(h > 0.0) || !std::isfinite(h)) h = 1.0;  // every tool at one point: one cell
+  grid_origin_ = lo;
+  cell_size_ = h;
+  for (int a = 0; a < 3; ++a) {
+    grid_cells_[a] = std::clamp(static_cast<int>(std::ceil(extent[a] / h)), 1, kMaxCellsPerAxis);
+  }
+  // A counting sort by cell keeps each cell's entries together (and in drawing order).
+  std::vector<int> cell(size);
+  cell_start_.assign(grid_cells_[0] * grid_cells_[1] * grid_cells_[2] + 1, 0);
+  for (int k = 0; k < size; ++k) {
+    const auto c = CellOf(Eigen::Vector3d(px_[k], py_[k], pz_[k]));
+    cell[k] = CellIndex(c[0], c[1], c[2]);
+    ++cell_start_[cell[k] + 1];
+  }
+  for (size_t c = 1; c < cell_start_.size(); ++c) cell_start_[c] += cell_start_[c - 1];
+  std::vector<int> next(cell_start_.begin(), cell_start_.end() - 1), order(size);
+  for (int k = 0; k < size; ++k) order[next[cell[k]]++] = k;
+  const Eigen::MatrixXd configurations = configurations_;
+  for (int k = 0; k < size; ++k) configurations_.col(k) = configurations.col(order[k]);
+  for (Eigen::ArrayXd* a : {&px_, &py_, &pz_, &qw_, &qx_, &qy_, &qz_}) {
+    const Eigen::ArrayXd copy = *a;
+    for (int k = 0; k < size; ++k) (*a)[k] = copy[order[k]];
+  }
+}
+
+std::array<int, 3> SeedAtlas::CellOf(const Eigen::Vector3d& p) const {
+  std::array<int, 3> c{};
+  for (int a = 0; a < 3; ++a) {
+    const double x = std::floor((p[a] - grid_origin_[a]) / cell_size_);
+    c[a] = x < 0.0 ? 0 : x >= grid_cells_[a] - 1 ? grid_cells_[a] - 1 : static_cast<int>(x);
+  }
+  return c;
+}
+
+int SeedAtlas::CellIndex(int x, int y, int z) const {
+  return (z * grid_cells_[1] + y) * grid_cells_[0] + x;
+}
+
+double SeedAtlas::EntryDistance(int k, const Eigen::Vector3d& p,
+                                const std::optional<Eigen::Quaterniond>& q) const {
+  const double dx = px_[k] - p.x(), dy = py_[k] - p.y(), dz = pz_[k] - p.z();
+  double d2 = dx * dx + dy * dy + dz * dz;
+  if (q) {
+    const double c = qw_[k] * q->w() + qx_[k] * q->x() + qy_[k] * q->y() + qz_[k] * q->z();
+    d2 += 4.0 * rotation_length_ * rotation_length_ * std::max(0.0, 1.0 - c * c);
+  }
+  return d2;
 }
 
 std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint, double inset) {
@@ -66,32 +153,47 @@ double SeedAtlas::SquaredDistance(const Eigen::Isometry3d& X_WT, const Eigen::Ve
 std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
     const Eigen::Vector3d& p_target, const std::optional<Eigen::Quaterniond>& q_target,
     int count) const {
-  // One vectorized pass over the whole sample (a few microseconds for 4096 entries), then the
-  // `count` smallest kept in a short sorted list.
-  Eigen::ArrayXd d2 = (px_ - p_target.x()).square() + (py_ - p_target.y()).square() +
-                      (pz_ - p_target.z()).square();
-  if (q_target) {
-    const Eigen::Quaterniond& t = *q_target;
-    const Eigen::ArrayXd c = qw_ * t.w() + qx_ * t.x() + qy_ * t.y() + qz_ * t.z();
-    d2 += (4.0 * rotation_length_ * rotation_length_) * (1.0 - c.square()).max(0.0);
-  }
-  std::vector<Neighbor> nearest;
   count = std::clamp(count, 0, size());
-  nearest.reserve(count + 1);
-  for (int k = 0; k < size(); ++k) {
-    if (static_cast<int>(nearest.size()) == count &&
-        (count == 0 || !(d2[k] < nearest.back().squared_distance))) {
-      continue;
-    }
-    const Neighbor entry{k, d2[k]};
-    auto at = std::upper_bound(nearest.begin(), nearest.end(), entry,
-                               [](const Neighbor& a, const Neighbor& b) {
-                                 return a.squared_distance < b.squared_distance;
-                               });
-    nearest.insert(at, entry);
-    if (static_cast<int>(nearest.size()) > count) nearest.pop_back();
+  if (count == 0) return {};
+  // Cells in shells of growing Chebyshev radius r around the target's cell: an entry in shell
+  // r is at least (r - 1) cells away in position, so the search stops when that bound passes
+  // the count-th best distance. A target off the grid, or one that needs many shells, is
+  // served by a scan of every entry (the same answer).
+  const Eigen::Vector3d cells = (p_target - grid_origin_) / cell_size_;
+  for (int a = 0; a < 3; ++a) {
+    if (!(cells[a] >= -1.0 && cells[a] <= grid_cells_[a] + 1.0)) return Scan(p_target, q_target, count);
   }
-  return nearest;
+  const std::array<int, 3> c = CellOf(p_target);
+  Nearest_ nearest(count);
+  for (int r = 0;; ++r) {
+    if (r > kMaxShells) return Scan(p_target, q_target, count);
+    const double bound = (r - 1) * cell_size_;
+    if (r >= 1 && nearest.full() && bound * bound > nearest.worst()) break;
+    bool any = false;
+    for (int z = std::max(0, c[2] - r); z <= std::min(grid_cells_[2] - 1, c[2] + r); ++z) {
+      for (int y = std::max(0, c[1] - r); y <= std::min(grid_cells_[1] - 1, c[1] + r); ++y) {
+        const bool inner = std::abs(z - c[2]) < r && std::abs(y - c[1]) < r;
+        for (int x = std::max(0, c[0] - r); x <= std::min(grid_cells_[0] - 1, c[0] + r); ++x) {
+          if (inner && std::abs(x - c[0]) < r) continue;  // searched in an earlier shell
+          any = true;
+          const int cell = CellIndex(x, y, z);
+          for (int k = cell_start_[cell]; k < cell_start_[cell + 1]; ++k) {
+            nearest.Offer(EntryDistance(k, p_target, q_target), k);
+          }
+        }
+      }
+    }
+    if (!any) break;  // the shell lies outside the grid: every cell has been searched
+  }
+  return nearest.Take();
+}
+
+std::vector<SeedAtlas::Neighbor> SeedAtlas::Scan(const Eigen::Vector3d& p_target,
+                                                 const std::optional<Eigen::Quaterniond>& q_target,
+                                                 int count) const {
+  Nearest_ nearest(count);
+  for (int k = 0; k < size(); ++k) nearest.Offer(EntryDistance(k, p_target, q_target), k);
+  return nearest.Take();
 }
 
 }  // namespace ikd::robot

@@ -175,13 +175,15 @@ class RobotTracker {
   struct LockedSet;
   absl::StatusOr<LockedSet> BuildLockedSet(TargetMode mode) const;
   Projectors& ProjectorsFor(TargetMode mode);
-  // The listed starts of a Solve (RobotIkOptions::starts), the tracker's own configuration
-  // (`given`) among them.
+  // The listed starts of a Solve (RobotIkOptions::starts): the `count` seed atlas entries
+  // nearest the target and the configuration the solve began from (`given`, its tool at
+  // X_given) in order of distance.
   struct Start {
     Eigen::VectorXd q;
     bool given = false;
   };
-  std::vector<Start> Starts(const ToolTarget& target) const;
+  std::vector<Start> Starts(const ToolTarget& target, const Eigen::VectorXd& given,
+                            const Eigen::Isometry3d& X_given, int count) const;
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
   RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,

@@ -9,6 +9,7 @@
 //   for (auto n : atlas.Nearest(p_WT, q_WT, 4)) TryFrom(atlas.configuration(n.index));
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -23,7 +24,7 @@ class Robot;
 
 class SeedAtlas {
  public:
-  static constexpr int kDefaultSize = 4096;
+  static constexpr int kDefaultSize = 16384;
   static constexpr uint64_t kDefaultSeed = 20261126;
   // Configurations are drawn this fraction of each joint's range inside its bounds: a seed on
   // a bound is blocked by the first step that pushes against it.
@@ -58,16 +59,31 @@ class SeedAtlas {
     double squared_distance = 0.0;  // SquaredDistance of the entry's tool pose
   };
   // The `count` entries nearest the target by SquaredDistance, nearest first (fewer when the
-  // atlas is smaller); ties go to the lower index.
+  // atlas is smaller); ties go to the lower index. A grid over the tool positions limits the
+  // search to the cells around the target (a few hundred entries of 4096).
   std::vector<Neighbor> Nearest(const Eigen::Vector3d& p_target,
                                 const std::optional<Eigen::Quaterniond>& q_target,
                                 int count) const;
 
  private:
-  Eigen::MatrixXd configurations_;       // joints x size
+  // Orders the entries by grid cell (cell_start_) over the tools' bounding box.
+  void SortIntoGrid();
+  std::array<int, 3> CellOf(const Eigen::Vector3d& p) const;  // clamped into the grid
+  int CellIndex(int x, int y, int z) const;
+  double EntryDistance(int k, const Eigen::Vector3d& p,
+                       const std::optional<Eigen::Quaterniond>& q) const;
+  // Nearest by a pass over every entry.
+  std::vector<Neighbor> Scan(const Eigen::Vector3d& p_target,
+                             const std::optional<Eigen::Quaterniond>& q_target, int count) const;
+
+  Eigen::MatrixXd configurations_;       // joints x size, in grid order
   Eigen::ArrayXd px_, py_, pz_;          // tool positions, world
   Eigen::ArrayXd qw_, qx_, qy_, qz_;     // tool orientations, unit quaternions
   double rotation_length_ = 0.0;         // m per rad of tool turn
+  Eigen::Vector3d grid_origin_ = Eigen::Vector3d::Zero();
+  double cell_size_ = 1.0;
+  std::array<int, 3> grid_cells_{1, 1, 1};
+  std::vector<int> cell_start_;  // entries of cell c: [cell_start_[c], cell_start_[c + 1])
 };
 
 }  // namespace ikd::robot
