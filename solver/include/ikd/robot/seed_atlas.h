@@ -60,7 +60,7 @@ class SeedAtlas {
   };
   // The `count` entries nearest the target by SquaredDistance, nearest first (fewer when the
   // atlas is smaller); ties go to the lower index. A grid over the tool positions limits the
-  // search to the cells around the target (a few hundred entries of 4096).
+  // search to the cells around the target.
   std::vector<Neighbor> Nearest(const Eigen::Vector3d& p_target,
                                 const std::optional<Eigen::Quaterniond>& q_target,
                                 int count) const;
