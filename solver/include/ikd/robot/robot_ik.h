@@ -5,8 +5,10 @@
 // the driven tool sites fixed. A step that does not converge (a singular configuration on the
 // way) is bisected. A joint that would pass a limit is locked at it for the rest of the move by
 // one more distance constraint across its hinge (an active set, as the planar arms' bend
-// limits), so a redundant arm goes on with its other joints; a path that still ends blocked is
-// restarted from a new seed drawn from the options' seed, so a solve is deterministic.
+// limits), so a redundant arm goes on with its other joints. A single-pose solve starts from
+// the robot's seed atlas entry or the given configuration whose tool is nearest the target
+// (SolveStarts) and restarts from the next nearest, then from seeds drawn from the options'
+// seed, so a solve is deterministic.
 //
 //   auto robot = ikd::robot::Robot::Create(ikd::robot::presets::Panda());
 //   auto target = ikd::robot::ToolTarget::Pose(p_WT, quaternion_WT);  // or ::Position(p_WT)
