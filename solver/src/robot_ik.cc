@@ -354,8 +354,9 @@ bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode)
   for (int k = 0; k < robot_->num_joints(); ++k) {
     const auto& limits = robot_->spec().joints[k].limits;
     if (!limits || (q[k] >= limits->lower && q[k] <= limits->upper)) continue;
-    if (std::find(locked_.begin(), locked_.end(), k) != locked_.end()) return false;
-    locked_.push_back(k);
+    const bool locked = std::any_of(lock_key_.begin(), lock_key_.end(),
+                                    [k](int entry) { return entry / 2 == k; });
+    if (locked) return false;
     lock_key_.push_back(2 * k + (q[k] > limits->upper ? 1 : 0));
   }
   std::vector<int> key = lock_key_;
@@ -398,7 +399,6 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   const Eigen::VectorXd q_start = q_;
   move_start_ = q_;
   move_duration_ = duration;
-  locked_.clear();
   lock_key_.clear();
   locked_projectors_ = nullptr;
   const Eigen::Isometry3d start = robot_->ToolPoseFromSites(sites_);

@@ -19,9 +19,9 @@ constexpr int kMaxCellsPerAxis = 64;
 constexpr int kMaxShells = 8;
 
 // The `count` smallest (distance, index) pairs offered, in that order (ties to the lower index).
-class Nearest_ {
+class BestNeighbors {
  public:
-  explicit Nearest_(int count) : count_(count) { best_.reserve(count + 1); }
+  explicit BestNeighbors(int count) : count_(count) { best_.reserve(count + 1); }
   bool full() const { return static_cast<int>(best_.size()) == count_; }
   double worst() const { return best_.back().squared_distance; }
   void Offer(double d2, int index) {
@@ -41,6 +41,18 @@ class Nearest_ {
   std::vector<SeedAtlas::Neighbor> best_;
 };
 
+// |p - p_T|^2 + 4 L^2 sin^2(theta / 2) with cos(theta / 2) = |q . q_T| (SeedAtlas::SquaredDistance).
+double PoseDistance(const Eigen::Vector3d& p, const Eigen::Quaterniond& q,
+                    const Eigen::Vector3d& p_target,
+                    const std::optional<Eigen::Quaterniond>& q_target, double L) {
+  double d2 = (p - p_target).squaredNorm();
+  if (q_target) {
+    const double c = q.dot(*q_target);
+    d2 += 4.0 * L * L * std::max(0.0, 1.0 - c * c);
+  }
+  return d2;
+}
+
 }  // namespace
 
 SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
@@ -52,14 +64,16 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
                             &atlas.qy_, &atlas.qz_}) {
     a->resize(size);
   }
+  std::vector<std::uniform_real_distribution<double>> draw;
+  for (int j = 0; j < n; ++j) {
+    const auto [lo, hi] = SamplingRange(robot, j, kLimitInset);
+    draw.emplace_back(lo, hi);
+  }
   std::mt19937_64 rng(seed);
   const Eigen::Vector3d base = robot.spec().X_WB.translation();
   double reach = 0.0;
   for (int k = 0; k < size; ++k) {
-    for (int j = 0; j < n; ++j) {
-      const auto [lo, hi] = SamplingRange(robot, j, kLimitInset);
-      atlas.configurations_(j, k) = std::uniform_real_distribution<double>(lo, hi)(rng);
-    }
+    for (int j = 0; j < n; ++j) atlas.configurations_(j, k) = draw[j](rng);
     const Eigen::Isometry3d X_WT = ToolPose(robot.spec(), atlas.configurations_.col(k));
     const Eigen::Vector3d p = X_WT.translation();
     const Eigen::Quaterniond q(X_WT.linear());
@@ -119,13 +133,8 @@ int SeedAtlas::CellIndex(int x, int y, int z) const {
 
 double SeedAtlas::EntryDistance(int k, const Eigen::Vector3d& p,
                                 const std::optional<Eigen::Quaterniond>& q) const {
-  const double dx = px_[k] - p.x(), dy = py_[k] - p.y(), dz = pz_[k] - p.z();
-  double d2 = dx * dx + dy * dy + dz * dz;
-  if (q) {
-    const double c = qw_[k] * q->w() + qx_[k] * q->x() + qy_[k] * q->y() + qz_[k] * q->z();
-    d2 += 4.0 * rotation_length_ * rotation_length_ * std::max(0.0, 1.0 - c * c);
-  }
-  return d2;
+  return PoseDistance(Eigen::Vector3d(px_[k], py_[k], pz_[k]),
+                      Eigen::Quaterniond(qw_[k], qx_[k], qy_[k], qz_[k]), p, q, rotation_length_);
 }
 
 std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint, double inset) {
@@ -142,12 +151,8 @@ std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint
 
 double SeedAtlas::SquaredDistance(const Eigen::Isometry3d& X_WT, const Eigen::Vector3d& p_target,
                                   const std::optional<Eigen::Quaterniond>& q_target) const {
-  double d2 = (X_WT.translation() - p_target).squaredNorm();
-  if (q_target) {
-    const double c = Eigen::Quaterniond(X_WT.linear()).dot(*q_target);  // cos(theta / 2)
-    d2 += 4.0 * rotation_length_ * rotation_length_ * std::max(0.0, 1.0 - c * c);
-  }
-  return d2;
+  return PoseDistance(X_WT.translation(), Eigen::Quaterniond(X_WT.linear()), p_target, q_target,
+                      rotation_length_);
 }
 
 std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
@@ -164,7 +169,7 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
     if (!(cells[a] >= -1.0 && cells[a] <= grid_cells_[a] + 1.0)) return Scan(p_target, q_target, count);
   }
   const std::array<int, 3> c = CellOf(p_target);
-  Nearest_ nearest(count);
+  BestNeighbors nearest(count);
   for (int r = 0;; ++r) {
     if (r > kMaxShells) return Scan(p_target, q_target, count);
     const double bound = (r - 1) * cell_size_;
@@ -191,7 +196,7 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
 std::vector<SeedAtlas::Neighbor> SeedAtlas::Scan(const Eigen::Vector3d& p_target,
                                                  const std::optional<Eigen::Quaterniond>& q_target,
                                                  int count) const {
-  Nearest_ nearest(count);
+  BestNeighbors nearest(count);
   for (int k = 0; k < size(); ++k) nearest.Offer(EntryDistance(k, p_target, q_target), k);
   return nearest.Take();
 }

@@ -195,11 +195,11 @@ class RobotTracker {
   RobotIkOptions options_;
   Projectors position_, pose_;
   // The joints locked during the current move, with their model and projectors.
-  std::vector<int> locked_;
   // A lock holds its joint at a bound by a distance the bound alone fixes, so the model and
   // projectors of a set of locks are kept for the next move that locks the same joints at the
   // same bounds in the same order (building them costs as much as a dozen projections).
-  // Key: per lock 2 joint + (1 at the upper bound), then the mode.
+  // Key: per lock 2 joint + (1 at the upper bound), then the mode; lock_key_ holds the current
+  // move's locks in that form.
   struct LockedSet {
     std::unique_ptr<ConstraintModel> model;
     Projectors projectors;
