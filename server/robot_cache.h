@@ -1,5 +1,5 @@
 // Industrial arms built once per distinct spec. A robot (its site model, constraint models and,
-// on its first single-pose solve, its seed atlas: about 16 ms) is a pure function of its
+// on its first single-pose solve, its seed atlas: about 0.1 s) is a pure function of its
 // ArmSpec, so requests that name the same arm share one immutable robot instead of building it
 // anew. Least recently used specs are dropped beyond the capacity; thread-safe.
 //

@@ -176,17 +176,26 @@ class MatrixSolver final : public SolverBase {
   ProjectionSummary DoProjectPositions(const Eigen::Matrix3Xd& reference,
                                        Eigen::Matrix3Xd& positions) override {
     const int m = static_cast<int>(heads_.size());
+    // Newton from where the last Newton projection ended (a continuation's next step): its
+    // last factorization, made at an iterate within a few Newton steps of the reference, serves
+    // the first correction as well as a new one would.
+    const bool reuse = options_.newton && newton_end_valid_ && reference == newton_end_;
+    newton_end_valid_ = false;
     for (int a = 0; a < m; ++a) {
-      links_[a] = reference.col(heads_[a]) - reference.col(tails_[a]);
+      if (!reuse) links_[a] = reference.col(heads_[a]) - reference.col(tails_[a]);
       const double d2 = (positions.col(heads_[a]) - positions.col(tails_[a])).squaredNorm();
       rhs_total_[a] = length_[a] * length_[a] - d2;
     }
-    if (!Factor(2.0)) {
+    if (!reuse && !Factor(2.0)) {
       return Singular(0, "the constraints are linearly dependent at the reference positions "
                          "(rank-deficient set: e.g. a collinear triangle, or collinear links "
                          "between fixed sites)");
     }
-    if (options_.newton) return NewtonIterations(positions);
+    if (options_.newton) {
+      ProjectionSummary summary = NewtonIterations(positions);
+      if (summary.converged()) newton_end_ = positions, newton_end_valid_ = true;
+      return summary;
+    }
     const Eigen::Matrix3Xd& unconstrained = input();  // SolverBase's copy of r~
     for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
       // Bailey eq. 13-14 with the symmetric matrix A: chord iteration on sigma.
@@ -324,6 +333,10 @@ class MatrixSolver final : public SolverBase {
   FixedPatternLdlt ldlt_;
   std::vector<Eigen::Vector3d> links_;
   std::vector<Eigen::Vector3d> current_links_;  // Newton: the iterate's links
+  // Newton: where the last converged projection ended; links_ and the factors are still those
+  // of its last linearization.
+  Eigen::Matrix3Xd newton_end_;
+  bool newton_end_valid_ = false;
   Eigen::VectorXd rhs_total_, lambda_, permuted_;
 };
 

@@ -198,6 +198,33 @@ Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q) {
   return WalkChain(spec, q, [](const Eigen::Isometry3d&) {}) * spec.X_FT;
 }
 
+Eigen::MatrixXd ToolJacobian(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  std::vector<Eigen::Isometry3d> links;
+  const std::vector<const JointSpec*> moving = [&] {
+    std::vector<const JointSpec*> joints;
+    for (const JointSpec& joint : spec.joints) {
+      if (joint.type != JointType::kFixed) joints.push_back(&joint);
+    }
+    return joints;
+  }();
+  const Eigen::Vector3d p_tool =
+      (WalkChain(spec, q, [&](const Eigen::Isometry3d& X) { links.push_back(X); }) * spec.X_FT)
+          .translation();
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(6, static_cast<Eigen::Index>(moving.size()));
+  for (size_t k = 0; k < moving.size(); ++k) {
+    // The joint's axis turns with the motion it makes (a rotation about, or a shift along,
+    // itself), so the link after it holds the axis at the joint's origin.
+    const Eigen::Vector3d axis = links[k].linear() * moving[k]->axis;
+    if (moving[k]->type == JointType::kPrismatic) {
+      J.col(k).head<3>() = axis;
+    } else {
+      J.col(k).head<3>() = axis.cross(p_tool - links[k].translation());
+      J.col(k).tail<3>() = axis;
+    }
+  }
+  return J;
+}
+
 std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> LinkSegments(const ChainSpec& spec,
                                                                       const Eigen::VectorXd& q) {
   std::vector<Eigen::Vector3d> origins;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <Eigen/Cholesky>
+
 #include "absl/strings/str_cat.h"
 #include "ikd/robot/seed_atlas.h"
 
@@ -34,8 +36,9 @@ constexpr double kInitialSigmaFraction = 0.1;
 // shorter path crosses fewer singularities and limits.
 constexpr int kSeedCandidates = 16;
 
-// Halvings of a step in an attempt from a seed atlas start that has a next one to try.
-constexpr int kAtlasBisections = 2;
+// Halvings of a step in an attempt from a start other than the given configuration, when
+// another attempt may follow.
+constexpr int kStartBisections = 2;
 
 // A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint; at most
 // 8 pi wide, SeedAtlas::SamplingRange).
@@ -71,7 +74,7 @@ Eigen::VectorXd NearestRandomConfiguration(const Robot& robot, const ToolTarget&
 
 // Steps on the way need the links only roughly (the next projection restores them from
 // wherever they are); the last step is polished to the engine's full precision.
-constexpr double kStepTolerance = 1e-8;
+constexpr double kStepTolerance = 1e-5;
 constexpr double kFinalTolerance = 1e-12;
 // A step projects by Newton's method: from a step of the spacing it converges in 3-4 iterations
 // (the chord iteration took 13-17 at half the step, its rate set by the links' turn). On a
@@ -295,11 +298,19 @@ void RobotTracker::Reset(const Eigen::VectorXd& q) {
 bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, RobotIkResult& result,
                         bool& limit_hit) {
   if (result.projections >= options_.max_steps) return false;
-  // Predicted from the last step (a secant predictor), then the driven tool sites placed.
+  // Predicted from the last step (a secant predictor) or a joint-space step, then the driven
+  // tool sites placed.
   const double interval = (t1 - t0) * path.travel;
+  const Eigen::Isometry3d X_step = Interpolate(path.start, path.goal, t1);
   Eigen::Matrix3Xd sites = sites_;
-  if (last_interval_ > 0.0) sites += (interval / last_interval_) * last_motion_;
-  const auto tool = robot_->ToolSitesFor(Interpolate(path.start, path.goal, t1));
+  if (last_interval_ > 0.0) {
+    sites += (interval / last_interval_) * last_motion_;
+  } else {
+    // The first step of a start: from the joint-space step (3-4 Newton iterations instead of
+    // 5-8, and fewer failed first steps; a secant costs nothing and does as well after it).
+    sites = JointSpacePrediction(X_step, path.mode);
+  }
+  const auto tool = robot_->ToolSitesFor(X_step);
   const auto& ids = robot_->tool_sites();
   const int driven = path.mode == TargetMode::kPose ? 4 : 1;
   for (int k = 0; k < driven; ++k) sites.col(ids[k]) = tool[k];
@@ -312,7 +323,10 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   ++result.projections;
   if (summary.ok()) result.iterations += summary->iterations;
   if (!summary.ok() || !summary->converged()) {
-    if (depth >= bisection_limit_) return false;
+    // Singular at the reference itself: a shorter step has the same reference.
+    const bool singular_here = summary.ok() && summary->outcome == ProjectionOutcome::kSingular &&
+                               summary->iterations == 0;
+    if (depth >= bisection_limit_ || singular_here) return false;
     const double middle = 0.5 * (t0 + t1);
     return Step(path, t0, middle, depth + 1, result, limit_hit) &&
            Step(path, middle, t1, depth + 1, result, limit_hit);
@@ -332,6 +346,26 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   sites_ = std::move(sites);
   AvoidObstacles(path.mode, q_before, result);
   return true;
+}
+
+Eigen::Matrix3Xd RobotTracker::JointSpacePrediction(const Eigen::Isometry3d& X_goal,
+                                                     TargetMode mode) const {
+  const Eigen::Isometry3d X_now = ToolPose(robot_->spec(), q_);
+  Eigen::MatrixXd J = ToolJacobian(robot_->spec(), q_);
+  Eigen::VectorXd dx(6);
+  dx.head<3>() = X_goal.translation() - X_now.translation();
+  const Eigen::AngleAxisd turn(X_goal.linear() * X_now.linear().transpose());
+  dx.tail<3>() = turn.angle() * turn.axis();
+  if (mode == TargetMode::kPosition) {
+    J.conservativeResize(3, Eigen::NoChange);
+    dx.conservativeResize(3);
+  }
+  // Damped least squares (Wampler): finite near a singularity.
+  const double damping = 1e-2 * robot_->spacing();
+  Eigen::MatrixXd gram = J * J.transpose();
+  gram.diagonal().array() += damping * damping;
+  const Eigen::VectorXd dq = J.transpose() * gram.ldlt().solve(dx);
+  return robot_->SitesFromAngles(q_ + dq);
 }
 
 bool RobotTracker::Polish(TargetMode mode, RobotIkResult& result) {
@@ -359,6 +393,10 @@ bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode)
     if (locked) return false;
     lock_key_.push_back(2 * k + (q[k] > limits->upper ? 1 : 0));
   }
+  // A lock takes one degree of freedom: beyond the arm's redundancy the constraints would
+  // outnumber the freedoms (a singular set, whatever the configuration).
+  const int redundancy = robot_->num_joints() - (mode == TargetMode::kPose ? 6 : 3);
+  if (static_cast<int>(lock_key_.size()) > redundancy) return false;
   std::vector<int> key = lock_key_;
   key.push_back(mode == TargetMode::kPose ? 1 : 0);
   auto cached = locked_sets_.find(key);
@@ -483,15 +521,15 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
     } else if (attempt > 0 || options_.starts == SolveStarts::kNearestFirst) {
       Reset(starts[attempt].q);  // (the given configuration first goes on as it is)
     }
-    // From an atlas entry with another start still to try, a step that needs many halvings is
-    // cheaper left; the given configuration always gets them all (its branch is preferred).
-    const bool atlas_with_more =
-        attempt + 1 < listed && attempt < static_cast<int>(starts.size()) && !starts[attempt].given;
-    bisection_limit_ = atlas_with_more ? std::min(options_.max_bisections, kAtlasBisections)
-                                       : options_.max_bisections;
+    // A step that needs many halvings is cheaper left for the next start; the given
+    // configuration (its branch is preferred) and the last attempt get them all.
+    const bool given_start = attempt < static_cast<int>(starts.size()) && starts[attempt].given;
+    bisection_limit_ = !given_start && attempt < options_.max_restarts
+                           ? std::min(options_.max_bisections, kStartBisections)
+                           : options_.max_bisections;
     solving_ = true;
-    RobotIkResult result = MoveTo(target);
-    solving_ = false;
+      RobotIkResult result = MoveTo(target);
+      solving_ = false;
     bisection_limit_ = options_.max_bisections;
     projections += result.projections;
     result.restarts = attempt;

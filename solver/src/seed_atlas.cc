@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/Eigenvalues>
+
 #include "ikd/robot/chain.h"
 #include "ikd/robot/robot.h"
 
@@ -53,6 +55,24 @@ double PoseDistance(const Eigen::Vector3d& p, const Eigen::Quaterniond& q,
   return d2;
 }
 
+// The smallest of the min(6, n) singular values of the tool Jacobian with its angular rows
+// scaled by `rotation_length` (metres per radian, as SquaredDistance weighs a turn).
+double PoseSingularValue(const Robot& robot, const Eigen::VectorXd& q, double rotation_length) {
+  Eigen::MatrixXd J = ToolJacobian(robot.spec(), q);
+  J.bottomRows<3>() *= rotation_length;
+  double smallest = 0.0;
+  if (J.cols() >= 6) {  // the usual case, in fixed sizes (a build checks every entry)
+    const Eigen::Matrix<double, 6, 6> gram = J * J.transpose();
+    smallest = Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 6, 6>>(gram, Eigen::EigenvaluesOnly)
+                   .eigenvalues()[0];
+  } else {
+    const Eigen::MatrixXd gram = J.transpose() * J;
+    smallest = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gram, Eigen::EigenvaluesOnly)
+                   .eigenvalues()[0];
+  }
+  return std::sqrt(std::max(0.0, smallest));
+}
+
 }  // namespace
 
 SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
@@ -74,16 +94,35 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
   double reach = 0.0;
   for (int k = 0; k < size; ++k) {
     for (int j = 0; j < n; ++j) atlas.configurations_(j, k) = draw[j](rng);
-    const Eigen::Isometry3d X_WT = ToolPose(robot.spec(), atlas.configurations_.col(k));
-    const Eigen::Vector3d p = X_WT.translation();
-    const Eigen::Quaterniond q(X_WT.linear());
-    atlas.px_[k] = p.x(), atlas.py_[k] = p.y(), atlas.pz_[k] = p.z();
-    atlas.qw_[k] = q.w(), atlas.qx_[k] = q.x(), atlas.qy_[k] = q.y(), atlas.qz_[k] = q.z();
-    reach = std::max(reach, (p - base).norm());
+    atlas.SetEntry(robot, k, atlas.configurations_.col(k));
+    reach = std::max(reach, (Eigen::Vector3d(atlas.px_[k], atlas.py_[k], atlas.pz_[k]) - base).norm());
   }
   atlas.rotation_length_ = kRotationReachFraction * reach;
+  // Near-singular entries are drawn again: from them the tool cannot follow some directions,
+  // so the first steps of a continuation fail and the attempt is wasted.
+  const double min_singular_value = kMinSingularValueFraction * reach;
+  for (int k = 0; k < size; ++k) {
+    Eigen::VectorXd q = atlas.configurations_.col(k);
+    double best = PoseSingularValue(robot, q, atlas.rotation_length_);
+    for (int redraw = 0; redraw < kMaxRedraws && best < min_singular_value; ++redraw) {
+      Eigen::VectorXd candidate(n);
+      for (int j = 0; j < n; ++j) candidate[j] = draw[j](rng);
+      const double sigma = PoseSingularValue(robot, candidate, atlas.rotation_length_);
+      if (sigma > best) best = sigma, q = candidate;
+    }
+    if (q != atlas.configurations_.col(k)) atlas.SetEntry(robot, k, q);
+  }
   atlas.SortIntoGrid();
   return atlas;
+}
+
+void SeedAtlas::SetEntry(const Robot& robot, int k, const Eigen::VectorXd& q) {
+  configurations_.col(k) = q;
+  const Eigen::Isometry3d X_WT = ToolPose(robot.spec(), q);
+  const Eigen::Vector3d p = X_WT.translation();
+  const Eigen::Quaterniond r(X_WT.linear());
+  px_[k] = p.x(), py_[k] = p.y(), pz_[k] = p.z();
+  qw_[k] = r.w(), qx_[k] = r.x(), qy_[k] = r.y(), qz_[k] = r.z();
 }
 
 void SeedAtlas::SortIntoGrid() {

@@ -496,6 +496,47 @@ TEST(NewtonTest, ConvergesFarFasterThanTheChordIteration) {
   }
 }
 
+// A continuation (each projection's reference the last one's result) with one Newton solver,
+// which starts each projection from its last factorization, against a new solver per step:
+// both on the surface to the tolerance, the fixed site unmoved, the reused solver's move from
+// the input no longer than the new solver's beyond rounding of the 0.5% steps. A reference that
+// is not the last result gets a factorization of its own: the same bytes as a new solver.
+TEST(NewtonTest, ContinuationReusesTheLastFactorization) {
+  const Fixture f = BranchedGraphWithLoops();
+  ProjectionOptions options;
+  options.tolerance = 1e-10;
+  options.max_iterations = 20;
+  options.newton = true;
+  auto kept = *MakeConstraintSolver(Method::kMatrix, f.model, options);
+  std::mt19937_64 rng(11);
+  Eigen::Matrix3Xd reference = f.reference;
+  for (int step = 0; step < 6; ++step) {
+    Eigen::Matrix3Xd input = reference;
+    PerturbGaussian(0.005, rng, input);
+    input.col(0) = f.reference.col(0);
+    Eigen::Matrix3Xd reused = input, fresh = input;
+    auto a = kept->ProjectPositions(reference, reused);
+    auto b = (*MakeConstraintSolver(Method::kMatrix, f.model, options))->ProjectPositions(reference, fresh);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_TRUE(a->converged()) << step << ": " << a->message;
+    ASSERT_TRUE(b->converged()) << step << ": " << b->message;
+    EXPECT_LE(f.model.MaxRelativeViolation(reused), 1e-10);
+    EXPECT_EQ(reused.col(0), f.reference.col(0));
+    EXPECT_LE((reused - input).norm(), 1.01 * (fresh - input).norm()) << step;
+    reference = reused;
+  }
+  Eigen::Matrix3Xd other_reference = f.reference, input = f.reference;
+  PerturbGaussian(0.01, rng, other_reference);
+  other_reference.col(0) = f.reference.col(0);
+  PerturbGaussian(0.01, rng, input);
+  input.col(0) = f.reference.col(0);
+  Eigen::Matrix3Xd from_kept = input, from_new = input;
+  ASSERT_TRUE(kept->ProjectPositions(other_reference, from_kept).ok());
+  ASSERT_TRUE((*MakeConstraintSolver(Method::kMatrix, f.model, options))
+                  ->ProjectPositions(other_reference, from_new).ok());
+  EXPECT_EQ(from_kept, from_new);
+}
+
 // Only the matrix method relinearizes: the others refuse the option by name.
 TEST(NewtonTest, OnlyTheMatrixMethod) {
   const Fixture f = Helix(10, Eigen::VectorXd::Ones(10));

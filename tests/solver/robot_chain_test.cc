@@ -123,6 +123,40 @@ TEST(ChainTest, MergingFixedJointsKeepsTheKinematics) {
   ASSERT_EQ(LinkPoses(spec, q).size(), 7u);
 }
 
+// The tool Jacobian against central differences of ToolPose (h = 1e-6: truncation ~1e-12,
+// rounding ~1e-10), on the three presets and on a chain with a fixed and a prismatic joint.
+TEST(ChainTest, ToolJacobianMatchesFiniteDifferences) {
+  ChainSpec with_slide = presets::Iiwa14();
+  JointSpec fixed;
+  fixed.type = JointType::kFixed;
+  fixed.X_PJ = Eigen::Translation3d(0.01, 0.02, 0.03) * Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitX());
+  JointSpec slide;
+  slide.type = JointType::kPrismatic;
+  slide.axis = Eigen::Vector3d(1.0, 2.0, 2.0) / 3.0;
+  slide.X_PJ = Eigen::Translation3d(0.0, 0.05, 0.1) * Eigen::AngleAxisd(0.7, Eigen::Vector3d::UnitY());
+  with_slide.joints.insert(with_slide.joints.begin() + 2, fixed);
+  with_slide.joints.insert(with_slide.joints.begin() + 4, slide);
+  std::mt19937_64 rng(9);
+  for (const ChainSpec& spec : {presets::Ur5(), presets::Panda(), presets::Iiwa14(), with_slide}) {
+    const int n = NumMovingJoints(spec);
+    const Eigen::VectorXd q = RandomAngles(n, rng);
+    const Eigen::MatrixXd J = ToolJacobian(spec, q);
+    ASSERT_EQ(J.rows(), 6);
+    ASSERT_EQ(J.cols(), n);
+    constexpr double h = 1e-6;
+    for (int k = 0; k < n; ++k) {
+      Eigen::VectorXd plus = q, minus = q;
+      plus[k] += h, minus[k] -= h;
+      const Eigen::Isometry3d Xp = ToolPose(spec, plus), Xm = ToolPose(spec, minus);
+      const Eigen::Vector3d v = (Xp.translation() - Xm.translation()) / (2 * h);
+      const Eigen::AngleAxisd turn(Xp.linear() * Xm.linear().transpose());
+      const Eigen::Vector3d w = turn.angle() * turn.axis() / (2 * h);
+      EXPECT_LT((J.col(k).head<3>() - v).norm(), 1e-8) << spec.name << " joint " << k;
+      EXPECT_LT((J.col(k).tail<3>() - w).norm(), 1e-8) << spec.name << " joint " << k;
+    }
+  }
+}
+
 TEST(ChainTest, ValidationNamesTheField) {
   ChainSpec spec = presets::Ur5();
   spec.joints[2].axis = Eigen::Vector3d(0, 0, 2);

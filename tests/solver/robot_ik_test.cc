@@ -301,6 +301,32 @@ TEST(RobotIkInput, ErrorsNameTheField) {
               HasSubstr("position_tolerance"));
 }
 
+// A 6-joint arm has no redundancy for a pose: a joint that reaches its limit on the way cannot
+// be locked there (one constraint more than the freedoms), so the move ends at once as
+// JOINT_LIMIT_BLOCKED, inside the limits, while a position target (3 joints of redundancy)
+// locks the joint and goes on.
+TEST(RobotIkLimits, NonRedundantPoseMoveStopsAtALimit) {
+  ChainSpec spec = presets::Ur5();
+  spec.joints[0].limits->lower = -0.2;
+  spec.joints[0].limits->upper = 0.2;
+  auto robot = Robot::Create(spec);
+  ASSERT_TRUE(robot.ok());
+  Eigen::VectorXd start(6), goal(6);
+  start << 0.0, -1.2, 1.5, -1.8, -1.57, 0.0;
+  goal = start;
+  goal[0] = 0.5;  // beyond the upper limit of joint 0: on the way the joint passes 0.2
+  const Eigen::Isometry3d X = ToolPose(robot->spec(), goal);
+  auto tracker = RobotTracker::Create(*robot, RobotIkOptions{}, start);
+  ASSERT_TRUE(tracker.ok());
+  const RobotIkResult pose =
+      tracker->MoveTo(*ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear())));
+  EXPECT_EQ(pose.status, RobotIkStatus::kJointLimitBlocked);
+  EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
+  const RobotIkResult position = tracker->MoveTo(*ToolTarget::Position(X.translation()));
+  EXPECT_NE(position.status, RobotIkStatus::kJointLimitBlocked);
+  EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
+}
+
 // Beyond reach: no crash, a finite configuration, and a status that says not solved.
 TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
   auto robot = Robot::Create(presets::Ur5());

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <Eigen/SVD>
+
 #include <gtest/gtest.h>
 
 #include "ikd/robot/presets.h"
@@ -43,6 +45,39 @@ TEST(SeedAtlasTest, BuildIsDeterministicAndInsideTheInsetLimits) {
   }
   const SeedAtlas other = SeedAtlas::Build(robot, 512, SeedAtlas::kDefaultSeed + 1);
   EXPECT_NE(other.configuration(0), a.configuration(0));
+}
+
+// Smallest singular value of the tool Jacobian with its angular rows scaled by L (by SVD, not
+// the atlas's eigenvalues).
+double ScaledSigmaMin(const Robot& robot, const Eigen::VectorXd& q, double L) {
+  Eigen::MatrixXd J = ToolJacobian(robot.spec(), q);
+  J.bottomRows<3>() *= L;
+  return Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues().minCoeff();
+}
+
+// The atlas keeps away from singularities: its entries' smallest singular value reaches
+// kMinSingularValueFraction of the reach (but for the rare entry whose redraws all failed),
+// where a plain uniform draw falls below it a sizeable share of the time.
+TEST(SeedAtlasTest, EntriesAreAwayFromSingularities) {
+  for (auto make : {presets::Ur5, presets::Panda}) {
+    const Robot robot = MakeRobot(make);
+    const SeedAtlas atlas = SeedAtlas::Build(robot, 1024);
+    const double L = atlas.rotation_length();
+    const double bound = SeedAtlas::kMinSingularValueFraction * L / SeedAtlas::kRotationReachFraction;
+    int below = 0, plain_below = 0;
+    std::mt19937_64 rng(3);
+    for (int k = 0; k < atlas.size(); ++k) {
+      below += ScaledSigmaMin(robot, atlas.configuration(k), L) < bound * (1 - 1e-9);
+      Eigen::VectorXd q(robot.num_joints());
+      for (int j = 0; j < q.size(); ++j) {
+        const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
+        q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
+      }
+      plain_below += ScaledSigmaMin(robot, q, L) < bound;
+    }
+    EXPECT_LE(below, 2) << robot.spec().name;
+    EXPECT_GE(plain_below, 50) << robot.spec().name;
+  }
 }
 
 // Reference: ToolPose (forward kinematics) of each configuration. The target at entry k's own

@@ -83,6 +83,11 @@ std::vector<Eigen::Isometry3d> LinkPoses(const ChainSpec& spec, const Eigen::Vec
 // World pose of the tool centre point for joint values q.
 Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q);
 
+// The 6 x n geometric Jacobian of the tool centre point at q (one column per moving joint):
+// rows 0-2 its linear velocity, rows 3-5 its angular velocity, both in the world frame, per unit
+// joint velocity.
+Eigen::MatrixXd ToolJacobian(const ChainSpec& spec, const Eigen::VectorXd& q);
+
 // The link capsules' end points for joint values q (link_radii's layout): entry k runs from
 // joint k's origin to joint k+1's, the last to the tool centre point.
 std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> LinkSegments(const ChainSpec& spec,

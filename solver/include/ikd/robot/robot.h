@@ -86,7 +86,7 @@ class Robot {
   // The middle of every joint's range (0 for a continuous joint).
   Eigen::VectorXd MidRange() const;
   // The robot's sample of configurations for the starts of single-pose IK (seed_atlas.h):
-  // built on first use (about 16 ms; safe from several threads), shared by copies.
+  // built on first use (about 0.1 s; safe from several threads), shared by copies.
   const SeedAtlas& seed_atlas() const;
 
  private:

@@ -170,6 +170,9 @@ class RobotTracker {
   // on failure. False when blocked (limit) or not converged; the tracker then keeps its state.
   bool Step(const Path& path, double t0, double t1, int depth, RobotIkResult& result,
             bool& limit_hit);
+  // The sites of the joint values one damped least-squares step from q_ towards tool pose
+  // X_goal: the first step's predictor, when no step before it gives a secant.
+  Eigen::Matrix3Xd JointSpacePrediction(const Eigen::Isometry3d& X_goal, TargetMode mode) const;
   // Locks every joint of q outside its limits at the bound it crossed; false when a locked
   // joint is crossed again or the locked set cannot be built.
   bool LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode);

@@ -33,6 +33,11 @@ class SeedAtlas {
   // the tool needs the arm's joints as much as moving it does (reach: the farthest sampled
   // tool position from the base).
   static constexpr double kRotationReachFraction = 0.25;
+  // An entry whose tool Jacobian (angular rows times the rotation length) has a singular value
+  // below this fraction of the reach is replaced by the best-conditioned of at most kMaxRedraws
+  // further draws (robot_bench: first attempts from such starts failed 2-3 times as often).
+  static constexpr double kMinSingularValueFraction = 0.05;
+  static constexpr int kMaxRedraws = 32;
 
   // `size` configurations drawn uniformly from SamplingRange of every joint (inset kLimitInset).
   // size >= 1.
@@ -66,6 +71,8 @@ class SeedAtlas {
                                 int count) const;
 
  private:
+  // Entry k becomes configuration q with its tool pose.
+  void SetEntry(const Robot& robot, int k, const Eigen::VectorXd& q);
   // Orders the entries by grid cell (cell_start_) over the tools' bounding box.
   void SortIntoGrid();
   std::array<int, 3> CellOf(const Eigen::Vector3d& p) const;  // clamped into the grid
