@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <Eigen/Eigenvalues>
@@ -47,9 +48,11 @@ class BestNeighbors {
 double PoseDistance(const Eigen::Vector3d& p, const Eigen::Quaterniond& q,
                     const Eigen::Vector3d& p_target,
                     const std::optional<Eigen::Quaterniond>& q_target, double L) {
-  double d2 = (p - p_target).squaredNorm();
+  const Eigen::Vector3d d = p - p_target;
+  double d2 = d.x() * d.x() + d.y() * d.y() + d.z() * d.z();
   if (q_target) {
-    const double c = q.dot(*q_target);
+    const double c = q.w() * q_target->w() + q.x() * q_target->x() + q.y() * q_target->y() +
+                     q.z() * q_target->z();
     d2 += 4.0 * L * L * std::max(0.0, 1.0 - c * c);
   }
   return d2;
@@ -170,10 +173,25 @@ int SeedAtlas::CellIndex(int x, int y, int z) const {
   return (z * grid_cells_[1] + y) * grid_cells_[0] + x;
 }
 
-double SeedAtlas::EntryDistance(int k, const Eigen::Vector3d& p,
-                                const std::optional<Eigen::Quaterniond>& q) const {
-  return PoseDistance(Eigen::Vector3d(px_[k], py_[k], pz_[k]),
-                      Eigen::Quaterniond(qw_[k], qx_[k], qy_[k], qz_[k]), p, q, rotation_length_);
+template <typename Neighbors>
+void SeedAtlas::OfferRange(int begin, int end, const Eigen::Vector3d& p,
+                           const std::optional<Eigen::Quaterniond>& q, Neighbors& nearest) const {
+  // PoseDistance written out over the arrays; an entry farther than the current count-th
+  // best is not offered (most of a search's entries: the loop stays branch-light).
+  double cutoff = nearest.full() ? nearest.worst() : std::numeric_limits<double>::infinity();
+  const double four_l2 = 4.0 * rotation_length_ * rotation_length_;
+  const Eigen::Quaterniond target = q.value_or(Eigen::Quaterniond::Identity());
+  const double rotation_weight = q ? four_l2 : 0.0;
+  for (int k = begin; k < end; ++k) {
+    const double dx = px_[k] - p.x(), dy = py_[k] - p.y(), dz = pz_[k] - p.z();
+    const double c = qw_[k] * target.w() + qx_[k] * target.x() + qy_[k] * target.y() +
+                     qz_[k] * target.z();
+    const double d2 = dx * dx + dy * dy + dz * dz + rotation_weight * std::max(0.0, 1.0 - c * c);
+    if (d2 <= cutoff) {
+      nearest.Offer(d2, k);
+      if (nearest.full()) cutoff = nearest.worst();
+    }
+  }
 }
 
 std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint, double inset) {
@@ -199,10 +217,11 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
     int count) const {
   count = std::clamp(count, 0, size());
   if (count == 0) return {};
-  // Cells in shells of growing Chebyshev radius r around the target's cell: an entry in shell
-  // r is at least (r - 1) cells away in position, so the search stops when that bound passes
-  // the count-th best distance. A target off the grid, or one that needs many shells, is
-  // served by a scan of every entry (the same answer).
+  // Cells in shells of growing Chebyshev radius r around the target's cell: an entry not yet
+  // searched lies outside the box of shells 0 .. r - 1, so at least the target's distance to
+  // that box's nearest inner face away in position, and the search stops when that bound
+  // passes the count-th best distance. A target off the grid, or one that needs many shells,
+  // is served by a scan of every entry (the same answer).
   const Eigen::Vector3d cells = (p_target - grid_origin_) / cell_size_;
   for (int a = 0; a < 3; ++a) {
     if (!(cells[a] >= -1.0 && cells[a] <= grid_cells_[a] + 1.0)) return Scan(p_target, q_target, count);
@@ -211,8 +230,10 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
   BestNeighbors nearest(count);
   for (int r = 0;; ++r) {
     if (r > kMaxShells) return Scan(p_target, q_target, count);
-    const double bound = (r - 1) * cell_size_;
-    if (r >= 1 && nearest.full() && bound * bound > nearest.worst()) break;
+    if (r >= 1 && nearest.full()) {
+      const double bound = DistanceBeyondShells(p_target, c, r - 1);
+      if (bound > 0.0 && bound * bound > nearest.worst()) break;
+    }
     bool any = false;
     for (int z = std::max(0, c[2] - r); z <= std::min(grid_cells_[2] - 1, c[2] + r); ++z) {
       for (int y = std::max(0, c[1] - r); y <= std::min(grid_cells_[1] - 1, c[1] + r); ++y) {
@@ -221,9 +242,7 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
           if (inner && std::abs(x - c[0]) < r) continue;  // searched in an earlier shell
           any = true;
           const int cell = CellIndex(x, y, z);
-          for (int k = cell_start_[cell]; k < cell_start_[cell + 1]; ++k) {
-            nearest.Offer(EntryDistance(k, p_target, q_target), k);
-          }
+          OfferRange(cell_start_[cell], cell_start_[cell + 1], p_target, q_target, nearest);
         }
       }
     }
@@ -232,11 +251,22 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(
   return nearest.Take();
 }
 
+double SeedAtlas::DistanceBeyondShells(const Eigen::Vector3d& p, const std::array<int, 3>& c,
+                                       int r) const {
+  double bound = std::numeric_limits<double>::infinity();  // (no cell beyond: all searched)
+  for (int a = 0; a < 3; ++a) {
+    const int lo = c[a] - r, hi = c[a] + r;
+    if (lo > 0) bound = std::min(bound, p[a] - (grid_origin_[a] + lo * cell_size_));
+    if (hi < grid_cells_[a] - 1) bound = std::min(bound, grid_origin_[a] + (hi + 1) * cell_size_ - p[a]);
+  }
+  return bound;
+}
+
 std::vector<SeedAtlas::Neighbor> SeedAtlas::Scan(const Eigen::Vector3d& p_target,
                                                  const std::optional<Eigen::Quaterniond>& q_target,
                                                  int count) const {
   BestNeighbors nearest(count);
-  for (int k = 0; k < size(); ++k) nearest.Offer(EntryDistance(k, p_target, q_target), k);
+  OfferRange(0, size(), p_target, q_target, nearest);
   return nearest.Take();
 }
 

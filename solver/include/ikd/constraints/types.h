@@ -41,7 +41,8 @@ struct ProjectionOptions {
   // constraint surface that converges (super)quadratically, where the chord iteration converges
   // linearly at a rate set by how far the links turn; the result is a point of the surface near
   // the input, not the constrained dynamics' step (the constraint forces no longer lie along the
-  // reference links). For inverse kinematics, where only the configuration matters.
+  // reference links). For inverse kinematics, where only the configuration matters. A violation
+  // that grows from the fourth iteration on ends the projection as not converged (diverging).
   bool newton = false;
 
   // OK, or InvalidArgument naming the field and its bound.

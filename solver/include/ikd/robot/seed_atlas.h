@@ -77,8 +77,13 @@ class SeedAtlas {
   void SortIntoGrid();
   std::array<int, 3> CellOf(const Eigen::Vector3d& p) const;  // clamped into the grid
   int CellIndex(int x, int y, int z) const;
-  double EntryDistance(int k, const Eigen::Vector3d& p,
-                       const std::optional<Eigen::Quaterniond>& q) const;
+  // A lower bound on the distance from p to any entry outside the cells within Chebyshev
+  // radius r of cell c (+infinity when the grid has no cell beyond them).
+  double DistanceBeyondShells(const Eigen::Vector3d& p, const std::array<int, 3>& c, int r) const;
+  // Offers entries [begin, end) with their SquaredDistance to `nearest` (a top-k list).
+  template <typename Neighbors>
+  void OfferRange(int begin, int end, const Eigen::Vector3d& p,
+                  const std::optional<Eigen::Quaterniond>& q, Neighbors& nearest) const;
   // Nearest by a pass over every entry.
   std::vector<Neighbor> Scan(const Eigen::Vector3d& p_target,
                              const std::optional<Eigen::Quaterniond>& q_target, int count) const;
