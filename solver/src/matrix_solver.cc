@@ -109,9 +109,16 @@ class FixedPatternLdlt {
     }
     for (int j = 0; j < n; ++j) x[j] *= inverse_d_[j];
     for (int j = n - 1; j >= 0; --j) {
-      double xj = x[j];
-      for (int p = column_start_[j]; p < column_start_[j + 1]; ++p) xj -= values_[p] * x[row_index_[p]];
-      x[j] = xj;
+      // Two partial sums: the subtractions of one sum wait on each other.
+      double even = x[j], odd = 0.0;
+      int p = column_start_[j];
+      const int end = column_start_[j + 1];
+      for (; p + 1 < end; p += 2) {
+        even -= values_[p] * x[row_index_[p]];
+        odd -= values_[p + 1] * x[row_index_[p + 1]];
+      }
+      if (p < end) even -= values_[p] * x[row_index_[p]];
+      x[j] = even + odd;
     }
   }
 
