@@ -4,6 +4,7 @@
 // iterations as in MILC SHAKE. Trees (skeletons, branched arms) and closed loops alike.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include <Eigen/SparseCholesky>
@@ -289,13 +290,18 @@ class MatrixSolver final : public SolverBase {
     return NotConverged(options_.max_iterations, model_.MaxRelativeViolation(positions));
   }
 
+  // The recipes of A's diagonal: the first one per constraint.
+  std::span<const EntryRecipe> diagonal_recipes() const { return {recipes_.data(), heads_.size()}; }
+
   // Fills A = scale * B W B^T from links_ and factors it; false when (numerically) singular.
   bool Factor(double scale) {
     double* values = matrix_.valuePtr();
     double largest_diagonal = 0.0;
     for (const EntryRecipe& r : recipes_) {
       values[r.value_index] = scale * r.coefficient * links_[r.a].dot(links_[r.b]);
-      if (r.a == r.b) largest_diagonal = std::max(largest_diagonal, values[r.value_index]);
+    }
+    for (const EntryRecipe& r : diagonal_recipes()) {
+      largest_diagonal = std::max(largest_diagonal, values[r.value_index]);
     }
     return ldlt_.Factorize(matrix_, 1e-12 * largest_diagonal);
   }
