@@ -278,7 +278,9 @@ class MatrixSolver final : public SolverBase {
                 absl::StrFormat("MATRIX (Newton) diverging: the max relative violation grew "
                                 "from %.3g to %.3g at iteration %d", previous, worst, iteration)};
       }
-      const bool slow = worst > kRefactorRatio * previous;
+      // Slow, unless one more chord step at this rate would reach the tolerance anyway.
+      const bool finishing = worst * (worst / previous) <= options_.tolerance;
+      const bool slow = worst > kRefactorRatio * previous && !finishing;
       previous = worst;
       if (!slow || iteration == options_.max_iterations) continue;
       links_.swap(current_links_);

@@ -36,8 +36,9 @@ struct ProjectionOptions {
   int max_iterations = 1000;
   // MATRIX only (other methods refuse it): after the first correction along the reference
   // links, relinearize at the current iterate whenever an iteration shrank the violation less
-  // than 100-fold (Newton's method on the constraints, keeping the factorization while it
-  // converges fast) instead of chord iterations with the reference links' matrix. Near the
+  // than 100-fold and one more step at that rate would not reach the tolerance (Newton's
+  // method on the constraints, keeping the factorization while it converges fast) instead of
+  // chord iterations with the reference links' matrix. Near the
   // constraint surface that converges (super)quadratically, where the chord iteration converges
   // linearly at a rate set by how far the links turn; the result is a point of the surface near
   // the input, not the constrained dynamics' step (the constraint forces no longer lie along the
