@@ -58,6 +58,7 @@ struct Args {
   uint64_t seed = 20261205;
   int repeats = 3;  // path timing: best of this many runs
   bool kdl = true;
+  bool ikd_only = false;  // the default ikd solver alone (instruction counts under callgrind)
   std::string only;
 };
 
@@ -69,6 +70,7 @@ void Usage() {
       "  --seed S       seed of the random joint values behind the targets (default 20261205)\n"
       "  --repeats R    path timing: least time per point over R identical runs (default 3)\n"
       "  --no-kdl       ikd only\n"
+      "  --ikd-only     the default ikd solver alone (no KDL, no \"ikd no atlas\" row)\n"
       "  --only ROBOT   one robot: UR5, Panda or iiwa14\n");
 }
 
@@ -92,6 +94,9 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.repeats = static_cast<int>(v);
     } else if (a == "--no-kdl") {
       args.kdl = false;
+    } else if (a == "--ikd-only") {
+      args.kdl = false;
+      args.ikd_only = true;
     } else if (a == "--only" && i + 1 < argc) {
       args.only = argv[++i];
     } else if (a == "--help" || a == "-h") {
@@ -170,7 +175,7 @@ constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma, KdlMetho
 // "ikd" and its variants ("ikd no atlas") report restarts, projections and ikd's statuses.
 bool IsIkd(const std::string& solver) { return solver.rfind("ikd", 0) == 0; }
 
-std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {
+std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_only) {
   auto tracker = std::make_shared<robot::RobotTracker>(
       *robot::RobotTracker::Create(robot, robot::RobotIkOptions{}, robot.MidRange()));
   // The same solver with continuation from the given seed first (no seed atlas): what the
@@ -186,6 +191,7 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl) {
       {"ikd no atlas", [seeded](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*seeded, seed, X);
        }}};
+  if (ikd_only) contenders.resize(1);
 #ifdef IKD_HAVE_KDL
   for (KdlMethod method : kdl ? std::vector<KdlMethod>(std::begin(kKdlMethods), std::end(kKdlMethods))
                               : std::vector<KdlMethod>{}) {
@@ -726,7 +732,7 @@ int main(int argc, char** argv) {
   std::printf("\n### Random reachable pose targets\n\n");
   std::vector<RandomRun> random;
   for (const Loaded& r : robots) {
-    random.push_back(RunRandomTargets(r.c->name, *r.robot, MakeContenders(*r.robot, args.kdl), args.targets, args.seed));
+    random.push_back(RunRandomTargets(r.c->name, *r.robot, MakeContenders(*r.robot, args.kdl, args.ikd_only), args.targets, args.seed));
   }
   std::vector<RandomTally> flat;
   for (const RandomRun& run : random) flat.insert(flat.end(), run.tallies.begin(), run.tallies.end());
@@ -740,7 +746,7 @@ int main(int argc, char** argv) {
   std::vector<PathTally> paths;
   for (const Loaded& r : robots) {
     const Eigen::VectorXd ready = Eigen::Map<const Eigen::VectorXd>(r.c->ready.data(), r.c->ready.size());
-    const auto contenders = MakeContenders(*r.robot, args.kdl);
+    const auto contenders = MakeContenders(*r.robot, args.kdl, args.ikd_only);
     for (const Path& path : r.paths) {
       for (PathTally& t : RunPath(r.c->name, *r.robot, path, contenders, ready, args.repeats)) {
         paths.push_back(std::move(t));
