@@ -199,14 +199,11 @@ Eigen::Isometry3d ToolPose(const ChainSpec& spec, const Eigen::VectorXd& q) {
 }
 
 Eigen::MatrixXd ToolJacobian(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  std::vector<const JointSpec*> moving;
+  for (const JointSpec& joint : spec.joints) {
+    if (joint.type != JointType::kFixed) moving.push_back(&joint);
+  }
   std::vector<Eigen::Isometry3d> links;
-  const std::vector<const JointSpec*> moving = [&] {
-    std::vector<const JointSpec*> joints;
-    for (const JointSpec& joint : spec.joints) {
-      if (joint.type != JointType::kFixed) joints.push_back(&joint);
-    }
-    return joints;
-  }();
   const Eigen::Vector3d p_tool =
       (WalkChain(spec, q, [&](const Eigen::Isometry3d& X) { links.push_back(X); }) * spec.X_FT)
           .translation();

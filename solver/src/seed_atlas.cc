@@ -44,18 +44,15 @@ class BestNeighbors {
   std::vector<SeedAtlas::Neighbor> best_;
 };
 
-// |p - p_T|^2 + 4 L^2 sin^2(theta / 2) with cos(theta / 2) = |q . q_T| (SeedAtlas::SquaredDistance).
-double PoseDistance(const Eigen::Vector3d& p, const Eigen::Quaterniond& q,
-                    const Eigen::Vector3d& p_target,
-                    const std::optional<Eigen::Quaterniond>& q_target, double L) {
-  const Eigen::Vector3d d = p - p_target;
-  double d2 = d.x() * d.x() + d.y() * d.y() + d.z() * d.z();
-  if (q_target) {
-    const double c = q.w() * q_target->w() + q.x() * q_target->x() + q.y() * q_target->y() +
-                     q.z() * q_target->z();
-    d2 += 4.0 * L * L * std::max(0.0, 1.0 - c * c);
-  }
-  return d2;
+// |p - p_T|^2 + 4 L^2 sin^2(theta / 2) with cos(theta / 2) = |q . q_T| (SeedAtlas::SquaredDistance),
+// from the position difference (dx, dy, dz), c = q . q_T and rotation_weight = 4 L^2 (0 for a
+// position target).
+inline double PoseDistance(double dx, double dy, double dz, double c, double rotation_weight) {
+  return dx * dx + dy * dy + dz * dz + rotation_weight * std::max(0.0, 1.0 - c * c);
+}
+
+double QuaternionDot(double w, double x, double y, double z, const Eigen::Quaterniond& b) {
+  return w * b.w() + x * b.x() + y * b.y() + z * b.z();
 }
 
 // The smallest of the min(6, n) singular values of the tool Jacobian with its angular rows
@@ -176,17 +173,15 @@ int SeedAtlas::CellIndex(int x, int y, int z) const {
 template <typename Neighbors>
 void SeedAtlas::OfferRange(int begin, int end, const Eigen::Vector3d& p,
                            const std::optional<Eigen::Quaterniond>& q, Neighbors& nearest) const {
-  // PoseDistance written out over the arrays; an entry farther than the current count-th
-  // best is not offered (most of a search's entries: the loop stays branch-light).
+  // An entry farther than the current count-th best is not offered (most of a search's
+  // entries: the loop stays branch-light).
   double cutoff = nearest.full() ? nearest.worst() : std::numeric_limits<double>::infinity();
-  const double four_l2 = 4.0 * rotation_length_ * rotation_length_;
   const Eigen::Quaterniond target = q.value_or(Eigen::Quaterniond::Identity());
-  const double rotation_weight = q ? four_l2 : 0.0;
+  const double rotation_weight = RotationWeight(q.has_value());
   for (int k = begin; k < end; ++k) {
-    const double dx = px_[k] - p.x(), dy = py_[k] - p.y(), dz = pz_[k] - p.z();
-    const double c = qw_[k] * target.w() + qx_[k] * target.x() + qy_[k] * target.y() +
-                     qz_[k] * target.z();
-    const double d2 = dx * dx + dy * dy + dz * dz + rotation_weight * std::max(0.0, 1.0 - c * c);
+    const double d2 = PoseDistance(px_[k] - p.x(), py_[k] - p.y(), pz_[k] - p.z(),
+                                   QuaternionDot(qw_[k], qx_[k], qy_[k], qz_[k], target),
+                                   rotation_weight);
     if (d2 <= cutoff) {
       nearest.Offer(d2, k);
       if (nearest.full()) cutoff = nearest.worst();
@@ -208,8 +203,11 @@ std::pair<double, double> SeedAtlas::SamplingRange(const Robot& robot, int joint
 
 double SeedAtlas::SquaredDistance(const Eigen::Isometry3d& X_WT, const Eigen::Vector3d& p_target,
                                   const std::optional<Eigen::Quaterniond>& q_target) const {
-  return PoseDistance(X_WT.translation(), Eigen::Quaterniond(X_WT.linear()), p_target, q_target,
-                      rotation_length_);
+  const Eigen::Vector3d d = X_WT.translation() - p_target;
+  const Eigen::Quaterniond q(X_WT.linear());
+  const double c = QuaternionDot(q.w(), q.x(), q.y(), q.z(),
+                                 q_target.value_or(Eigen::Quaterniond::Identity()));
+  return PoseDistance(d.x(), d.y(), d.z(), c, RotationWeight(q_target.has_value()));
 }
 
 std::vector<SeedAtlas::Neighbor> SeedAtlas::Nearest(

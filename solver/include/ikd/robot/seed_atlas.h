@@ -80,6 +80,10 @@ class SeedAtlas {
   // A lower bound on the distance from p to any entry outside the cells within Chebyshev
   // radius r of cell c (+infinity when the grid has no cell beyond them).
   double DistanceBeyondShells(const Eigen::Vector3d& p, const std::array<int, 3>& c, int r) const;
+  // 4 L^2 with L the rotation length for a target with an orientation, else 0.
+  double RotationWeight(bool has_orientation) const {
+    return has_orientation ? 4.0 * rotation_length_ * rotation_length_ : 0.0;
+  }
   // Offers entries [begin, end) with their SquaredDistance to `nearest` (a top-k list).
   template <typename Neighbors>
   void OfferRange(int begin, int end, const Eigen::Vector3d& p,
