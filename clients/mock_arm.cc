@@ -66,8 +66,12 @@ ABSL_FLAG(bool, realtime, true, "pace the targets at --rate_hz; false: send as f
 ABSL_FLAG(double, max_joint_step, 0.5, "check: largest joint position change per target (rad)");
 ABSL_FLAG(double, limb_tolerance, 1e-6, "check: largest relative limb-length error");
 ABSL_FLAG(double, max_hand_error, 1e-6, "check: largest hand error of a REACHED state (m)");
-ABSL_FLAG(double, max_joint_rate, 4.0, "servo: joint rate limit (rad/s)");
-ABSL_FLAG(double, max_joint_accel, 200.0, "servo: joint acceleration limit (rad/s^2)");
+ABSL_FLAG(double, max_joint_rate, 0,
+          "servo: joint rate limit (rad/s) of every joint; 0: each joint's declared limit "
+          "(ArmSpec rate limits, robot joint ranges), 4 where the arm declares none");
+ABSL_FLAG(double, max_joint_accel, 0,
+          "servo: joint acceleration limit (rad/s^2) of every joint; 0: each joint's declared "
+          "limit, 200 where the arm declares none");
 ABSL_FLAG(double, max_tracking_error, 0.05,
           "check: largest servo tracking error |commanded - actual| of any joint (rad)");
 ABSL_FLAG(double, min_reached_fraction, 0,
@@ -345,13 +349,29 @@ bool AnswersTarget(const v1::JointState& state, const v1::TrackTarget& target) {
   return state.time() == target.time() && Distance(state.target(), target.position()) == 0;
 }
 
+// The servo's limits of one joint.
+struct ServoLimit {
+  double rate = 0;   // rad/s
+  double accel = 0;  // rad/s^2
+};
+
+constexpr ServoLimit kUndeclaredServo{4.0, 200.0};
+
+// A joint's servo limit: the flags when given, else the declared limit (+inf: none declared).
+ServoLimit ServoFor(double declared_rate, double declared_accel) {
+  const double rate = absl::GetFlag(FLAGS_max_joint_rate);
+  const double accel = absl::GetFlag(FLAGS_max_joint_accel);
+  return {rate > 0 ? rate : std::isfinite(declared_rate) ? declared_rate : kUndeclaredServo.rate,
+          accel > 0 ? accel
+                    : std::isfinite(declared_accel) ? declared_accel : kUndeclaredServo.accel};
+}
+
 // Joints that follow commanded positions under rate and acceleration limits: each tick the
 // velocity moves toward the one that would close the error in one tick, by at most
 // accel * dt, and is clamped to the rate limit (a first-order servo with saturation).
 class Servo {
  public:
-  Servo(double dt, double max_rate, double max_accel)
-      : dt_(dt), max_rate_(max_rate), max_accel_(max_accel) {}
+  Servo(double dt, std::vector<ServoLimit> limits) : dt_(dt), limits_(std::move(limits)) {}
 
   // Moves toward `command` for one tick; returns the largest |command - actual| after it.
   double Tick(const google::protobuf::RepeatedField<double>& command) {
@@ -363,8 +383,9 @@ class Servo {
     double worst = 0;
     for (size_t j = 0; j < actual_.size(); ++j) {
       const double wanted = AngleDifference(command[j], actual_[j]) / dt_;
-      const double dv = std::clamp(wanted - velocity_[j], -max_accel_ * dt_, max_accel_ * dt_);
-      velocity_[j] = std::clamp(velocity_[j] + dv, -max_rate_, max_rate_);
+      const ServoLimit& limit = limits_[std::min(j, limits_.size() - 1)];
+      const double dv = std::clamp(wanted - velocity_[j], -limit.accel * dt_, limit.accel * dt_);
+      velocity_[j] = std::clamp(velocity_[j] + dv, -limit.rate, limit.rate);
       actual_[j] += velocity_[j] * dt_;
       worst = std::max(worst, std::abs(AngleDifference(command[j], actual_[j])));
     }
@@ -372,7 +393,8 @@ class Servo {
   }
 
  private:
-  double dt_, max_rate_, max_accel_;
+  double dt_;
+  std::vector<ServoLimit> limits_;  // per joint position
   std::vector<double> actual_, velocity_;
 };
 
@@ -483,8 +505,7 @@ class Executor {
       : setup_(setup),
         arm_(std::move(arm)),
         scene_(std::move(scene)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
-               absl::GetFlag(FLAGS_max_joint_accel)) {
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ChainServoLimits(*arm_)) {
     for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
   void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
@@ -505,8 +526,26 @@ class Executor {
       : setup_(setup),
         scene_(std::move(scene)),
         robot_(std::move(robot)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), absl::GetFlag(FLAGS_max_joint_rate),
-               absl::GetFlag(FLAGS_max_joint_accel)) {}
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), RobotServoLimits(*robot_)) {}
+
+  static std::vector<ServoLimit> ChainServoLimits(const ik::Arm& arm) {
+    std::vector<ServoLimit> limits;
+    for (int j = 0; j < arm.num_angles(); ++j) {
+      const ik::JointRateLimit& declared = arm.RateLimit(arm.JointOfAngle(j));
+      limits.push_back(ServoFor(declared.max_velocity, declared.max_acceleration));
+    }
+    return limits;
+  }
+
+  static std::vector<ServoLimit> RobotServoLimits(const robot::Robot& robot) {
+    std::vector<ServoLimit> limits;
+    for (int j = 0; j < robot.num_joints(); ++j) {
+      const std::optional<robot::JointLimits>& declared = robot.spec().joints[j].limits;
+      limits.push_back(declared ? ServoFor(declared->max_velocity, declared->max_acceleration)
+                                : ServoFor(INFINITY, INFINITY));
+    }
+    return limits;
+  }
 
   static Eigen::Matrix3Xd Sites(const v1::JointState& state) {
     Eigen::Matrix3Xd sites(3, state.sites_size());

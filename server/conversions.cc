@@ -63,8 +63,33 @@ v1::Quaternion ToProto(const Eigen::Quaterniond& q) {
   return out;
 }
 
+namespace {
+
+// A wire 0 is "not given": the default's 0 means unlimited, a joint's 0 the default's value.
+double RateFromProto(double value, double fallback) { return value > 0.0 ? value : fallback; }
+double RateToProto(double value) { return std::isfinite(value) ? value : 0.0; }
+
+ik::JointRateLimit RateLimitFromProto(const v1::JointRateLimit& limit,
+                                      const ik::JointRateLimit& fallback) {
+  return {RateFromProto(limit.max_velocity(), fallback.max_velocity),
+          RateFromProto(limit.max_acceleration(), fallback.max_acceleration)};
+}
+
+void RateLimitToProto(const ik::JointRateLimit& limit, v1::JointRateLimit* out) {
+  out->set_max_velocity(RateToProto(limit.max_velocity));
+  out->set_max_acceleration(RateToProto(limit.max_acceleration));
+}
+
+}  // namespace
+
 ik::ArmSpec FromProto(const v1::ArmSpec& spec) {
   ik::ArmSpec out;
+  out.default_rate_limit = RateLimitFromProto(spec.default_rate_limit(), ik::JointRateLimit{});
+  for (const v1::JointRateLimit& limit : spec.rate_limits()) {
+    const bool given = limit.max_velocity() != 0.0 || limit.max_acceleration() != 0.0;
+    out.rate_limits.push_back(given ? std::optional(RateLimitFromProto(limit, out.default_rate_limit))
+                                    : std::nullopt);
+  }
   out.base_position = FromProto(spec.base_position());
   out.base_orientation = FromProto(spec.base_orientation());
   out.planar = spec.planar();
@@ -98,6 +123,14 @@ v1::ArmSpec ToProto(const ik::ArmSpec& spec) {
   }
   out.mutable_site_weights()->Add(spec.site_weights.begin(), spec.site_weights.end());
   out.mutable_home_angles()->Add(spec.home_angles.begin(), spec.home_angles.end());
+  if (std::isfinite(spec.default_rate_limit.max_velocity) ||
+      std::isfinite(spec.default_rate_limit.max_acceleration)) {
+    RateLimitToProto(spec.default_rate_limit, out.mutable_default_rate_limit());
+  }
+  for (const std::optional<ik::JointRateLimit>& limit : spec.rate_limits) {
+    v1::JointRateLimit* l = out.add_rate_limits();
+    if (limit) RateLimitToProto(*limit, l);
+  }
   return out;
 }
 

@@ -128,6 +128,7 @@ absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
   }
   if (in.patience() != 0) out.patience = in.patience() == -1 ? 0 : in.patience();
   out.explore_unconstrained = in.explore_unconstrained();
+  out.optimize_path = !in.no_path_optimization();
   if (in.safety_margin() != 0) out.safety_margin = in.safety_margin();
   if (in.max_step_fraction() != 0) out.max_step_fraction = in.max_step_fraction();
   if (in.tolerance() != 0) out.tolerance = in.tolerance();
@@ -233,6 +234,10 @@ v1::StepStatus ToProto(ik::StepStatus status) {
       return v1::STEP_STATUS_IN_COLLISION;
     case ik::StepStatus::kJointLimitBlocked:
       return v1::STEP_STATUS_JOINT_LIMIT_BLOCKED;
+    case ik::StepStatus::kVelocityLimited:
+      return v1::STEP_STATUS_VELOCITY_LIMITED;
+    case ik::StepStatus::kAccelerationLimited:
+      return v1::STEP_STATUS_ACCELERATION_LIMITED;
   }
   return v1::STEP_STATUS_UNSPECIFIED;
 }
@@ -298,6 +303,9 @@ void SummaryBuilder::Add(const v1::JointState& state) {
       break;
     case v1::STEP_STATUS_VELOCITY_LIMITED:
       totals_.set_velocity_limited(totals_.velocity_limited() + 1);
+      break;
+    case v1::STEP_STATUS_ACCELERATION_LIMITED:
+      totals_.set_acceleration_limited(totals_.acceleration_limited() + 1);
       break;
     default:
       totals_.set_limit_blocked(totals_.limit_blocked() + 1);

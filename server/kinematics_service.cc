@@ -16,6 +16,8 @@
 #include "errors.h"
 #include "stream_handoff.h"
 #include "ik_conversions.h"
+#include "ikd/ik/path.h"
+#include "ikd/ik/rate_limit.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/robot/robot_ik.h"
@@ -215,6 +217,14 @@ void SetJointNames(const std::vector<std::string>& names,
 using SampleSolver =
     std::function<absl::StatusOr<v1::JointState>(double t, const v1::JointState* previous)>;
 
+// What a TrajectoryReactor runs: the sample solver and the joint names of the first message.
+struct TrajectoryPlan {
+  SampleSolver solve;
+  std::vector<std::string> joint_names;
+  // Adds what only the plan knows to the summary (may be empty).
+  std::function<void(v1::TrajectorySummary&)> complete_summary;
+};
+
 constexpr int kMaxSamplesPerMessage = 1000;
 // A batch stops growing past this size (gRPC's default limit on a received message is 4 MB).
 constexpr size_t kMaxBatchBytes = size_t{1} << 20;
@@ -232,13 +242,13 @@ constexpr size_t kMaxBatchBytes = size_t{1} << 20;
 class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
  public:
   TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
-                    SampleSolver solve, std::vector<std::string> joint_names,
-                    std::vector<double> times, int samples_per_message)
+                    TrajectoryPlan plan, std::vector<double> times, int samples_per_message)
       : context_(context),
         pool_(pool),
         metrics_(metrics),
-        solve_(std::move(solve)),
-        joint_names_(std::move(joint_names)),
+        solve_(std::move(plan.solve)),
+        complete_summary_(std::move(plan.complete_summary)),
+        joint_names_(std::move(plan.joint_names)),
         times_(std::move(times)),
         batch_(samples_per_message) {
     solving_ = true;
@@ -306,6 +316,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     v1::SolveTrajectoryResponse message;
     if (next_ == times_.size()) {
       *message.mutable_summary() = summary_.Summary(solve_seconds_);
+      if (complete_summary_) complete_summary_(*message.mutable_summary());
       return message;
     }
     if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
@@ -417,6 +428,7 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   Metrics* const metrics_ = nullptr;
   // Touched only by the one SolveNext in flight.
   SampleSolver solve_;
+  std::function<void(v1::TrajectorySummary&)> complete_summary_;
   std::vector<std::string> joint_names_;
   std::vector<double> times_;
   const int batch_ = 1;       // samples per message
@@ -508,9 +520,11 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
       if (!empty.ok()) return empty.status();
       problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
     }
-    absl::StatusOr<ik::ArmTracker> tracker = NewTracker(*problem_, "config.initial_positions");
-    if (!tracker.ok()) return tracker.status();
-    tracker_ = std::make_unique<ik::ArmTracker>(*std::move(tracker));
+    // Live answers keep the arm's servo limits relative to the previous answer (rate_limit.h).
+    absl::StatusOr<ik::RateLimitedTracker> tracker = ik::RateLimitedTracker::Create(
+        *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
+    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config.initial_positions");
+    tracker_ = std::make_unique<ik::RateLimitedTracker>(*std::move(tracker));
     joint_names_ = JointNames(*problem_->arm);
     stream_scene_ = problem_->scene.get();
     HandToGrpc(this);
@@ -633,7 +647,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   Metrics* const metrics_;
   // Configured: either a chain arm (problem_, tracker_) or an industrial arm (robot_*).
   std::shared_ptr<IkProblem> problem_;
-  std::unique_ptr<ik::ArmTracker> tracker_;
+  std::unique_ptr<ik::RateLimitedTracker> tracker_;
   std::shared_ptr<RobotProblem> robot_problem_;
   std::unique_ptr<robot::RobotTracker> robot_tracker_;
   std::vector<std::string> joint_names_;
@@ -684,13 +698,58 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-// What a TrajectoryReactor runs: the sample solver and the joint names of the first message.
-struct TrajectoryPlan {
-  SampleSolver solve;
-  std::vector<std::string> joint_names;
+
+// A chain arm's path of up to this many samples is planned as a whole (ik::PlanPath: the
+// driver, then the path-level optimizer and the rate check) on the worker that solves the
+// first sample; a longer one streams from the driver sample by sample (no whole-path
+// optimization or rate statuses), so that the memory held and the first sample's delay stay
+// bounded (a 10,000-sample plan of a 7-link arm: about 2 s and 3 MB).
+constexpr size_t kMaxPlannedSamples = 10000;
+
+struct PlannedArmPath {
+  std::optional<ik::PathResult> result;
+  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
 };
 
-absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(const v1::SolveTrajectoryRequest& request,
+// The plan's sample solver: the whole path on the first call, then one step per call.
+SampleSolver PlannedSamples(grpc::CallbackServerContext* context,
+                            std::shared_ptr<IkProblem> problem,
+                            std::shared_ptr<ik::Trajectory> path, std::vector<double> times,
+                            std::shared_ptr<PlannedArmPath> planned) {
+  return [context, problem, planned, path, times = std::move(times)](
+             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    if (!planned->result) {
+      const ik::StopCheck stop = [context] {
+        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+      };
+      absl::StatusOr<ik::PathResult> result =
+          ik::PlanPath(*problem->arm, problem->scene.get(), *path, times, problem->options,
+                       problem->initial_sites, stop);
+      if (!result.ok()) return result.status();
+      planned->result = *std::move(result);
+    }
+    const ik::IkStep& step = planned->result->steps.at(planned->next++);
+    return JointStateFromStep(step, path->PositionAt(t), previous);
+  };
+}
+
+// The driver's sample solver, one sample per call.
+absl::StatusOr<SampleSolver> DrivenSamples(std::shared_ptr<IkProblem> problem,
+                                           std::shared_ptr<ik::Trajectory> path) {
+  absl::StatusOr<ik::PathDriver> driver = ik::PathDriver::Create(
+      *problem->arm, problem->scene.get(), *path, problem->options, problem->initial_sites);
+  if (!driver.ok()) return AtRequestPath(driver.status(), "initial_positions");
+  auto shared_driver = std::make_shared<ik::PathDriver>(*std::move(driver));
+  return SampleSolver([problem, path, driver = std::move(shared_driver)](
+                          double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    absl::StatusOr<ik::IkStep> step = driver->StepTo(t);
+    if (!step.ok()) return step.status();
+    return JointStateFromStep(*step, path->PositionAt(t), previous);
+  });
+}
+
+absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* context,
+                                                 const v1::SolveTrajectoryRequest& request,
                                                  const ResolvedArmSpec& arm,
                                                  ik::Trajectory trajectory,
                                                  const std::vector<double>& times,
@@ -706,18 +765,28 @@ absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(const v1::SolveTrajectoryReques
   absl::Status bounded =
       CheckTrajectorySubSteps(**problem, trajectory, times, limits.max_substeps_per_sample);
   if (!bounded.ok()) return bounded;
-  absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
-  if (!tracker.ok()) return tracker.status();
-  auto shared_tracker = std::make_shared<ik::ArmTracker>(*std::move(tracker));
+  // The tracker is made here, so that a bad start configuration is refused up front.
+  if (absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
+      !tracker.ok()) {
+    return tracker.status();
+  }
   auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
-  SampleSolver solve = [problem = *problem, tracker = shared_tracker, path](
-                           double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    const Eigen::Vector3d target = path->PositionAt(t);
-    absl::StatusOr<ik::IkStep> step = tracker->StepTo(target, t);
-    if (!step.ok()) return step.status();
-    return JointStateFromStep(*step, target, previous);
+  const std::vector<std::string> names = JointNames(*(*problem)->arm);
+  if (times.size() > kMaxPlannedSamples) {
+    absl::StatusOr<SampleSolver> driven = DrivenSamples(*problem, path);
+    if (!driven.ok()) return driven.status();
+    return TrajectoryPlan{*std::move(driven), names, {}};
+  }
+  auto planned = std::make_shared<PlannedArmPath>();
+  auto complete = [planned](v1::TrajectorySummary& summary) {
+    if (!planned->result) return;
+    const ik::PathSummary& s = planned->result->summary;
+    summary.set_feasible_time_scaling(s.feasible_time_scaling);
+    summary.set_max_velocity_ratio(s.max_velocity_ratio);
+    summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
   };
-  return TrajectoryPlan{std::move(solve), JointNames(*(*problem)->arm)};
+  return TrajectoryPlan{PlannedSamples(context, *problem, path, times, planned), names,
+                        std::move(complete)};
 }
 
 absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequest& request,
@@ -836,11 +905,10 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
   absl::StatusOr<TrajectoryPlan> plan =
       arm->spec.has_robot()
           ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory), *store_, model_limits_)
-          : PlanArmTrajectory(*request, *arm, *std::move(trajectory), *times, *store_,
+          : PlanArmTrajectory(context, *request, *arm, *std::move(trajectory), *times, *store_,
                               model_limits_, limits_);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());
-  return new TrajectoryReactor(context, pool_, metrics_, std::move(plan->solve),
-                               std::move(plan->joint_names), *std::move(times),
+  return new TrajectoryReactor(context, pool_, metrics_, std::move(*plan), *std::move(times),
                                request->samples_per_message());
 }
 

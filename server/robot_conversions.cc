@@ -49,8 +49,14 @@ absl::StatusOr<std::vector<robot::DhRow>> DhRowsFromProto(const v1::DhTable& tab
         return FieldViolation(absl::StrCat(path, ".rows[", k, "].range.max_velocity"),
                               absl::StrCat("must be >= 0 (0: no limit), got ", v));
       }
+      const double a = row.range().max_acceleration();
+      if (!(a >= 0.0) || std::isinf(a)) {
+        return FieldViolation(absl::StrCat(path, ".rows[", k, "].range.max_acceleration"),
+                              absl::StrCat("must be finite and >= 0 (0: no limit), got ", a));
+      }
+      constexpr double kNone = std::numeric_limits<double>::infinity();
       out.limits = robot::JointLimits{row.range().lower(), row.range().upper(),
-                                      v > 0.0 ? v : std::numeric_limits<double>::infinity()};
+                                      v > 0.0 ? v : kNone, a > 0.0 ? a : kNone};
     }
     rows.push_back(out);
   }
@@ -140,7 +146,9 @@ absl::Status CheckNoChainFields(const v1::ArmSpec& spec, const std::string& path
       {"base_position", spec.has_base_position()}, {"base_orientation", spec.has_base_orientation()},
       {"planar", spec.planar()},                   {"limbs", spec.limbs_size() > 0},
       {"joint_limits", spec.joint_limits_size() > 0}, {"site_weights", spec.site_weights_size() > 0},
-      {"home_angles", spec.home_angles_size() > 0}};
+      {"home_angles", spec.home_angles_size() > 0},
+      {"default_rate_limit", spec.has_default_rate_limit()},
+      {"rate_limits", spec.rate_limits_size() > 0}};
   for (const auto& [name, set] : fields) {
     if (set) {
       return FieldViolation(absl::StrCat(path, ".", name),

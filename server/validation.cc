@@ -109,6 +109,31 @@ absl::StatusOr<std::string> IdFromName(const std::string& name, const std::strin
   return id;
 }
 
+// On the wire 0 means "not given" (types.proto), so the bound is >= 0 there.
+absl::Status CheckRateLimit(const v1::JointRateLimit& limit, const std::string& field) {
+  for (const auto& [name, value] : {std::pair{".max_velocity", limit.max_velocity()},
+                                    std::pair{".max_acceleration", limit.max_acceleration()}}) {
+    if (!std::isfinite(value) || value < 0.0) {
+      return FieldViolation(field + name,
+                            absl::StrCat("must be finite and >= 0 (0: not given), got ", value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRateLimits(const v1::ArmSpec& spec, const std::string& path) {
+  if (absl::Status s = CheckRateLimit(spec.default_rate_limit(), path + ".default_rate_limit");
+      !s.ok()) {
+    return s;
+  }
+  for (int k = 0; k < spec.rate_limits_size(); ++k) {
+    absl::Status s =
+        CheckRateLimit(spec.rate_limits(k), absl::StrCat(path, ".rate_limits[", k, "]"));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ik::Arm> ArmFromProto(const v1::ArmSpec& spec, const std::string& path,
                                      const ModelLimits& limits) {
   if (spec.limbs_size() > limits.max_limbs) {
@@ -122,6 +147,7 @@ absl::StatusOr<ik::Arm> ArmFromProto(const v1::ArmSpec& spec, const std::string&
                             "must be true when min or max is set");
     }
   }
+  if (absl::Status s = CheckRateLimits(spec, path); !s.ok()) return s;
   absl::StatusOr<ik::Arm> arm = ik::Arm::Create(FromProto(spec));
   if (arm.ok()) return arm;
   // The solver's field names are the wire's (arm.h and types.proto share them).

@@ -62,6 +62,34 @@ absl::Status ValidateLimits(const ArmSpec& spec) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRateLimit(const JointRateLimit& limit, const std::string& field) {
+  if (std::isnan(limit.max_velocity) || limit.max_velocity <= 0.0) {
+    return FieldError(field + ".max_velocity", "> 0 (+inf: unlimited)", limit.max_velocity);
+  }
+  if (std::isnan(limit.max_acceleration) || limit.max_acceleration <= 0.0) {
+    return FieldError(field + ".max_acceleration", "> 0 (+inf: unlimited)",
+                      limit.max_acceleration);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRateLimits(const ArmSpec& spec) {
+  if (absl::Status s = ValidateRateLimit(spec.default_rate_limit, "default_rate_limit"); !s.ok()) {
+    return s;
+  }
+  if (!spec.rate_limits.empty() && spec.rate_limits.size() != spec.limbs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rate_limits: need 0 or ", spec.limbs.size(),
+                     " entries (one per joint), got ", spec.rate_limits.size()));
+  }
+  for (size_t k = 0; k < spec.rate_limits.size(); ++k) {
+    if (!spec.rate_limits[k]) continue;
+    absl::Status s = ValidateRateLimit(*spec.rate_limits[k], absl::StrCat("rate_limits[", k, "]"));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRest(const ArmSpec& spec) {
   if (absl::Status st = CheckInWorld(spec.base_position, "base_position"); !st.ok()) return st;
   const double qn = spec.base_orientation.coeffs().norm();
@@ -105,7 +133,7 @@ Eigen::Vector3d TransportAxis(const Eigen::Vector3d& t, const Eigen::Vector3d& n
 }  // namespace
 
 absl::StatusOr<Arm> Arm::Create(ArmSpec spec) {
-  for (auto check : {ValidateLimbs, ValidateLimits, ValidateRest}) {
+  for (auto check : {ValidateLimbs, ValidateLimits, ValidateRateLimits, ValidateRest}) {
     if (absl::Status s = check(spec); !s.ok()) return s;
   }
   spec.base_orientation.normalize();
@@ -134,6 +162,19 @@ Arm::Arm(ArmSpec spec, ConstraintModel chain_model)
     shortest_limb_ = std::min(shortest_limb_, l.length);
   }
   min_reach_ = num_limbs() == 1 ? max_reach_ : std::max(0.0, 2.0 * longest - max_reach_);
+}
+
+const JointRateLimit& Arm::RateLimit(int joint) const {
+  if (spec_.rate_limits.empty() || !spec_.rate_limits[joint]) return spec_.default_rate_limit;
+  return *spec_.rate_limits[joint];
+}
+
+bool Arm::HasRateLimits() const {
+  for (int k = 0; k < num_limbs(); ++k) {
+    const JointRateLimit& l = RateLimit(k);
+    if (std::isfinite(l.max_velocity) || std::isfinite(l.max_acceleration)) return true;
+  }
+  return false;
 }
 
 Eigen::Vector3d Arm::ToArmFrame(const Eigen::Vector3d& p_W) const {

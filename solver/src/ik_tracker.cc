@@ -101,6 +101,8 @@ const char* StepStatusName(StepStatus status) {
     case StepStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
     case StepStatus::kInCollision: return "IN_COLLISION_NO_ESCAPE_FOUND";
     case StepStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
+    case StepStatus::kVelocityLimited: return "VELOCITY_LIMITED";
+    case StepStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
   }
   return "UNKNOWN";
 }
@@ -184,6 +186,17 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
 double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
   culling_.Reset(sites, radii_);
   return ObstacleClearanceBelow(sites, culling_.MinClearance(sites));
+}
+
+bool ArmTracker::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites) {
+  int iterations = 0;
+  return ProjectWithLimits(reference, sites, iterations);
+}
+
+bool ArmTracker::PushOut(Eigen::Matrix3Xd& sites) {
+  if (!PushOutOfMargin(sites)) return false;
+  int iterations = 0;
+  return ProjectWithLimits(push_origin_, sites, iterations);
 }
 
 double ArmTracker::ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites, double clearance) const {
@@ -578,6 +591,12 @@ void ArmTracker::Commit(const Eigen::Matrix3Xd& sites) {
   UpdateCoasting();
 }
 
+void ArmTracker::Restart(const Eigen::Matrix3Xd& sites) {
+  previous_ = current_ = sites;
+  measured_sites_.resize(3, 0);  // no exact clearance measured here yet
+  UpdateCoasting();
+}
+
 void ArmTracker::UpdateCoasting() { coasting_ = current_ + momentum_ * (current_ - previous_); }
 
 bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
@@ -703,36 +722,6 @@ absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double 
     step.status = StepStatus::kClampedUnreachable;
   }
   return step;
-}
-
-absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
-                                                    const Trajectory& trajectory,
-                                                    double sample_period,
-                                                    const IkOptions& options,
-                                                    std::optional<Eigen::Matrix3Xd> initial_sites) {
-  auto times = trajectory.SampleTimes(sample_period);
-  if (!times.ok()) return times.status();
-  auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
-  if (!tracker.ok()) return tracker.status();
-  std::vector<IkStep> steps;
-  steps.reserve(times->size());
-  const double max_step = options.max_step_fraction * arm.shortest_limb();
-  double previous = times->front();
-  for (double t : *times) {
-    // Intermediate hand positions follow the path itself, not the chord between samples.
-    auto sub_times = trajectory.SubSteps(previous, t, max_step);
-    if (!sub_times.ok()) return sub_times.status();
-    for (size_t k = 0; k + 1 < sub_times->size(); ++k) {
-      if (auto s = tracker->StepTo(trajectory.PositionAt((*sub_times)[k])); !s.ok()) {
-        return s.status();
-      }
-    }
-    auto step = tracker->StepTo(trajectory.PositionAt(t), t);
-    if (!step.ok()) return step.status();
-    steps.push_back(*std::move(step));
-    previous = t;
-  }
-  return steps;
 }
 
 absl::StatusOr<IkStep> SolvePose(const Arm& arm, const Scene* scene, const Eigen::Vector3d& target,

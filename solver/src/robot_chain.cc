@@ -42,6 +42,10 @@ absl::Status CheckLimits(const JointLimits& limits, const std::string& field) {
   if (!(limits.max_velocity > 0.0)) {
     return FieldError(field, absl::StrCat("max_velocity must be > 0, got ", limits.max_velocity));
   }
+  if (!(limits.max_acceleration > 0.0)) {
+    return FieldError(field, absl::StrCat("max_acceleration must be > 0, got ",
+                                          limits.max_acceleration));
+  }
   return absl::OkStatus();
 }
 

@@ -38,13 +38,14 @@ ChainSpec Ur5() {
 
 ChainSpec Panda() {
   const double pi2 = kPi / 2.0;
-  return Named(ChainFromDh({{0.0, 0.0, 0.333, 0.0, JointLimits{-2.8973, 2.8973, 2.1750}},
-                            {0.0, -pi2, 0.0, 0.0, JointLimits{-1.7628, 1.7628, 2.1750}},
-                            {0.0, pi2, 0.316, 0.0, JointLimits{-2.8973, 2.8973, 2.1750}},
-                            {0.0825, pi2, 0.0, 0.0, JointLimits{-3.0718, -0.0698, 2.1750}},
-                            {-0.0825, -pi2, 0.384, 0.0, JointLimits{-2.8973, 2.8973, 2.6100}},
-                            {0.0, pi2, 0.0, 0.0, JointLimits{-0.0175, 3.7525, 2.6100}},
-                            {0.088, pi2, 0.0, 0.0, JointLimits{-2.8973, 2.8973, 2.6100}}},
+  // Franka Emika's datasheet: position, velocity (rad/s) and acceleration (rad/s^2) limits.
+  return Named(ChainFromDh({{0.0, 0.0, 0.333, 0.0, JointLimits{-2.8973, 2.8973, 2.1750, 15.0}},
+                            {0.0, -pi2, 0.0, 0.0, JointLimits{-1.7628, 1.7628, 2.1750, 7.5}},
+                            {0.0, pi2, 0.316, 0.0, JointLimits{-2.8973, 2.8973, 2.1750, 10.0}},
+                            {0.0825, pi2, 0.0, 0.0, JointLimits{-3.0718, -0.0698, 2.1750, 12.5}},
+                            {-0.0825, -pi2, 0.384, 0.0, JointLimits{-2.8973, 2.8973, 2.6100, 15.0}},
+                            {0.0, pi2, 0.0, 0.0, JointLimits{-0.0175, 3.7525, 2.6100, 20.0}},
+                            {0.088, pi2, 0.0, 0.0, JointLimits{-2.8973, 2.8973, 2.6100, 20.0}}},
                            DhConvention::kModified, AlongZ(0.107)),
                "panda");
 }

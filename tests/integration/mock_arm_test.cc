@@ -11,52 +11,45 @@
 namespace ikd::integration {
 namespace {
 
-// The servo of these tests: ikd's joints currently move at up to ~24 rad/s on these paths
-// (the stochastic optimizer's null-space motion near obstacles and limits, issue 3), beyond
-// mock_arm's default 4 rad/s industrial servo, so the tests model a fast direct-drive one.
-const std::vector<std::string> kFastServo = {"--max_joint_rate=30", "--max_joint_accel=5000"};
-
-std::vector<std::string> WithFastServo(std::vector<std::string> args) {
-  args.insert(args.end(), kFastServo.begin(), kFastServo.end());
-  return args;
-}
-
-// mock_arm tracks a 1 s circle at 100 Hz through Track in real time, with an obstacle moved
-// half way: 101 states, in order, exact limbs, every one REACHED; exit 0.
+// mock_arm tracks a 4 s circle at 100 Hz through Track in real time, with an obstacle moved
+// half way, its servo at the demo arm's declared limits (4 rad/s, 200 rad/s^2): 401 states, in
+// order, exact limbs, the servo on every command, nearly all REACHED (measured 98%: the rest
+// VELOCITY_LIMITED while the arm gets going); exit 0.
 TEST_F(IntegrationTest, MockArmTracksCircle) {
   StartServer();
   CreateDemoModels();
   RunResult run = RunProcess(
-      WithFastServo({kMockArm, "--server=" + server_->address(), "--timeout=8s", "--arm=demo",
-                     "--scene=demo", "--path=circle", "--center=0.7,0.2,0", "--radius=0.25",
-                     "--rate_hz=100", "--duration=1", "--move_obstacle=ball",
-                     "--move_by=0.6,-0.5,0", "--min_reached_fraction=1"}));
+      {kMockArm, "--server=" + server_->address(), "--timeout=8s", "--arm=demo", "--scene=demo",
+       "--path=circle", "--center=0.7,0.2,0", "--radius=0.25", "--rate_hz=100", "--duration=4",
+       "--move_obstacle=ball", "--move_by=0.6,-0.5,0", "--min_reached_fraction=0.9"});
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   auto summary = KeyValues(run.out);
-  EXPECT_EQ(summary["targets_sent"], "101");
-  EXPECT_EQ(summary["states_received"], "101");
+  EXPECT_EQ(summary["targets_sent"], "401");
+  EXPECT_EQ(summary["states_received"], "401");
   EXPECT_EQ(summary["scene_updates_sent"], "1");
   EXPECT_EQ(summary["out_of_order"], "0");
-  EXPECT_EQ(summary["reached_fraction"], "1");
+  EXPECT_EQ(summary["servo_overruns"], "0");
   EXPECT_EQ(summary["rpc_status"], "OK");
   EXPECT_EQ(summary["passed"], "true");
   EXPECT_LT(std::stod(summary["max_limb_error"]), 1e-9);
 }
 
 
-// The planar 7-link arm in the plane z = 0.3 follows a 4 s circle at 100 Hz that takes its
-// limbs between two pillars (a crate below, a floor): every state answered in order, REACHED,
-// no collision (clearance computed by the mock from the sites), no limit exceeded, and joints a
-// 30 rad/s, 5000 rad/s^2 servo follows within 0.05 rad.
+// The README quick start: the planar 7-link arm in the plane z = 0.3 follows a 4 s circle at
+// 100 Hz that takes its limbs between two pillars (a crate below, a floor) with the servo at
+// the arm's declared limits (4 rad/s, 200 rad/s^2): every state answered in order, no collision
+// (clearance computed by the mock from the sites), no limit exceeded, the servo on every
+// command. Where the tracker's answer would move a joint faster, Track answers the closest
+// state within the limits (VELOCITY_ or ACCELERATION_LIMITED, the hand lagging); measured:
+// 53% of the states REACHED, the rest limited.
 TEST_F(IntegrationTest, MockArmFollowsCircleBetweenPillars) {
   StartServer();
   CreateModel("arms", "planar7", kPlanar7Arm);
   CreateModel("scenes", "pillars", kPillarsScene);
   RunResult run = RunProcess(
-      WithFastServo({kMockArm, "--server=" + server_->address(), "--timeout=20s",
-                     "--arm=planar7", "--scene=pillars", "--path=circle", "--center=0.8,0,0.3",
-                     "--radius=0.3", "--rate_hz=100", "--duration=4", "--realtime=false",
-                     "--min_reached_fraction=1"}),
+      {kMockArm, "--server=" + server_->address(), "--timeout=20s", "--arm=planar7",
+       "--scene=pillars", "--path=circle", "--center=0.8,0,0.3", "--radius=0.3", "--rate_hz=100",
+       "--duration=4", "--realtime=false", "--min_reached_fraction=0.4"},
       std::chrono::seconds(30));
   auto summary = KeyValues(run.out);
   EXPECT_EQ(run.exit_code, 0) << Describe(run);

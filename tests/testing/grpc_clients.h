@@ -166,10 +166,11 @@ inline v1::TrackRequest DemoTrackConfig() {
   return request;
 }
 
-// Target k of a Track stream along the demo line, `count` targets in all.
+// Target k of a Track stream along the demo line, `count` targets in all, 10 s for the whole
+// line (8 cm/s: within the demo arm's servo limits, so answers are REACHED, not rate-limited).
 inline v1::TrackRequest DemoTrackTarget(int k, int count) {
   v1::TrackRequest request;
-  request.mutable_target()->set_time(0.01 * k);
+  request.mutable_target()->set_time(10.0 * k / std::max(1, count - 1));
   *request.mutable_target()->mutable_position() =
       LinePoint(static_cast<double>(k) / std::max(1, count - 1));
   return request;

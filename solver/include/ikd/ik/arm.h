@@ -17,6 +17,7 @@
 // spatial: the bend, 0 <= min <= max <= pi); in Cartesian form a bound on |r_{k+1} - r_{k-1}|.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct JointLimit {
   double max = 0.0;
 };
 
+// Servo limits of one joint; +inf = unlimited. Checked on every answered path (joint angles
+// per arm.h's convention; a spatial joint's bend and azimuth each against the same bounds).
+struct JointRateLimit {
+  double max_velocity = std::numeric_limits<double>::infinity();      // rad/s, > 0
+  double max_acceleration = std::numeric_limits<double>::infinity();  // rad/s^2, > 0
+};
+
 struct ArmSpec {
   Eigen::Vector3d base_position = Eigen::Vector3d::Zero();          // p_WB
   Eigen::Quaterniond base_orientation = Eigen::Quaterniond::Identity();  // R_WB (normalized)
@@ -52,6 +60,11 @@ struct ArmSpec {
   // 1.5 rad in all, at most 0.3 rad per joint), or home joint angles in the convention above (planar: limbs.size() values;
   // spatial: 2 * limbs.size()).
   std::vector<double> home_angles;
+  // Servo limits of every joint without its own entry.
+  JointRateLimit default_rate_limit;
+  // Empty, or one per joint (limbs.size(): joint 0 turns limb 0 at the base, joint k bends
+  // limb k against limb k-1); nullopt = default_rate_limit.
+  std::vector<std::optional<JointRateLimit>> rate_limits;
 };
 
 class Arm {
@@ -78,6 +91,13 @@ class Arm {
 
   // Forward kinematics: sites (3 x num_sites, world frame) from joint angles.
   absl::StatusOr<Eigen::Matrix3Xd> SitesFromAngles(const std::vector<double>& angles) const;
+  // The servo limits of joint k (0 <= k < num_limbs), the default where it has none.
+  const JointRateLimit& RateLimit(int joint) const;
+  // The joint that angle index i belongs to (planar: i; spatial: i / 2).
+  int JointOfAngle(int i) const { return planar() ? i : i / 2; }
+  // True when some joint has a finite velocity or acceleration limit.
+  bool HasRateLimits() const;
+
   // Joint angles of a site configuration (limb lengths are not checked here).
   std::vector<double> AnglesFromSites(const Eigen::Matrix3Xd& sites) const;
   Eigen::Matrix3Xd HomeSites() const;

@@ -70,6 +70,9 @@ struct IkOptions {
   double tolerance = 1e-12;       // relative limb-length tolerance (Bailey eq. 24)
   double initial_sigma_fraction = 0.02;  // trial displacement, fraction of the shortest limb
   CostWeights weights;
+  // SolveTrajectory / PlanPath: optimize the tracker's path as a whole (path.h). Off: the
+  // step-by-step tracker's path as it is (rate limits are still checked and reported).
+  bool optimize_path = true;
 
   // OK, or InvalidArgument naming the field and its bound.
   absl::Status Validate() const;
@@ -80,6 +83,10 @@ enum class StepStatus {
   kClampedUnreachable,  // target outside the reachable shell; hand at the closest point
   kInCollision,         // no collision-free configuration found for this step
   kJointLimitBlocked,   // the limits could not be met; the arm holds its last valid pose
+  // Paths only (path.h): reached, but a joint passes its velocity (acceleration) limit at the
+  // requested timing; the path's summary gives the time scaling at which it would not.
+  kVelocityLimited,
+  kAccelerationLimited,
 };
 const char* StepStatusName(StepStatus status);
 
@@ -109,10 +116,21 @@ class ArmTracker {
   absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time = 0.0);
 
   const Eigen::Matrix3Xd& sites() const { return current_; }
+  // Continues from `sites` (exact limb lengths, base at the base) at rest, as if the last step
+  // had ended there: for a caller that answered another state than the last step's (the rate
+  // limiter of rate_limit.h).
+  void Restart(const Eigen::Matrix3Xd& sites);
   // Cost of a configuration relative to the tracker's history (for tests and diagnostics).
   double Cost(const Eigen::Matrix3Xd& sites) const;
   // Min clearance of a configuration to the scene and between non-adjacent limbs.
   double MinClearance(const Eigen::Matrix3Xd& sites) const;
+  // For the path optimizer (path.h), the tracker's own projection: `sites` (base and hand
+  // where they must stay) onto the limb lengths and the joint limits, the solver linearized at
+  // `reference`; false when it fails.
+  bool Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites);
+  // Moves the limbs inside the safety margin outwards and projects again; false when none is
+  // inside or the projection fails.
+  bool PushOut(Eigen::Matrix3Xd& sites);
 
  private:
   ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& options,
@@ -229,8 +247,9 @@ class ArmTracker {
   std::vector<bool> limit_active_;
 };
 
-// Samples the trajectory every `sample_period` (end included) and tracks it from
-// `initial_sites` (default: home). One IkStep per sample.
+// Samples the trajectory every `sample_period` (end included) and plans the joint path from
+// `initial_sites` (default: home) with PlanPath (path.h: the driver, then the path-level
+// optimizer unless options.optimize_path is off). One IkStep per sample.
 absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
                                                     const Trajectory& trajectory,
                                                     double sample_period,

@@ -28,6 +28,8 @@ struct JointLimits {
   double lower = 0.0;  // rad (revolute) or m (prismatic)
   double upper = 0.0;
   double max_velocity = std::numeric_limits<double>::infinity();  // rad/s or m/s
+  // rad/s^2 or m/s^2; +inf where the manufacturer publishes none (UR5, iiwa14)
+  double max_acceleration = std::numeric_limits<double>::infinity();
 };
 
 struct JointSpec {

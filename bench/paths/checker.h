@@ -1,0 +1,83 @@
+// The joint-path benchmark's independent checker: everything it reports is recomputed from the
+// returned sites with its own code (no ikd::ik types or functions), so that a bug shared by the
+// solver and its own residuals cannot hide.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace ikd::bench::paths {
+
+// A segment a-b swept by a ball (a == b: a sphere).
+struct CheckCapsule {
+  Eigen::Vector3d a = Eigen::Vector3d::Zero();
+  Eigen::Vector3d b = Eigen::Vector3d::Zero();
+  double radius = 0.0;
+};
+
+// What the checker knows of a scenario: the arm (base at the origin, identity orientation), its
+// declared limits and the obstacles.
+struct CheckModel {
+  bool planar = true;
+  std::vector<double> lengths, radii;  // per limb
+  // Per interior joint k = 1 .. limbs - 1 (index k - 1): planar signed relative angle, spatial
+  // bend.
+  std::vector<double> limit_min, limit_max;
+  double max_velocity = 0.0, max_acceleration = 0.0;  // the same for every joint (rad/s, rad/s^2)
+  double safety_margin = 0.01;
+  std::vector<CheckCapsule> obstacles;
+  int num_angles() const { return planar ? int(lengths.size()) : 2 * int(lengths.size()); }
+};
+
+double PointSegmentDistance(const Eigen::Vector3d& x, const Eigen::Vector3d& a,
+                            const Eigen::Vector3d& b);
+double SegmentSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
+                              const Eigen::Vector3d& q0, const Eigen::Vector3d& q1);
+// Clearance of limb k of `sites` to one obstacle (negative: penetration of the axes' distance).
+double LimbObstacleClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites, int k,
+                             const CheckCapsule& obstacle);
+double MinObstacleClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites);
+double MinSelfClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites);
+
+// Joint angles in arm.h's convention, computed from the sites alone.
+std::vector<double> JointAngles(const CheckModel& model, const Eigen::Matrix3Xd& sites);
+// Rows: samples; each column continued across +-pi from the previous sample.
+Eigen::MatrixXd Unwrap(const std::vector<std::vector<double>>& angles);
+
+// Largest |v| and |a| over all joints: v_k = (q_k - q_{k-1}) / dt, a_k = (v_{k+1} - v_k) / dt.
+struct RateMaxima {
+  double speed = 0.0, acceleration = 0.0;
+};
+RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt);
+
+struct PathMeasures {
+  bool collided = false;           // some clearance < 0 (obstacle or self)
+  int margin_samples = 0;          // samples with a clearance < the safety margin
+  double min_obstacle_clearance = 0.0, min_self_clearance = 0.0;  // m (+inf: none)
+  int position_violations = 0;     // samples with a joint beyond its limit by > kPositionSlack
+  int velocity_violations = 0;     // samples whose v_k passes the limit x (1 + kRateSlack)
+  int acceleration_violations = 0; // samples whose a_k does
+  double max_position_excess = 0.0;  // rad
+  double max_hand_error = 0.0;     // m: hand vs the request (and the base vs the origin)
+  double max_limb_error = 0.0;     // relative
+  double max_off_plane = 0.0;      // m, planar arms: largest |z| of a site
+  double max_speed = 0.0, max_acceleration = 0.0;  // rad/s, rad/s^2 over all joints
+  // Spatial arms: the same over the bends alone, and the smallest bend (an azimuth is
+  // ill-conditioned near bend 0, where it can spin at any speed while the limb barely moves).
+  double max_bend_speed = 0.0, max_bend_acceleration = 0.0, min_bend = 0.0;
+  bool any_limit_violation() const {
+    return position_violations + velocity_violations + acceleration_violations > 0;
+  }
+};
+
+constexpr double kPositionSlack = 1e-6;  // rad: far below any servo's resolution
+constexpr double kRateSlack = 1e-6;      // relative
+
+// Measures a joint path: sites per sample (spaced `dt`), against the requested hand positions.
+PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3Xd>& sites,
+                       const std::vector<Eigen::Vector3d>& hand, double dt);
+
+}  // namespace ikd::bench::paths

@@ -1,0 +1,447 @@
+// Witness-based joint-path benchmark: PlanPath on random chain arms whose hand path comes from a
+// known smooth, clear, within-limits joint motion (the witness), so that a feasible answer
+// exists and every collision or limit violation is the solver's. Two solvers differ by one
+// switch, interleaved scenario by scenario: `tracker` (IkOptions defaults, optimize_path off)
+// and `driver` (IkOptions defaults). An independent checker (checker.h) measures every path.
+//
+//   paths_bench [--seed S] [--scenarios N] [--only KIND] [--dump FILE]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "checker.h"
+#include "ikd/ik/path.h"
+#include "scenarios.h"
+
+ABSL_FLAG(uint64_t, seed, 1, "seed of the scenarios (the solvers keep IkOptions' seed 1)");
+ABSL_FLAG(int, scenarios, 50, "scenarios per kind");
+ABSL_FLAG(std::string, only, "",
+          "one kind only: planar-free, planar-obstacles, spatial-free or spatial-obstacles");
+ABSL_FLAG(std::string, trace, "",
+          "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
+          "fastest and most accelerated angle, the least clearance and (spatial) bend");
+ABSL_FLAG(std::string, dump, "",
+          "write one CSV line per scenario and solver with every measure (%.17g); every column "
+          "but the last (time) is deterministic");
+
+namespace ikd::bench::paths {
+namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "paths_bench: %s\n", what.c_str());
+  std::exit(2);
+}
+
+struct Solver {
+  const char* name;
+  ik::IkOptions options;
+};
+
+std::vector<Solver> Solvers() {
+  ik::IkOptions tracker;
+  tracker.optimize_path = false;
+  return {{"tracker", tracker}, {"driver", ik::IkOptions()}};
+}
+
+// One solver on one scenario: the checker's measures and the library's own summary.
+struct Run {
+  PathMeasures m;
+  double speed_ratio = 0.0, acceleration_ratio = 0.0;  // over the witness's maxima
+  double bend_speed_ratio = 0.0, bend_acceleration_ratio = 0.0;  // spatial: bends only
+  double us_per_sample = 0.0;
+  double angle_difference = 0.0;  // the library's IkStep::angles vs the checker's, rad
+  std::vector<Eigen::Matrix3Xd> sites;
+  ik::PathSummary summary;
+  std::vector<std::string> disagreements;  // checker vs the library's own summary
+};
+
+void Disagree(Run& run, const char* what, double checker, double library) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%s: checker %.6g, library %.6g", what, checker, library);
+  run.disagreements.push_back(line);
+}
+
+// Largest difference (modulo 2 pi) between the library's joint angles and the checker's, leaving
+// out azimuths behind a bend under 1e-6 rad (ill-defined there).
+double MaxAngleDifference(const Scenario& s, const std::vector<ik::IkStep>& steps) {
+  double worst = 0.0;
+  for (const ik::IkStep& step : steps) {
+    const std::vector<double> angles = JointAngles(s.model, step.sites);
+    if (angles.size() != step.angles.size()) return std::numeric_limits<double>::infinity();
+    for (size_t j = 0; j < angles.size(); ++j) {
+      if (!s.model.planar && j % 2 == 1 && angles[j - 1] < 1e-6) continue;
+      worst = std::max(worst, std::abs(std::remainder(angles[j] - step.angles[j], 2 * std::numbers::pi)));
+    }
+  }
+  return worst;
+}
+
+// Where the library's summary tells another story than the checker.
+void CompareWithLibrary(const Scenario& s, Run& run) {
+  if (run.angle_difference > 1e-9) Disagree(run, "joint angles (IkStep::angles)", run.angle_difference, 0);
+  const PathMeasures& m = run.m;
+  const ik::PathSummary& lib = run.summary;
+  if (std::abs(m.max_hand_error - lib.max_hand_error) > 1e-9) {
+    Disagree(run, "max hand error", m.max_hand_error, lib.max_hand_error);
+  }
+  if ((m.max_limb_error > 1e-9) != (lib.max_constraint_residual > 1e-9)) {
+    Disagree(run, "limb error vs residual (1e-9)", m.max_limb_error, lib.max_constraint_residual);
+  }
+  const double clearance = std::min(m.min_obstacle_clearance, m.min_self_clearance);
+  if (std::min(clearance, lib.min_clearance) < 0.05 && !(std::abs(clearance - lib.min_clearance) <= 1e-9)) {
+    Disagree(run, "min clearance", clearance, lib.min_clearance);
+  }
+  if (m.collided && lib.in_collision == 0) Disagree(run, "collided, no IN_COLLISION sample", clearance, 0);
+  if (m.position_violations > 0 && lib.limit_blocked == 0) {
+    Disagree(run, "position limit passed, no LIMIT_BLOCKED sample", m.max_position_excess, 0);
+  }
+  const double v = m.max_speed / s.model.max_velocity, a = m.max_acceleration / s.model.max_acceleration;
+  if (std::abs(v - lib.max_velocity_ratio) > 1e-6 * std::max(1.0, v)) {
+    Disagree(run, "max velocity / limit", v, lib.max_velocity_ratio);
+  }
+  if (std::abs(a - lib.max_acceleration_ratio) > 1e-6 * std::max(1.0, a)) {
+    Disagree(run, "max acceleration / limit", a, lib.max_acceleration_ratio);
+  }
+}
+
+Run RunSolver(const Scenario& s, const Solver& solver) {
+  const ik::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = ik::PlanPath(s.arm, scene, s.hand_path, s.times, solver.options, s.initial_sites);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result.ok()) Die(std::string(solver.name) + ": PlanPath: " + std::string(result.status().message()));
+  std::vector<Eigen::Matrix3Xd> sites;
+  for (const ik::IkStep& step : result->steps) sites.push_back(step.sites);
+  if (sites.size() != s.hand.size()) Die("PlanPath returned the wrong number of steps");
+  Run run;
+  run.m = CheckPath(s.model, sites, s.hand, kSamplePeriod);
+  run.speed_ratio = run.m.max_speed / s.witness.speed;
+  run.acceleration_ratio = run.m.max_acceleration / s.witness.acceleration;
+  run.bend_speed_ratio = run.m.max_bend_speed / s.witness.speed;
+  run.bend_acceleration_ratio = run.m.max_bend_acceleration / s.witness.acceleration;
+  run.us_per_sample = 1e6 * seconds / sites.size();
+  run.sites = std::move(sites);
+  run.summary = result->summary;
+  run.angle_difference = MaxAngleDifference(s, result->steps);
+  CompareWithLibrary(s, run);
+  return run;
+}
+
+// Per kind and solver.
+struct Tally {
+  int scenarios = 0, collided = 0, margin = 0, position = 0, velocity = 0, acceleration = 0;
+  int any_limit = 0;  // scenarios with a violation of any kind
+  int usable = 0;     // the library's IsSolutionUsable
+  double max_hand = 0.0, max_limb = 0.0, seconds = 0.0;
+  int samples = 0;
+  std::vector<double> speed, accel, bend_speed, bend_accel, min_bend;
+
+  void Add(const Run& r) {
+    ++scenarios;
+    collided += r.m.collided;
+    margin += r.m.margin_samples > 0;
+    position += r.m.position_violations > 0;
+    velocity += r.m.velocity_violations > 0;
+    acceleration += r.m.acceleration_violations > 0;
+    any_limit += r.m.any_limit_violation();
+    usable += r.summary.IsSolutionUsable();
+    max_hand = std::max(max_hand, r.m.max_hand_error);
+    max_limb = std::max(max_limb, r.m.max_limb_error);
+    seconds += 1e-6 * r.us_per_sample * r.sites.size();
+    samples += static_cast<int>(r.sites.size());
+    speed.push_back(r.speed_ratio);
+    accel.push_back(r.acceleration_ratio);
+    bend_speed.push_back(r.bend_speed_ratio);
+    bend_accel.push_back(r.bend_acceleration_ratio);
+    min_bend.push_back(r.m.min_bend);
+  }
+};
+
+// Nearest rank: an actual scenario's value.
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+std::string Targets(const Tally& t) {
+  std::string failed;
+  char part[96];
+  auto fail = [&](bool bad, const char* format, double value) {
+    if (!bad) return;
+    std::snprintf(part, sizeof part, format, value);
+    failed += failed.empty() ? part : std::string(", ") + part;
+  };
+  fail(t.collided > 0, "%.0f collided", t.collided);
+  fail(t.any_limit > 0, "%.0f with limit violations", t.any_limit);
+  fail(t.max_hand > 1e-6, "hand %.2g m", t.max_hand);
+  fail(t.max_limb > 1e-9, "limbs %.2g", t.max_limb);
+  const double speed_max = Percentile(t.speed, 1.0), speed_median = Percentile(t.speed, 0.5);
+  fail(speed_max > 2.0, "speed ratio max %.3g", speed_max);
+  fail(speed_median > 1.2, "speed ratio median %.3g", speed_median);
+  fail(Percentile(t.accel, 1.0) > 3.0, "acceleration ratio max %.3g", Percentile(t.accel, 1.0));
+  return failed.empty() ? "MET" : "NOT MET (" + failed + ")";
+}
+
+void PrintRow(const char* kind, const char* solver, const Tally& t) {
+  std::printf("| %s | %s | %d | %d | %d | %d / %d / %d | %.2g | %.2g | %.3g / %.3g / %.3g | "
+              "%.3g / %.3g / %.3g | %.0f | %d |\n",
+              kind, solver, t.scenarios, t.collided, t.margin, t.position, t.velocity,
+              t.acceleration, t.max_hand, t.max_limb, Percentile(t.speed, 0.5),
+              Percentile(t.speed, 0.9), Percentile(t.speed, 1.0), Percentile(t.accel, 0.5),
+              Percentile(t.accel, 0.9), Percentile(t.accel, 1.0),
+              t.samples > 0 ? 1e6 * t.seconds / t.samples : 0.0, t.usable);
+}
+
+// Per kind: what the generator made.
+struct KindStats {
+  int scenarios = 0, draws = 0, obstacles = 0, near_plain = 0, plain_collides = 0;
+  std::vector<double> joint_speed, hand_speed, reach;  // the witness's maxima; arm length
+
+  void Add(const Scenario& s) {
+    ++scenarios;
+    draws += s.draws;
+    obstacles += s.scene.size();
+    near_plain += s.obstacles_near_plain;
+    plain_collides += s.plain_collides;
+    joint_speed.push_back(s.witness.speed);
+    double speed = 0.0;
+    for (size_t k = 1; k < s.hand.size(); ++k) {
+      speed = std::max(speed, (s.hand[k] - s.hand[k - 1]).norm() / kSamplePeriod);
+    }
+    hand_speed.push_back(speed);
+    double length = 0.0;
+    for (double l : s.model.lengths) length += l;
+    reach.push_back(length);
+  }
+};
+
+void PrintDumpHeader(std::FILE* f) {
+  std::fprintf(f,
+               "kind,index,solver,fingerprint,limbs,obstacles,witness_speed,witness_acceleration,"
+               "collided,margin_samples,min_obstacle_clearance,min_self_clearance,"
+               "position_violations,velocity_violations,acceleration_violations,"
+               "max_position_excess,max_hand_error,max_limb_error,max_off_plane,max_speed,"
+               "max_acceleration,speed_ratio,acceleration_ratio,max_bend_speed,"
+               "max_bend_acceleration,min_bend,lib_reached,lib_clamped,"
+               "lib_in_collision,lib_limit_blocked,lib_velocity_limited,lib_acceleration_limited,"
+               "lib_max_hand_error,lib_max_constraint_residual,lib_min_clearance,"
+               "lib_max_velocity_ratio,lib_max_acceleration_ratio,lib_start,"
+               "lib_optimizer_iterations,lib_angle_difference,us_per_sample\n");
+}
+
+void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r) {
+  const PathMeasures& m = r.m;
+  const ik::PathSummary& l = r.summary;
+  std::fprintf(f, "%s,%d,%s,%016llx,%d,%d,%.17g,%.17g,", KindName(s.kind), s.index, solver,
+               static_cast<unsigned long long>(s.fingerprint), s.arm.num_limbs(), s.scene.size(),
+               s.witness.speed, s.witness.acceleration);
+  std::fprintf(f, "%d,%d,%.17g,%.17g,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,",
+               m.collided, m.margin_samples, m.min_obstacle_clearance, m.min_self_clearance,
+               m.position_violations, m.velocity_violations, m.acceleration_violations,
+               m.max_position_excess, m.max_hand_error, m.max_limb_error, m.max_off_plane,
+               m.max_speed, m.max_acceleration, r.speed_ratio, r.acceleration_ratio);
+  std::fprintf(f, "%.17g,%.17g,%.17g,", m.max_bend_speed, m.max_bend_acceleration, m.min_bend);
+  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.3f\n",
+               l.reached, l.clamped, l.in_collision, l.limit_blocked, l.velocity_limited,
+               l.acceleration_limited, l.max_hand_error, l.max_constraint_residual,
+               l.min_clearance, l.max_velocity_ratio, l.max_acceleration_ratio, l.start,
+               l.optimizer_iterations, r.angle_difference, r.us_per_sample);
+}
+
+struct Report {
+  std::map<std::pair<int, int>, Tally> tallies;  // (kind, solver)
+  std::map<int, KindStats> kinds;
+  std::vector<std::string> disagreements;
+};
+
+void RunKind(Kind kind, int count, uint64_t seed, const std::vector<Solver>& solvers,
+             std::FILE* dump, Report& report) {
+  for (int i = 0; i < count; ++i) {
+    std::fprintf(stderr, "\r%s %d/%d ", KindName(kind), i + 1, count);
+    const Scenario s = MakeScenario(kind, i, seed);
+    report.kinds[int(kind)].Add(s);
+    std::vector<Run> runs(solvers.size());
+    // Interleaved, alternating which goes first: both see the same machine load.
+    for (size_t n = 0; n < solvers.size(); ++n) {
+      const size_t j = i % 2 == 0 ? n : solvers.size() - 1 - n;
+      runs[j] = RunSolver(s, solvers[j]);
+    }
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      report.tallies[{int(kind), int(j)}].Add(runs[j]);
+      if (dump) DumpLine(dump, s, solvers[j].name, runs[j]);
+      for (const std::string& d : runs[j].disagreements) {
+        report.disagreements.push_back(std::string(KindName(kind)) + " #" + std::to_string(i) +
+                                       " " + solvers[j].name + ": " + d);
+      }
+    }
+  }
+  std::fprintf(stderr, "\n");
+}
+
+// Spatial arms: how much of the rate ratios the bends alone explain (the rest is azimuths,
+// which spin fast near a straight joint).
+void PrintBendsOnly(const std::vector<Kind>& kinds, const std::vector<Solver>& solvers,
+                    const Report& report) {
+  bool header = false;
+  for (Kind kind : kinds) {
+    if (kind != Kind::kSpatialFree && kind != Kind::kSpatialObstacles) continue;
+    if (!header) {
+      std::printf("\nSpatial arms, bends only (azimuths left out; same denominators):\n\n"
+                  "| kind | solver | speed ratio median / p90 / max | acceleration ratio median / "
+                  "p90 / max | least bend (rad) median / p10 / min |\n|---|---|---:|---:|---:|\n");
+      header = true;
+    }
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      const Tally& t = report.tallies.at({int(kind), int(j)});
+      std::printf("| %s | %s | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g |\n",
+                  KindName(kind), solvers[j].name, Percentile(t.bend_speed, 0.5),
+                  Percentile(t.bend_speed, 0.9), Percentile(t.bend_speed, 1.0),
+                  Percentile(t.bend_accel, 0.5), Percentile(t.bend_accel, 0.9),
+                  Percentile(t.bend_accel, 1.0), Percentile(t.min_bend, 0.5),
+                  Percentile(t.min_bend, 0.1), Percentile(t.min_bend, 0.0));
+    }
+  }
+}
+
+void PrintReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solvers,
+                 const Report& report) {
+  std::printf(
+      "| kind | solver | scenarios | collided | in margin | position / velocity / acceleration "
+      "violations | max hand error (m) | max limb error | speed ratio median / p90 / max | "
+      "acceleration ratio median / p90 / max | us per sample | library: usable |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (Kind kind : kinds) {
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      PrintRow(KindName(kind), solvers[j].name, report.tallies.at({int(kind), int(j)}));
+    }
+  }
+  std::printf("\nTargets (zero collisions, zero limit violations, hand <= 1e-6 m, limbs <= 1e-9, "
+              "speed ratio max <= 2 and median <= 1.2, acceleration ratio max <= 3):\n\n");
+  for (Kind kind : kinds) {
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      std::printf("- %s, %s: %s\n", KindName(kind), solvers[j].name,
+                  Targets(report.tallies.at({int(kind), int(j)})).c_str());
+    }
+  }
+  PrintBendsOnly(kinds, solvers, report);
+  std::printf("\nScenarios:\n\n");
+  for (Kind kind : kinds) {
+    const KindStats& k = report.kinds.at(int(kind));
+    std::printf("- %s: arm length median %.2f m; the witness's max joint speed median %.2f rad/s, "
+                "max hand speed median %.2f m/s; %.2f witness draws per scenario",
+                KindName(kind), Percentile(k.reach, 0.5), Percentile(k.joint_speed, 0.5),
+                Percentile(k.hand_speed, 0.5), double(k.draws) / k.scenarios);
+    if (k.obstacles > 0) {
+      std::printf("; %.1f obstacles, %.1f of them on the plain projection's path; the plain "
+                  "projection collides in %d of %d",
+                  double(k.obstacles) / k.scenarios, double(k.near_plain) / k.scenarios,
+                  k.plain_collides, k.scenarios);
+    }
+    std::printf("\n");
+  }
+  std::printf("\nChecker vs the library's own summary: %zu disagreement(s)\n",
+              report.disagreements.size());
+  for (size_t i = 0; i < report.disagreements.size() && i < 30; ++i) {
+    std::printf("- %s\n", report.disagreements[i].c_str());
+  }
+  if (report.disagreements.size() > 30) std::printf("- ... (all of them: --dump)\n");
+}
+
+// One line per sample k >= 1 of a path (see Trace).
+void TraceSites(const Scenario& s, const char* name, const std::vector<Eigen::Matrix3Xd>& sites) {
+  std::vector<std::vector<double>> angles;
+  for (const auto& sample : sites) angles.push_back(JointAngles(s.model, sample));
+  const Eigen::MatrixXd q = Unwrap(angles);
+  for (int k = 1; k < q.rows(); ++k) {
+    Eigen::Index jv = 0, ja = 0;
+    const Eigen::VectorXd v = (q.row(k) - q.row(k - 1)).transpose() / kSamplePeriod;
+    const double speed = v.cwiseAbs().maxCoeff(&jv);
+    double acceleration = 0.0;
+    if (k + 1 < q.rows()) {
+      const Eigen::VectorXd next = (q.row(k + 1) - q.row(k)).transpose() / kSamplePeriod;
+      acceleration = ((next - v) / kSamplePeriod).cwiseAbs().maxCoeff(&ja);
+    }
+    const double clearance =
+        std::min(MinObstacleClearance(s.model, sites[k]), MinSelfClearance(s.model, sites[k]));
+    const double site_move = (sites[k] - sites[k - 1]).colwise().norm().maxCoeff();
+    double bend = 0.0;
+    for (Eigen::Index j = 0; !s.model.planar && j < q.cols(); j += 2) {
+      bend = j == 0 ? q(k, j) : std::min(bend, q(k, j));
+    }
+    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g\n", name, k, speed, int(jv), acceleration,
+                int(ja), clearance, site_move, bend);
+  }
+}
+
+// --trace: per sample k >= 1 of one scenario, for the witness and each solver: the fastest
+// angle's |v_k| and index, the most accelerated angle's |a_k| (k + 1 < samples) and index, the
+// least clearance, the largest site move since k - 1 and the least bend.
+void Trace(const Scenario& s, const std::vector<Solver>& solvers) {
+  std::printf("witness: max speed %.4g rad/s, max acceleration %.4g rad/s^2 (limits x 1.5)\n",
+              s.witness.speed, s.witness.acceleration);
+  std::printf("path,k,speed,speed_angle,acceleration,acceleration_angle,clearance,site_move,"
+              "least_bend\n");
+  TraceSites(s, "witness", s.witness_sites);
+  for (const Solver& solver : solvers) TraceSites(s, solver.name, RunSolver(s, solver).sites);
+}
+
+void PrintLegend(uint64_t seed, int count) {
+  std::printf(
+      "Witness-based joint paths: seed %llu, %d scenarios per kind, 201 samples at 100 Hz. "
+      "Collided / in margin / violations: scenarios with any (clearance < 0, < 0.01 m; "
+      "position > 1e-6 rad, rate > limit x (1 + 1e-6), limits = 1.5 x the witness's maxima). "
+      "Ratios: the path's max joint speed (acceleration) over the witness's, over all joints; "
+      "spatial arms: bends and azimuths (the checker's own parallel-transported frame). "
+      "Percentiles: nearest rank. Library: usable = PathSummary::IsSolutionUsable.\n\n",
+      static_cast<unsigned long long>(seed), count);
+}
+
+}  // namespace
+}  // namespace ikd::bench::paths
+
+int main(int argc, char** argv) {
+  using namespace ikd::bench::paths;
+  absl::SetProgramUsageMessage("witness-based joint-path benchmark of ikd::ik::PlanPath");
+  absl::ParseCommandLine(argc, argv);
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const int count = absl::GetFlag(FLAGS_scenarios);
+  if (count < 1) Die("--scenarios must be >= 1");
+  std::vector<Kind> kinds(std::begin(kKinds), std::end(kKinds));
+  if (const std::string only = absl::GetFlag(FLAGS_only); !only.empty()) {
+    const auto kind = ParseKind(only);
+    if (!kind) Die("--only: unknown kind " + only);
+    kinds = {*kind};
+  }
+  std::FILE* dump = nullptr;
+  if (const std::string path = absl::GetFlag(FLAGS_dump); !path.empty()) {
+    dump = std::fopen(path.c_str(), "w");
+    if (!dump) Die("--dump: cannot write " + path);
+    PrintDumpHeader(dump);
+  }
+  const std::vector<Solver> solvers = Solvers();
+  if (const std::string trace = absl::GetFlag(FLAGS_trace); !trace.empty()) {
+    const size_t colon = trace.find(':');
+    const auto kind = ParseKind(trace.substr(0, colon));
+    if (colon == std::string::npos || !kind) Die("--trace: want KIND:INDEX, got " + trace);
+    Trace(MakeScenario(*kind, std::atoi(trace.c_str() + colon + 1), seed), solvers);
+    return 0;
+  }
+  Report report;
+  for (Kind kind : kinds) RunKind(kind, count, seed, solvers, dump, report);
+  if (dump) std::fclose(dump);
+  PrintLegend(seed, count);
+  PrintReport(kinds, solvers, report);
+  return 0;
+}

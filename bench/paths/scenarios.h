@@ -1,0 +1,54 @@
+// Scenarios of the witness-based joint-path benchmark: a random chain arm, a smooth random joint
+// motion (the witness) whose hand path is the request, rate limits the witness meets, and for
+// the -obstacles kinds obstacles the witness clears but a plain projection tends to hit. A
+// solution is known to exist, so every collision or limit violation is the solver's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "checker.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "ikd/ik/trajectory.h"
+
+namespace ikd::bench::paths {
+
+enum class Kind { kPlanarFree, kPlanarObstacles, kSpatialFree, kSpatialObstacles };
+inline constexpr Kind kKinds[] = {Kind::kPlanarFree, Kind::kPlanarObstacles, Kind::kSpatialFree,
+                                  Kind::kSpatialObstacles};
+const char* KindName(Kind kind);
+std::optional<Kind> ParseKind(std::string_view name);
+
+inline constexpr double kPeriod = 2.0;         // s: the witness's period and the path's length
+inline constexpr double kSamplePeriod = 0.01;  // s: 100 Hz, 201 samples
+inline constexpr double kSafetyMargin = 0.01;  // m: IkOptions' default
+inline constexpr double kWitnessGap = kSafetyMargin + 0.02;  // m: the witness's least clearance
+
+struct Scenario {
+  Kind kind;
+  int index;
+  uint64_t fingerprint;  // hash of the arm, witness and obstacles: same value, same problem
+  ik::Arm arm;           // with the declared rate limits
+  ik::Scene scene;
+  ik::Trajectory hand_path;
+  std::vector<double> times;  // hand_path.SampleTimes(kSamplePeriod)
+  Eigen::Matrix3Xd initial_sites;
+  CheckModel model;                  // the checker's copy of arm, limits and obstacles
+  std::vector<Eigen::Vector3d> hand;  // requested hand position per sample
+  RateMaxima witness;                // the witness's own max joint speed and acceleration
+  std::vector<Eigen::Matrix3Xd> witness_sites;  // per sample (for --trace)
+  int draws = 0;                     // witnesses drawn until one was accepted
+  int obstacles_near_plain = 0;      // obstacles placed on the plain projection's path
+  bool plain_collides = false;       // the plain projection's path hits an obstacle
+};
+
+// Deterministic in (seed, kind, index) alone: scenario i is the same whatever --scenarios or
+// --only say.
+Scenario MakeScenario(Kind kind, int index, uint64_t seed);
+
+}  // namespace ikd::bench::paths

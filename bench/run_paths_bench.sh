@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the witness-based joint-path benchmark (bench/paths: PlanPath's tracker and driver on
+# random arms whose hand paths come from known feasible joint motions, measured by an
+# independent checker), runs it and writes its tables into docs/paths-benchmark.md with the
+# commit and the command line.
+# Usage: bench/run_paths_bench.sh [paths_bench options, e.g. --scenarios 20 --dump FILE]
+# Env:   IKD_BUILD_DIR (default: build-bench; an already configured directory is built as it
+#        is, never reconfigured), IKD_JOBS (default 2), IKD_SKIP_APT=1 to skip apt-get,
+#        IKD_BENCH_NO_DOCS=1 to print only, IKD_PATHS_DOC (default: docs/paths-benchmark.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+IKD_BUILD_DIR="${IKD_BUILD_DIR:-build-bench}"
+source deploy/common.sh
+doc="${IKD_PATHS_DOC:-docs/paths-benchmark.md}"
+
+ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
+# Reconfiguring a shared build directory (build type, options) would rebuild all of it.
+if [ ! -f "$IKD_BUILD_DIR/CMakeCache.txt" ]; then
+  IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON -DIKD_BUILD_SERVER=OFF
+fi
+cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target paths_bench
+binary="$IKD_BUILD_DIR/bench/paths/paths_bench"
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+"$binary" "$@" | tee "$results"
+[ "${IKD_BENCH_NO_DOCS:-0}" = 1 ] && exit 0
+
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$IKD_BUILD_DIR/CMakeCache.txt")
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+{
+  echo "# Joint-path benchmark (witness-based)"
+  echo
+  echo "Written by \`bench/run_paths_bench.sh\`; edits are overwritten by the next run."
+  echo
+  echo "Each scenario is a random chain arm with a smooth random joint motion (the witness) that"
+  echo "is clear of obstacles and of itself by 0.03 m and within the position limits; the hand"
+  echo "path is the witness's hand, the declared rate limits are 1.5 x the witness's maxima, and"
+  echo "the obstacles sit where a plain projection's path would go. A feasible answer exists, so"
+  echo "every collision and limit violation is the solver's. Every figure comes from the"
+  echo "benchmark's own checker (bench/paths/checker.cc), not from the solver's residuals."
+  echo
+  echo "Commit \`$(git describe --always --dirty 2>/dev/null || echo unknown)\`, run $(date -u +%Y-%m-%d)" \
+       "on ${cpu:-unknown CPU} ($(nproc) cores), ${build_type:-default} build."
+  echo "Command: \`bench/run_paths_bench.sh${*:+ $*}\` (\`paths_bench${*:+ $*}\`)"
+  echo
+  cat "$results"
+} > "$doc"
+echo "$doc written"

@@ -1,0 +1,114 @@
+// Joint paths for a hand path known in full (SolveTrajectory): the trajectory driver and the
+// path-level optimizer (Kastenmeier & Vesely 1996 steps (a)-(c) per sample, then the whole path
+// optimized at once, TrajOpt-style, with ikd's own projection onto the constraints).
+//
+//   auto times = path->SampleTimes(0.01);
+//   auto plan = ikd::ik::PlanPath(*arm, &scene, *path, *times, options);
+//   if (!plan->summary.IsSolutionUsable()) std::puts(plan->summary.BriefReport().c_str());
+//   for (const ikd::ik::IkStep& s : plan->steps) { /* s.angles, s.sites, s.status */ }
+//
+// 1. The driver: an ArmTracker follows the hand path itself between samples (sub-steps of at
+//    most max_step_fraction of the shortest limb along the path, not the chord), one IkStep per
+//    sample. Where that path collides or is blocked, further deterministic starts (other seeds
+//    of the trials) are tracked too and the one with the fewest such samples is kept.
+// 2. The optimizer (IkOptions::optimize_path), TrajOpt-style over the whole path: damped
+//    Gauss-Newton (Levenberg-Marquardt) steps of
+//        min 1/2 sum_j w_j (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2) + contact and bend terms
+//        s.t. hand(q_k) = p_k at every sample
+//    (D1, D2 the first and second time differences of joint j's angles in sample units, w_j
+//    heavier for joints with tighter acceleration limits: least acceleration, and least motion
+//    for the redundant directions), one sparse KKT solve for all samples per iteration with
+//    the hand constraint linearized, plus a second-order correction of the hands; then every
+//    sample is rebuilt by forward kinematics, its hand put back on the path and projected onto
+//    the limb lengths and joint limits by the tracker's own solver (SHAKE family, base and
+//    hand fixed), pushed out of the safety margin if it entered it, and kept only where its
+//    clearance does not fall below min(its previous clearance, the margin). Limbs closer than
+//    twice the margin to an obstacle or to another limb are charged (margin distance)^2,
+//    linearized along their contact normals; a spatial joint's bend is kept from straightening
+//    (below 0.2 rad its azimuth turns fast for a small move of the limb). A step that does not
+//    lower the cost is undone and the damping raised. The first sample stays where the arm is.
+// 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
+//    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
+//    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the smallest stretch of
+//    the timing at which none would (v scales as 1/s, a as 1/s^2).
+// Deterministic: the same seed gives the same bytes.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "ikd/ik/tracker.h"
+#include "ikd/ik/trajectory.h"
+
+namespace ikd::ik {
+
+struct PathSummary {
+  int samples = 0;
+  int reached = 0, clamped = 0, in_collision = 0, limit_blocked = 0;
+  int velocity_limited = 0, acceleration_limited = 0;
+  double max_hand_error = 0.0;           // m
+  double max_constraint_residual = 0.0;  // relative
+  double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: nothing near)
+  // Largest joint speed (acceleration) over the path as a fraction of its joint's limit.
+  double max_velocity_ratio = 0.0, max_acceleration_ratio = 0.0;
+  // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
+  // requested timing does; 0 when the arm declares no rate limits.
+  double feasible_time_scaling = 0.0;
+  int start = 0;  // the driver start the path came from (0: the options' seed)
+  int optimizer_iterations = 0;  // 0: not optimized
+
+  // Every sample reached, clear and within the rate limits.
+  bool IsSolutionUsable() const { return reached == samples; }
+  // One line: counts by status, the ratios, the scaling and the worst residuals.
+  std::string BriefReport() const;
+};
+
+struct PathResult {
+  std::vector<IkStep> steps;  // one per sample time
+  PathSummary summary;
+};
+
+// Step 1 alone, sample by sample: for a caller that streams a path too long to plan as a
+// whole. The trajectory, arm and scene must outlive the driver.
+class PathDriver {
+ public:
+  static absl::StatusOr<PathDriver> Create(const Arm& arm, const Scene* scene,
+                                           const Trajectory& trajectory, const IkOptions& options,
+                                           std::optional<Eigen::Matrix3Xd> initial_sites = {});
+  // The step of sample time t (increasing from call to call): the hand follows the path
+  // from the last sample's time (the first: straight from where the arm is).
+  absl::StatusOr<IkStep> StepTo(double t);
+
+ private:
+  PathDriver(ArmTracker tracker, const Trajectory& trajectory, double max_step);
+  ArmTracker tracker_;
+  const Trajectory* trajectory_;
+  double max_step_;
+  std::optional<double> previous_;  // the last sample's time
+};
+
+// Asked between samples and optimizer iterations: true stops the plan (Cancelled).
+using StopCheck = std::function<bool()>;
+
+// Plans the joint path for the hand path sampled at `times` (increasing, from
+// Trajectory::SampleTimes), from `initial_sites` (default: home). Errors for bad input only,
+// and Cancelled when `stop` says so.
+absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
+                                    const Trajectory& trajectory, const std::vector<double>& times,
+                                    const IkOptions& options,
+                                    std::optional<Eigen::Matrix3Xd> initial_sites = {},
+                                    const StopCheck& stop = {});
+
+// Step 3 alone: sets the rate statuses of `steps` (sampled at their `time`s) and fills the
+// summary's counts, ratios, scaling and residuals.
+PathSummary SummarizePath(const Arm& arm, std::vector<IkStep>& steps);
+
+}  // namespace ikd::ik

@@ -1,0 +1,73 @@
+// Live targets within the arm's servo limits (Track): the future of the hand path is unknown,
+// so each answer is limited relative to the previous one. The tracker (tracker.h) solves the
+// target; when some joint would leave its range (|v| <= max_velocity, |v - v_previous| <=
+// max_acceleration dt, slow enough to stop before a position limit), the tracker solves again
+// from the last answer with the hand only the feasible fraction of the way (its configurations
+// keep their clearance), any excess left is clamped joint by joint (the arm rebuilt by forward
+// kinematics: exact limb lengths; a clamped arm that would collide goes half as far, up to
+// four times), and the answer says VELOCITY_LIMITED or
+// ACCELERATION_LIMITED with the hand short of the target. Never a jump: the arm catches up
+// over the next targets.
+//
+//   auto limited = ikd::ik::RateLimitedTracker::Create(*arm, &scene, options);
+//   for (const auto& [time, target] : stream) auto step = limited->StepTo(target, time);
+//
+// The first answer is not limited (there is no previous answer to be limited against), nor
+// is a target whose time does not advance (no interval to bound a rate over).
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "ikd/ik/arm.h"
+#include "ikd/ik/scene.h"
+#include "ikd/ik/tracker.h"
+
+namespace ikd::ik {
+
+class RateLimitedTracker {
+ public:
+  // As ArmTracker::Create.
+  static absl::StatusOr<RateLimitedTracker> Create(const Arm& arm, const Scene* scene,
+                                                   const IkOptions& options,
+                                                   std::optional<Eigen::Matrix3Xd> initial_sites = {});
+
+  // As ArmTracker::StepTo, then limited (see above).
+  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time);
+
+  const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
+
+ private:
+  RateLimitedTracker(const Arm& arm, ArmTracker tracker);
+  // The step's joint angles, continued across +-pi from the last answer's.
+  Eigen::VectorXd Unwrapped(const IkStep& step) const;
+  // The velocities angle j may take over dt after the last answer: |v| <= v_max,
+  // |v - v_last| <= a_max dt, and slow enough to stop at a_max before a position limit.
+  std::pair<double, double> VelocityRange(int j, double dt) const;
+  // The position range of angle j (interior planar angles, spatial bends), if limited.
+  std::optional<JointLimit> PositionLimit(int j) const;
+  // The largest fraction of the move from q_ to q over dt that every joint's range allows.
+  double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
+  // Clamps the joint velocities from q_ to `q` over dt into their ranges (and q into its
+  // position limits), in place; true when a clamp acted.
+  bool Clamp(double dt, Eigen::VectorXd& q) const;
+  // Whether some joint moves at its velocity limit from q_ to q (else the acceleration or a
+  // position limit is what held the answer back).
+  bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
+  // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
+  bool Rebuild(const Eigen::VectorXd& q, IkStep& step);
+
+  const Arm* arm_;
+  ArmTracker tracker_;
+  bool answered_ = false;
+  double time_ = 0.0;   // of the last answer
+  Eigen::VectorXd q_;   // its joint angles, unwrapped along the stream
+  Eigen::VectorXd v_;   // its joint velocities
+  double clearance_ = 0.0;  // its min clearance
+  static constexpr int kRetries = 4;
+};
+
+}  // namespace ikd::ik

@@ -1,0 +1,204 @@
+#include "ikd/ik/path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "ik_path_optimizer.h"
+
+namespace ikd::ik {
+namespace {
+
+// Further driver starts (other trial seeds) where the first path collides or is blocked.
+constexpr int kExtraStarts = 3;
+// A rate counts as over its limit beyond this relative slack (rounding of the differences).
+constexpr double kRateSlack = 1e-9;
+
+uint64_t StartSeed(uint64_t seed, int start) { return seed + 0x9E3779B97F4A7C15ull * start; }
+
+bool Failed(const IkStep& step) {
+  return step.status == StepStatus::kInCollision || step.status == StepStatus::kJointLimitBlocked;
+}
+
+int Failures(const std::vector<IkStep>& steps) {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(), Failed));
+}
+
+// The driver over every sample time.
+absl::StatusOr<std::vector<IkStep>> TrackPath(const Arm& arm, const Scene* scene,
+                                              const Trajectory& trajectory,
+                                              const std::vector<double>& times,
+                                              const IkOptions& options,
+                                              const std::optional<Eigen::Matrix3Xd>& initial,
+                                              const StopCheck& stop) {
+  auto driver = PathDriver::Create(arm, scene, trajectory, options, initial);
+  if (!driver.ok()) return driver.status();
+  std::vector<IkStep> steps;
+  steps.reserve(times.size());
+  for (double t : times) {
+    if (stop && stop()) return absl::CancelledError("stopped while tracking the path");
+    auto step = driver->StepTo(t);
+    if (!step.ok()) return step.status();
+    steps.push_back(*std::move(step));
+  }
+  return steps;
+}
+
+// Limit of angle j's joint: velocity or acceleration.
+double VelocityLimit(const Arm& arm, int j) {
+  return arm.RateLimit(arm.JointOfAngle(j)).max_velocity;
+}
+double AccelerationLimit(const Arm& arm, int j) {
+  return arm.RateLimit(arm.JointOfAngle(j)).max_acceleration;
+}
+
+// Step 3 of path.h: velocity into sample k and acceleration at k, against the limits.
+void CheckRates(const Arm& arm, std::vector<IkStep>& steps, PathSummary& summary) {
+  if (steps.size() < 2) return;
+  const Eigen::MatrixXd q = internal::UnwrappedAngles(steps);
+  const int n = static_cast<int>(steps.size());
+  Eigen::MatrixXd v = Eigen::MatrixXd::Zero(n, q.cols());  // row k: from k-1 to k
+  for (int k = 1; k < n; ++k) v.row(k) = (q.row(k) - q.row(k - 1)) / (steps[k].time - steps[k - 1].time);
+  for (int k = 1; k < n; ++k) {
+    double velocity_ratio = 0.0, acceleration_ratio = 0.0;
+    for (int j = 0; j < q.cols(); ++j) {
+      velocity_ratio = std::max(velocity_ratio, std::abs(v(k, j)) / VelocityLimit(arm, j));
+      if (k + 1 < n) {
+        // a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2)
+        const double a = 2.0 * (v(k + 1, j) - v(k, j)) / (steps[k + 1].time - steps[k - 1].time);
+        acceleration_ratio = std::max(acceleration_ratio, std::abs(a) / AccelerationLimit(arm, j));
+      }
+    }
+    summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
+    summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
+    if (steps[k].status != StepStatus::kReached) continue;
+    if (velocity_ratio > 1.0 + kRateSlack) {
+      steps[k].status = StepStatus::kVelocityLimited;
+    } else if (acceleration_ratio > 1.0 + kRateSlack) {
+      steps[k].status = StepStatus::kAccelerationLimited;
+    }
+  }
+  if (arm.HasRateLimits()) {
+    summary.feasible_time_scaling =
+        std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
+  }
+}
+
+void Count(const IkStep& step, PathSummary& summary) {
+  ++summary.samples;
+  switch (step.status) {
+    case StepStatus::kReached: ++summary.reached; break;
+    case StepStatus::kClampedUnreachable: ++summary.clamped; break;
+    case StepStatus::kInCollision: ++summary.in_collision; break;
+    case StepStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
+    case StepStatus::kVelocityLimited: ++summary.velocity_limited; break;
+    case StepStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
+  }
+  summary.max_hand_error = std::max(summary.max_hand_error, step.hand_error);
+  summary.max_constraint_residual =
+      std::max(summary.max_constraint_residual, step.constraint_residual);
+  summary.min_clearance = std::min(summary.min_clearance, step.min_clearance);
+}
+
+}  // namespace
+
+absl::StatusOr<PathDriver> PathDriver::Create(const Arm& arm, const Scene* scene,
+                                              const Trajectory& trajectory,
+                                              const IkOptions& options,
+                                              std::optional<Eigen::Matrix3Xd> initial_sites) {
+  auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
+  if (!tracker.ok()) return tracker.status();
+  return PathDriver(*std::move(tracker), trajectory,
+                    options.max_step_fraction * arm.shortest_limb());
+}
+
+PathDriver::PathDriver(ArmTracker tracker, const Trajectory& trajectory, double max_step)
+    : tracker_(std::move(tracker)), trajectory_(&trajectory), max_step_(max_step) {}
+
+absl::StatusOr<IkStep> PathDriver::StepTo(double t) {
+  // Intermediate hand positions follow the path itself, not the chord between samples.
+  auto sub_times = trajectory_->SubSteps(previous_.value_or(t), t, max_step_);
+  if (!sub_times.ok()) return sub_times.status();
+  for (size_t k = 0; k + 1 < sub_times->size(); ++k) {
+    if (auto s = tracker_.StepTo(trajectory_->PositionAt((*sub_times)[k])); !s.ok()) {
+      return s.status();
+    }
+  }
+  previous_ = t;
+  return tracker_.StepTo(trajectory_->PositionAt(t), t);
+}
+
+std::string PathSummary::BriefReport() const {
+  return absl::StrFormat(
+      "%d samples: %d reached, %d clamped, %d in collision, %d limit-blocked, %d velocity- and "
+      "%d acceleration-limited; max velocity %.3g and acceleration %.3g of the limits "
+      "(feasible time scaling %.3g); max hand error %.3g m, limb residual %.3g, min clearance "
+      "%.3g m",
+      samples, reached, clamped, in_collision, limit_blocked, velocity_limited,
+      acceleration_limited, max_velocity_ratio, max_acceleration_ratio, feasible_time_scaling,
+      max_hand_error, max_constraint_residual, min_clearance);
+}
+
+PathSummary SummarizePath(const Arm& arm, std::vector<IkStep>& steps) {
+  PathSummary summary;
+  CheckRates(arm, steps, summary);
+  for (const IkStep& step : steps) Count(step, summary);
+  return summary;
+}
+
+absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
+                                    const Trajectory& trajectory, const std::vector<double>& times,
+                                    const IkOptions& options,
+                                    std::optional<Eigen::Matrix3Xd> initial_sites,
+                                    const StopCheck& stop) {
+  if (times.empty()) return absl::InvalidArgumentError("times: need at least one sample time");
+  for (size_t k = 1; k < times.size(); ++k) {
+    if (!(times[k] > times[k - 1])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "times[%d] must be > times[%d] (%g), got %g", k, k - 1, times[k - 1], times[k]));
+    }
+  }
+  auto best = TrackPath(arm, scene, trajectory, times, options, initial_sites, stop);
+  if (!best.ok()) return best.status();
+  PathResult result;
+  for (int start = 1; start <= kExtraStarts && Failures(*best) > 0; ++start) {
+    IkOptions other = options;
+    other.seed = StartSeed(options.seed, start);
+    auto path = TrackPath(arm, scene, trajectory, times, other, initial_sites, stop);
+    if (!path.ok()) return path.status();
+    if (Failures(*path) < Failures(*best)) {
+      best = std::move(path);
+      result.summary.start = start;
+    }
+  }
+  result.steps = *std::move(best);
+  int iterations = 0;
+  if (options.optimize_path && result.steps.size() >= 3) {
+    auto projector = ArmTracker::Create(arm, scene, options, initial_sites);
+    if (!projector.ok()) return projector.status();
+    auto ran = internal::OptimizePath(arm, scene, *projector, options.safety_margin, result.steps, stop);
+    if (!ran.ok()) return ran.status();
+    iterations = *ran;
+  }
+  const int start = result.summary.start;
+  result.summary = SummarizePath(arm, result.steps);
+  result.summary.start = start;
+  result.summary.optimizer_iterations = iterations;
+  return result;
+}
+
+// Declared in tracker.h, where callers of the step-by-step tracker find it.
+absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
+                                                    const Trajectory& trajectory,
+                                                    double sample_period,
+                                                    const IkOptions& options,
+                                                    std::optional<Eigen::Matrix3Xd> initial_sites) {
+  auto times = trajectory.SampleTimes(sample_period);
+  if (!times.ok()) return times.status();
+  auto plan = PlanPath(arm, scene, trajectory, *times, options, std::move(initial_sites));
+  if (!plan.ok()) return plan.status();
+  return std::move(plan->steps);
+}
+
+}  // namespace ikd::ik

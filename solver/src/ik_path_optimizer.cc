@@ -1,0 +1,450 @@
+#include "ik_path_optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <utility>
+
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
+namespace ikd::ik::internal {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+constexpr int kMaxIterations = 60;
+// The optimizer stops when an iteration lowers the path cost by less than this fraction.
+constexpr double kSettled = 1e-6;
+// Weights of the path cost in sample units: acceleration, and a little least motion, which
+// fixes the redundant directions that acceleration alone leaves free.
+constexpr double kVelocityWeight = 1e-1;
+constexpr double kAccelerationWeight = 1.0;
+
+}  // namespace
+
+double NearestTurn(double angle, double near) {
+  return angle + 2.0 * kPi * std::round((near - angle) / (2.0 * kPi));
+}
+
+Eigen::MatrixXd UnwrappedAngles(const std::vector<IkStep>& steps) {
+  const int n = static_cast<int>(steps.size());
+  const int m = static_cast<int>(steps.front().angles.size());
+  Eigen::MatrixXd q(n, m);
+  for (int k = 0; k < n; ++k) {
+    for (int j = 0; j < m; ++j) {
+      q(k, j) = k == 0 ? steps[k].angles[j] : NearestTurn(steps[k].angles[j], q(k - 1, j));
+    }
+  }
+  return q;
+}
+
+// The path optimizer (path.h, step 2): Levenberg-Marquardt steps of
+//   min 1/2 sum_j w_j (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2)
+//       + 1/2 w_c sum_contacts (d* - d)^2 + 1/2 w_b sum_spatial_bends (b* - bend)_+^2
+//   s.t. hand(q_k) = p_k,
+// the hand constraint and the contact distances d linearized at each sample (J_k dq_k = 0:
+// the hand is on the path already), one sparse KKT solve per iteration for the whole path;
+// then every sample is rebuilt from its new angles and projected onto the constraints by the
+// tracker (SHAKE family), kept only where its clearance holds. The first sample and blocked
+namespace {
+
+// samples stay where they are.
+class PathOptimizer {
+ public:
+  PathOptimizer(const Arm& arm, const Scene* scene, ArmTracker& projector, double margin)
+      : arm_(arm),
+        scene_(scene != nullptr && scene->size() > 0 ? scene : nullptr),
+        projector_(projector),
+        margin_(margin),
+        contact_distance_(kContactBuffer * margin),
+        m_(arm.num_angles()) {
+    for (int j = 0; j < m_; ++j) weights_.push_back(JointWeight(j));
+    for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
+  }
+
+  absl::StatusOr<int> Run(std::vector<IkStep>& steps, const StopCheck& stop) {
+    n_ = static_cast<int>(steps.size());
+    for (const IkStep& s : steps) times_.push_back(s.time);
+    h_ = (times_.back() - times_.front()) / (n_ - 1);
+    q_ = UnwrappedAngles(steps);
+    for (const IkStep& s : steps) clearance_.push_back(s.min_clearance);
+    // Levenberg-Marquardt: a step that does not lower the cost is undone and the damping
+    // raised; one that does is kept and the damping lowered.
+    double cost = Evaluate(steps), damping = kInitialDamping;
+    int iteration = 0;
+    while (iteration < kMaxIterations && damping <= kMaxDamping) {
+      if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
+      ++iteration;
+      if (!Factor(steps, damping)) break;
+      const Eigen::MatrixXd trial = q_ + Solve(gradient_);
+      const Eigen::MatrixXd corrected = trial + Solve(HandResiduals(steps, trial));
+      const Eigen::MatrixXd kept_q = q_;
+      const std::vector<double> kept_clearance = clearance_;
+      const std::vector<Contact> kept_contacts = contacts_;
+      std::vector<Eigen::Matrix3Xd> kept_sites;
+      for (const IkStep& s : steps) kept_sites.push_back(s.sites);
+      for (int k = 1; k < n_; ++k) {
+        if (!Movable(steps[k])) continue;
+        Eigen::RowVectorXd angles = q_.row(k);
+        Update(Capped(q_.row(k), corrected.row(k)), steps[k], clearance_[k], angles);
+        q_.row(k) = angles;
+      }
+      const double lowered = Evaluate(steps);
+      if (lowered < cost) {
+        const bool settled = cost - lowered <= kSettled * cost;
+        cost = lowered;
+        damping = std::max(kMinDamping, damping * 0.3);
+        if (settled) break;
+        continue;
+      }
+      q_ = kept_q;
+      clearance_ = kept_clearance;
+      contacts_ = kept_contacts;
+      for (int k = 0; k < n_; ++k) steps[k].sites = kept_sites[k];
+      damping *= 10.0;
+    }
+    for (int k = 1; k < n_; ++k) Finish(clearance_[k], steps[k]);
+    return iteration;
+  }
+
+ private:
+  // A limb closer than contact_distance_ to an obstacle or to another limb at one sample: the
+  // closest axis points x* = (1 - t) r_limb + t r_limb+1 (and y* on the other limb, or -1),
+  // the unit normal that increases the distance, and how far short of contact_distance_.
+  struct Contact {
+    int sample = 0;
+    int limb = 0;
+    double t = 0.0;
+    int other = -1;
+    double other_t = 0.0;
+    Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();
+    double gap = 0.0;
+  };
+
+  static bool Movable(const IkStep& step) { return step.status != StepStatus::kJointLimitBlocked; }
+  static double Square(double x) { return x * x; }
+
+  // Joints with tighter acceleration limits weigh more: w_j = (a_min / a_max,j)^2.
+  double JointWeight(int j) const {
+    double tightest = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < arm_.num_limbs(); ++k) {
+      tightest = std::min(tightest, arm_.RateLimit(k).max_acceleration);
+    }
+    const double own = arm_.RateLimit(arm_.JointOfAngle(j)).max_acceleration;
+    return std::isfinite(tightest) && std::isfinite(own) ? Square(tightest / own) : 1.0;
+  }
+
+  // Calls row(j, weight, {(sample, coefficient), ...}) for every difference row of the
+  // smoothness terms (in sample units: D1 q ~ q' h, D2 q ~ q'' h^2), so that the path's
+  // geometry does not depend on its timing and the time scaling of step 3 is exact.
+  template <typename Row>
+  void ForEachDifference(Row&& row) const {
+    for (int j = 0; j < m_; ++j) {
+      for (int k = 0; k + 1 < n_; ++k) {
+        const double r = h_ / (times_[k + 1] - times_[k]);
+        row(j, weights_[j] * kVelocityWeight, {{k, -r}, {k + 1, r}});
+      }
+      for (int k = 1; k + 1 < n_; ++k) {
+        const double a = times_[k] - times_[k - 1], b = times_[k + 1] - times_[k];
+        const double s = 2.0 * h_ * h_ / (a + b);
+        row(j, weights_[j] * kAccelerationWeight, {{k - 1, s / a}, {k, -s / a - s / b}, {k + 1, s / b}});
+      }
+    }
+  }
+  using Coefficients = std::initializer_list<std::pair<int, double>>;
+
+  // The whole cost at q_ and the steps' sites; collects contacts_ for the next step.
+  double Evaluate(const std::vector<IkStep>& steps) {
+    double cost = 0.0;
+    ForEachDifference([&](int j, double weight, Coefficients row) {
+      double value = 0.0;
+      for (const auto& [k, c] : row) value += c * q_(k, j);
+      cost += 0.5 * weight * value * value;
+    });
+    contacts_.clear();
+    for (int k = 1; k < n_; ++k) {
+      if (Movable(steps[k])) FindContacts(k, steps[k].sites);
+    }
+    penalty_.assign(n_, 0.0);
+    for (const Contact& c : contacts_) penalty_[c.sample] += 0.5 * kContactWeight * c.gap * c.gap;
+    for (double p : penalty_) cost += p;
+    for (int k = 1; k < n_; ++k) {
+      for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(std::max(0.0, kMinBend - q_(k, j)));
+    }
+    return cost;
+  }
+
+  // Spatial arms: the bend angles, whose azimuth spins where they straighten.
+  std::vector<int> BendIndices() const {
+    std::vector<int> out;
+    if (!arm_.planar()) for (int j = 0; j < m_; j += 2) out.push_back(j);
+    return out;
+  }
+
+  // Contacts of one sample's configuration, appended to `out`.
+  void FindContacts(int sample, const Eigen::Matrix3Xd& sites) { FindContacts(sample, sites, contacts_); }
+  void FindContacts(int sample, const Eigen::Matrix3Xd& sites, std::vector<Contact>& out) {
+    for (int l = 0; l < arm_.num_limbs(); ++l) {
+      const Eigen::Vector3d a = sites.col(l), b = sites.col(l + 1);
+      if (scene_ != nullptr) {
+        int closest = -1;
+        scene_->MinSignedDistance(a, b, radii_[l], &closest, contact_distance_);
+        if (closest >= 0) {
+          const CapsuleApproach near =
+              ClosestApproach(scene_->obstacles()[closest].shape, a, b, radii_[l]);
+          if (near.distance < contact_distance_) {
+            out.push_back({sample, l, near.t, -1, 0.0, near.normal, contact_distance_ - near.distance});
+          }
+        }
+      }
+    }
+    culling_.Reset(sites, radii_);
+    for (int l = 0; l < arm_.num_limbs(); ++l) {
+      culling_.ForEachNear(l, contact_distance_, [&](int o) {
+        const Eigen::Vector3d a = sites.col(o), b = sites.col(o + 1);
+        const CapsuleApproach near = ClosestApproach(Capsule{a, b, radii_[o]}, sites.col(l),
+                                                     sites.col(l + 1), radii_[l]);
+        if (near.distance >= contact_distance_) return;
+        const Eigen::Vector3d x = (1.0 - near.t) * sites.col(l) + near.t * sites.col(l + 1);
+        const double span = (b - a).squaredNorm();
+        const double other_t = span > 0.0 ? std::clamp((x - a).dot(b - a) / span, 0.0, 1.0) : 0.0;
+        out.push_back({sample, l, near.t, o, other_t, near.normal, contact_distance_ - near.distance});
+      });
+    }
+  }
+
+  // d sites / d q_j for every angle j (3 x sites each): about the plane's normal through the
+  // joint's site for planar arms, forward differences of forward kinematics for spatial ones.
+  std::vector<Eigen::Matrix3Xd> SiteJacobians(const Eigen::Matrix3Xd& sites,
+                                              const Eigen::RowVectorXd& q) const {
+    std::vector<Eigen::Matrix3Xd> out(m_, Eigen::Matrix3Xd::Zero(3, sites.cols()));
+    if (arm_.planar()) {
+      const Eigen::Vector3d normal = arm_.R_WB().col(2);
+      for (int j = 0; j < m_; ++j) {
+        for (int i = j + 1; i < sites.cols(); ++i) out[j].col(i) = normal.cross(sites.col(i) - sites.col(j));
+      }
+      return out;
+    }
+    constexpr double kDelta = 1e-7;
+    std::vector<double> angles(q.data(), q.data() + m_);
+    const absl::StatusOr<Eigen::Matrix3Xd> base = arm_.SitesFromAngles(angles);
+    for (int j = 0; j < m_; ++j) {
+      angles[j] += kDelta;
+      out[j] = (*arm_.SitesFromAngles(angles) - *base) / kDelta;
+      angles[j] = q[j];
+    }
+    return out;
+  }
+
+  // d (contact distance) / d q (1 x m) from the site Jacobians.
+  static Eigen::RowVectorXd ContactGradient(const Contact& c,
+                                            const std::vector<Eigen::Matrix3Xd>& jacobians) {
+    Eigen::RowVectorXd g(jacobians.size());
+    for (size_t j = 0; j < jacobians.size(); ++j) {
+      const Eigen::Matrix3Xd& d = jacobians[j];
+      Eigen::Vector3d moved = (1.0 - c.t) * d.col(c.limb) + c.t * d.col(c.limb + 1);
+      if (c.other >= 0) moved -= (1.0 - c.other_t) * d.col(c.other) + c.other_t * d.col(c.other + 1);
+      g[j] = c.normal.dot(moved);
+    }
+    return g;
+  }
+
+  // Unknowns per sample: m_ angle steps then 3 multipliers.
+  int Index(int k) const { return k * (m_ + 3); }
+
+  // Builds and factors the damped Gauss-Newton KKT system of the whole path at q_, and its
+  // right-hand side gradient_; false if it cannot be factored.
+  bool Factor(const std::vector<IkStep>& steps, double damping) {
+    const int size = n_ * (m_ + 3);
+    std::vector<Eigen::Triplet<double>> entries;
+    Eigen::VectorXd& rhs = gradient_;
+    rhs = Eigen::VectorXd::Zero(size);
+    ForEachDifference([&](int j, double weight, Coefficients row) {
+      double value = 0.0;
+      for (const auto& [k, c] : row) value += c * q_(k, j);
+      for (const auto& [k, ck] : row) {
+        rhs[Index(k) + j] -= weight * value * ck;
+        for (const auto& [l, cl] : row) entries.emplace_back(Index(k) + j, Index(l) + j, weight * ck * cl);
+      }
+    });
+    size_t next_contact = 0;
+    for (int k = 0; k < n_; ++k) {
+      const int base = Index(k);
+      const bool held = k == 0 || !Movable(steps[k]);
+      for (int j = 0; j < m_; ++j) entries.emplace_back(base + j, base + j, held ? kHeld : damping);
+      for (int i = 0; i < 3; ++i) entries.emplace_back(base + m_ + i, base + m_ + i, -kRegularization);
+      if (held) {
+        // The same pattern as the others, with zero coupling: the angles stay.
+        for (int i = 0; i < m_; ++i) {
+          rhs[base + i] = 0.0;
+          for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, 0.0);
+          for (int h = 0; h < 3; ++h) {
+            entries.emplace_back(base + m_ + h, base + i, 0.0);
+            entries.emplace_back(base + i, base + m_ + h, 0.0);
+          }
+        }
+        continue;
+      }
+      for (int j : BendIndices()) {
+        const double gap = kMinBend - q_(k, j);
+        if (gap <= 0.0) continue;
+        entries.emplace_back(base + j, base + j, kBendWeight);
+        rhs[base + j] += kBendWeight * gap;
+      }
+      const std::vector<Eigen::Matrix3Xd> jacobians = SiteJacobians(steps[k].sites, q_.row(k));
+      // A full block per sample, so that the pattern (analyzed once) never changes.
+      for (int i = 0; i < m_; ++i) {
+        for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, 0.0);
+      }
+      for (; next_contact < contacts_.size() && contacts_[next_contact].sample == k; ++next_contact) {
+        const Contact& c = contacts_[next_contact];
+        const Eigen::RowVectorXd g = ContactGradient(c, jacobians);
+        for (int i = 0; i < m_; ++i) {
+          rhs[base + i] += kContactWeight * c.gap * g[i];
+          for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, kContactWeight * g[i] * g[j]);
+        }
+      }
+      // The hand stays on the path: J dq = 0.
+      const int hand = arm_.hand();
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < m_; ++j) {
+          entries.emplace_back(base + m_ + i, base + j, jacobians[j](i, hand));
+          entries.emplace_back(base + j, base + m_ + i, jacobians[j](i, hand));
+        }
+      }
+    }
+    Eigen::SparseMatrix<double> kkt(size, size);
+    kkt.setFromTriplets(entries.begin(), entries.end());
+    if (!analyzed_) {
+      ldlt_.analyzePattern(kkt);
+      analyzed_ = true;
+    }
+    ldlt_.factorize(kkt);
+    return ldlt_.info() == Eigen::Success;
+  }
+
+  // The angle steps (rows: samples) of the factored system for a right-hand side; zero where
+  // it is not finite.
+  Eigen::MatrixXd Solve(const Eigen::VectorXd& rhs) const {
+    const Eigen::VectorXd x = ldlt_.solve(rhs);
+    Eigen::MatrixXd step = Eigen::MatrixXd::Zero(n_, m_);
+    if (!x.allFinite()) return step;
+    for (int k = 0; k < n_; ++k) step.row(k) = x.segment(Index(k), m_).transpose();
+    return step;
+  }
+
+  // The second-order correction's right-hand side: how far each sample's hand at the trial
+  // angles lies from where it must be, on the constraint rows (J dq = r).
+  Eigen::VectorXd HandResiduals(const std::vector<IkStep>& steps, const Eigen::MatrixXd& trial) const {
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n_ * (m_ + 3));
+    for (int k = 1; k < n_; ++k) {
+      if (!Movable(steps[k])) continue;
+      const Eigen::RowVectorXd q = trial.row(k);
+      absl::StatusOr<Eigen::Matrix3Xd> sites = arm_.SitesFromAngles(std::vector<double>(q.data(), q.data() + m_));
+      if (!sites.ok()) continue;
+      rhs.segment<3>(Index(k) + m_) = steps[k].sites.col(arm_.hand()) - sites->col(arm_.hand());
+    }
+    return rhs;
+  }
+
+  // `target`, moved no further than kMaxStep from `from` in any angle (the projection is
+  // reliable for moderate moves).
+  static Eigen::RowVectorXd Capped(const Eigen::RowVectorXd& from, const Eigen::RowVectorXd& target) {
+    const double largest = (target - from).cwiseAbs().maxCoeff();
+    if (!(largest > kMaxStep)) return largest >= 0.0 ? target : from;
+    return from + (target - from) * (kMaxStep / largest);
+  }
+
+  // Moves `step` to the angles `target` if the rebuilt, projected configuration is kept.
+  void Update(const Eigen::RowVectorXd& target, IkStep& step, double& clearance,
+              Eigen::RowVectorXd& angles) {
+    Eigen::Matrix3Xd sites;
+    if (!Rebuild(target, step.sites.col(arm_.hand()), sites)) return;
+    double c = projector_.MinClearance(sites);
+    if (c < margin_) {
+      Eigen::Matrix3Xd pushed = sites;
+      if (projector_.PushOut(pushed)) {
+        const double pushed_clearance = projector_.MinClearance(pushed);
+        if (pushed_clearance > c) {
+          sites.swap(pushed);
+          c = pushed_clearance;
+        }
+      }
+    }
+    if (c < std::min(clearance, margin_)) return;
+    const std::vector<double> wrapped = arm_.AnglesFromSites(sites);
+    for (int j = 0; j < angles.size(); ++j) angles[j] = NearestTurn(wrapped[j], target[j]);
+    step.sites.swap(sites);
+    clearance = c;
+  }
+
+  // Forward kinematics of `angles`, the hand put back at `hand`, projected onto the limb
+  // lengths and joint limits; false when the projection fails.
+  bool Rebuild(const Eigen::RowVectorXd& angles, const Eigen::Vector3d& hand,
+               Eigen::Matrix3Xd& sites) {
+    absl::StatusOr<Eigen::Matrix3Xd> rebuilt =
+        arm_.SitesFromAngles(std::vector<double>(angles.data(), angles.data() + angles.size()));
+    if (!rebuilt.ok()) return false;
+    sites = *std::move(rebuilt);
+    const Eigen::Matrix3Xd reference = sites;
+    sites.col(arm_.hand()) = hand;
+    return projector_.Project(reference, sites);
+  }
+
+  // The step's diagnostics for its final configuration.
+  void Finish(double clearance, IkStep& step) const {
+    step.angles = arm_.AnglesFromSites(step.sites);
+    step.min_clearance = clearance;
+    step.constraint_residual = arm_.chain_model().MaxRelativeViolation(step.sites);
+    if (step.status == StepStatus::kInCollision && clearance >= 0.0) {
+      step.status = step.clamp_distance > 1e-12 * arm_.max_reach()
+                        ? StepStatus::kClampedUnreachable
+                        : StepStatus::kReached;
+    }
+  }
+
+  // Diagonal of a held sample's angles (their step is ~0), the damping range, and the
+  // regularization of the multipliers (a planar arm's hand has 2 directions, not 3).
+  static constexpr double kHeld = 1e12;
+  static constexpr double kInitialDamping = 1e-3;
+  static constexpr double kMinDamping = 1e-9, kMaxDamping = 1e6;
+  static constexpr double kRegularization = 1e-12;
+  static constexpr double kMaxStep = 0.3;  // rad per iteration, any joint of a sample
+  // Contacts are charged below this multiple of the safety margin, per m^2 and sample.
+  static constexpr double kContactBuffer = 2.0;
+  static constexpr double kContactWeight = 10.0;
+  // Spatial bends are kept above kMinBend (rad), per rad^2 and sample.
+  static constexpr double kMinBend = 0.2;
+  static constexpr double kBendWeight = 10.0;
+
+  const Arm& arm_;
+  const Scene* scene_;  // null: nothing to collide with but the arm itself
+  ArmTracker& projector_;
+  const double margin_;
+  const double contact_distance_;
+  const int m_;  // joint angles per sample
+  std::vector<double> weights_;
+  std::vector<double> radii_;
+  int n_ = 0;
+  double h_ = 0.0;
+  std::vector<double> times_;
+  Eigen::MatrixXd q_;
+  std::vector<double> clearance_;
+  std::vector<Contact> contacts_;  // by sample, ascending
+  std::vector<double> penalty_;    // contact cost per sample at q_
+  std::vector<Contact> scratch_;
+  LimbPairCulling culling_;
+  Eigen::VectorXd gradient_;  // right-hand side of the last Factor
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
+  bool analyzed_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
+                                 double margin, std::vector<IkStep>& steps, const StopCheck& stop) {
+  return PathOptimizer(arm, scene, projector, margin).Run(steps, stop);
+}
+
+}  // namespace ikd::ik::internal

@@ -1,0 +1,143 @@
+#include "ikd/ik/rate_limit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "ik_path_optimizer.h"
+
+namespace ikd::ik {
+
+using internal::NearestTurn;
+
+absl::StatusOr<RateLimitedTracker> RateLimitedTracker::Create(
+    const Arm& arm, const Scene* scene, const IkOptions& options,
+    std::optional<Eigen::Matrix3Xd> initial_sites) {
+  auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
+  if (!tracker.ok()) return tracker.status();
+  return RateLimitedTracker(arm, *std::move(tracker));
+}
+
+RateLimitedTracker::RateLimitedTracker(const Arm& arm, ArmTracker tracker)
+    : arm_(&arm), tracker_(std::move(tracker)) {}
+
+absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {
+  const Eigen::Matrix3Xd last = tracker_.sites();  // the last answer: the tracker goes on from it
+  absl::StatusOr<IkStep> step = tracker_.StepTo(target, time);
+  if (!step.ok()) return step;
+  Eigen::VectorXd q = Unwrapped(*step);
+  const double dt = time - time_;
+  if (!answered_ || !(dt > 0.0) || !arm_->HasRateLimits()) {
+    v_ = answered_ && dt > 0.0 ? Eigen::VectorXd((q - q_) / dt) : Eigen::VectorXd::Zero(q.size());
+  } else if (double fraction = FeasibleFraction(dt, q); fraction < 1.0) {
+    // Too fast: the tracker again from the last answer with the hand that fraction of the way
+    // (its configurations keep their clearance), any excess left clamped joint by joint; a
+    // clamped arm that would touch something takes half the way again, up to kRetries times.
+    const Eigen::Vector3d hand = last.col(arm_->hand());
+    for (int attempt = 0; attempt <= kRetries; ++attempt, fraction *= 0.5) {
+      tracker_.Restart(last);
+      absl::StatusOr<IkStep> slower = tracker_.StepTo(hand + fraction * (target - hand), time);
+      if (!slower.ok()) return slower;
+      *step = *std::move(slower);
+      q = Unwrapped(*step);
+      if (Clamp(dt, q)) Rebuild(q, *step);
+      if (step->min_clearance >= std::min(0.0, clearance_)) break;
+    }
+    step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
+    if (step->status == StepStatus::kReached || step->status == StepStatus::kClampedUnreachable) {
+      step->status = AtSpeedLimit(dt, q) ? StepStatus::kVelocityLimited
+                                         : StepStatus::kAccelerationLimited;
+    }
+    tracker_.Restart(step->sites);
+    v_ = (q - q_) / dt;
+  } else {
+    v_ = (q - q_) / dt;
+  }
+  q_ = q;
+  time_ = time;
+  clearance_ = step->min_clearance;
+  answered_ = true;
+  return step;
+}
+
+Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkStep& step) const {
+  Eigen::VectorXd q(static_cast<int>(step.angles.size()));
+  for (int j = 0; j < q.size(); ++j) {
+    q[j] = answered_ ? NearestTurn(step.angles[j], q_[j]) : step.angles[j];
+  }
+  return q;
+}
+
+std::pair<double, double> RateLimitedTracker::VelocityRange(int j, double dt) const {
+  const JointRateLimit& limit = arm_->RateLimit(arm_->JointOfAngle(j));
+  // |v| <= v_max, |v - v_previous| <= a_max dt, and no faster towards a position limit than
+  // a stop at a_max allows (v^2 <= 2 a_max distance).
+  const double reach = limit.max_acceleration * dt;
+  double lo = std::max(-limit.max_velocity, v_[j] - reach);
+  double hi = std::min(limit.max_velocity, v_[j] + reach);
+  if (const std::optional<JointLimit> range = PositionLimit(j)) {
+    hi = std::min(hi, std::sqrt(2.0 * limit.max_acceleration * std::max(0.0, range->max - q_[j])));
+    lo = std::max(lo, -std::sqrt(2.0 * limit.max_acceleration * std::max(0.0, q_[j] - range->min)));
+  }
+  // An empty range (a velocity above a limit, e.g. a newly lowered one) brakes at a_max.
+  if (lo > hi) lo = hi = lo > 0.0 ? v_[j] - reach : v_[j] + reach;
+  return {lo, hi};
+}
+
+std::optional<JointLimit> RateLimitedTracker::PositionLimit(int j) const {
+  const auto& limits = arm_->spec().joint_limits;
+  const int joint = arm_->JointOfAngle(j);
+  const bool bend = arm_->planar() || j % 2 == 0;  // a spatial azimuth has no range
+  if (limits.empty() || joint == 0 || !bend) return std::nullopt;
+  return limits[joint - 1];
+}
+
+double RateLimitedTracker::FeasibleFraction(double dt, const Eigen::VectorXd& q) const {
+  double fraction = 1.0;
+  for (int j = 0; j < q.size(); ++j) {
+    const double wanted = (q[j] - q_[j]) / dt;
+    const auto [lo, hi] = VelocityRange(j, dt);
+    if (wanted > hi) fraction = std::min(fraction, std::max(0.0, hi) / wanted);
+    if (wanted < lo) fraction = std::min(fraction, std::min(0.0, lo) / wanted);
+  }
+  return fraction;
+}
+
+bool RateLimitedTracker::AtSpeedLimit(double dt, const Eigen::VectorXd& q) const {
+  for (int j = 0; j < q.size(); ++j) {
+    const double limit = arm_->RateLimit(arm_->JointOfAngle(j)).max_velocity;
+    if (std::abs(q[j] - q_[j]) >= limit * dt * (1.0 - 1e-9)) return true;
+  }
+  return false;
+}
+
+bool RateLimitedTracker::Clamp(double dt, Eigen::VectorXd& q) const {
+  bool clamped = false;
+  for (int j = 0; j < q.size(); ++j) {
+    const double wanted = (q[j] - q_[j]) / dt;
+    const auto [lo, hi] = VelocityRange(j, dt);
+    double v = std::clamp(wanted, lo, hi);
+    if (const std::optional<JointLimit> range = PositionLimit(j)) {
+      v = std::clamp(q_[j] + v * dt, range->min, range->max) / dt - q_[j] / dt;
+    }
+    if (v == wanted) continue;
+    clamped = true;
+    q[j] = q_[j] + v * dt;
+  }
+  return clamped;
+}
+
+bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkStep& step) {
+  absl::StatusOr<Eigen::Matrix3Xd> sites =
+      arm_->SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
+  if (!sites.ok()) return false;
+  step.sites = *std::move(sites);
+  step.angles = arm_->AnglesFromSites(step.sites);
+  step.min_clearance = tracker_.MinClearance(step.sites);
+  step.constraint_residual = arm_->chain_model().MaxRelativeViolation(step.sites);
+  if (step.min_clearance < 0.0) step.status = StepStatus::kInCollision;
+  return true;
+}
+
+}  // namespace ikd::ik
