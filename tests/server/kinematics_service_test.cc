@@ -440,6 +440,55 @@ TEST_F(KinematicsServiceTest, BadFieldsNameTheirPath) {
   EXPECT_THAT(ViolatedFields(Solve(request, &response)), Contains("target"));
 }
 
+// Rate limits on the wire: a negative or non-finite one is INVALID_ARGUMENT naming the field
+// and the bound; a path faster than the limits is an OK answer whose samples say which limit
+// they pass and whose summary gives the time scaling that makes them fit. Checked from the
+// returned positions: stretched by that scaling, the largest joint speed over the limit (own
+// finite differences) is at most 1.
+TEST_F(KinematicsServiceTest, RateLimitsAreValidatedAndReportedWithTheFeasibleScaling) {
+  v1::SolveTrajectoryRequest request = LineRequest(0.02);
+  request.mutable_arm()->mutable_spec()->mutable_default_rate_limit()->set_max_velocity(-1);
+  std::vector<v1::SolveTrajectoryResponse> messages;
+  grpc::Status status = SolveTrajectory(request, &messages);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status), Contains("arm.spec.default_rate_limit.max_velocity"));
+  EXPECT_THAT(status.error_message(), HasSubstr(">= 0"));
+  request = LineRequest(0.02);
+  for (int k = 0; k < 3; ++k) request.mutable_arm()->mutable_spec()->add_rate_limits();
+  request.mutable_arm()->mutable_spec()->mutable_rate_limits(2)->set_max_acceleration(INFINITY);
+  status = SolveTrajectory(request, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("arm.spec.rate_limits[2].max_acceleration"));
+  request.mutable_arm()->mutable_spec()->clear_rate_limits();
+  request.mutable_arm()->mutable_spec()->add_rate_limits();  // 1 of 3
+  status = SolveTrajectory(request, &messages);
+  EXPECT_THAT(ViolatedFields(status), Contains("arm.spec.rate_limits"));
+
+  // The 0.85 m line in 1 s needs joint speeds above 0.2 rad/s.
+  const double v_max = 0.2;
+  request = LineRequest(0.02);
+  request.mutable_arm()->mutable_spec()->mutable_default_rate_limit()->set_max_velocity(v_max);
+  messages.clear();
+  ASSERT_TRUE(SolveTrajectory(request, &messages).ok());
+  ASSERT_TRUE(messages.back().has_summary());
+  const v1::TrajectorySummary& summary = messages.back().summary();
+  EXPECT_GT(summary.velocity_limited(), 0);
+  EXPECT_GT(summary.feasible_time_scaling(), 1.0);
+  EXPECT_DOUBLE_EQ(summary.feasible_time_scaling(), summary.max_velocity_ratio());
+  double fastest = 0.0;  // rad/s, at the requested timing
+  int limited = 0;
+  for (size_t k = 1; k + 1 < messages.size(); ++k) {
+    const v1::JointState& now = messages[k].sample();
+    const v1::JointState& before = messages[k - 1].sample();
+    for (int j = 0; j < now.positions_size(); ++j) {
+      const double step = std::remainder(now.positions(j) - before.positions(j), 2 * M_PI);
+      fastest = std::max(fastest, std::abs(step) / (now.time() - before.time()));
+    }
+    limited += now.status() == v1::STEP_STATUS_VELOCITY_LIMITED;
+  }
+  EXPECT_EQ(limited, summary.velocity_limited());
+  EXPECT_NEAR(fastest / v_max, summary.feasible_time_scaling(), 1e-9);
+}
+
 // A client that cancels after two samples of a long trajectory gets CANCELLED; the server
 // stays healthy for the next call.
 TEST_F(KinematicsServiceTest, CancellationStopsTheStreamAndTheServerCarriesOn) {
