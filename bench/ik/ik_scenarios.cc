@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ik_bench.h"
+#include "bench_util.h"
 #include "ikd/ik/trajectory.h"
 
 namespace ikd::bench {
@@ -19,20 +20,13 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "ik_bench: %s\n", what.c_str());
-  std::exit(2);
-}
+[[noreturn]] void Die(const std::string& what) { DieIn("ik_bench", what); }
 
 template <class T>
 T Unwrap(absl::StatusOr<T> value, const char* what) {
-  if (!value.ok()) Die(std::string(what) + ": " + std::string(value.status().message()));
-  return *std::move(value);
+  return UnwrapIn("ik_bench", std::move(value), what);
 }
 
-// Uniform in [0, 1) from the raw 64-bit stream: portable across standard libraries, unlike
-// std::uniform_real_distribution, so the scenes are the same everywhere.
-double Uniform(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
 ik::Arm MakeArm(int limbs, bool planar, double total_length, double radius) {
   ik::ArmSpec spec;

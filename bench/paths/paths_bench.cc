@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "checker.h"
+#include "bench_util.h"
 #include "ikd/ik/path.h"
 #include "scenarios.h"
 
@@ -37,10 +38,7 @@ ABSL_FLAG(std::string, dump, "",
 namespace ikd::bench::paths {
 namespace {
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "paths_bench: %s\n", what.c_str());
-  std::exit(2);
-}
+[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
 
 struct Solver {
   const char* name;

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "bench_util.h"
 #include "ikd/ik/path.h"
 #include "ikd/ik/tracker.h"
 
@@ -25,20 +26,13 @@ constexpr double kLimitMargin = 0.1;  // rad the witness keeps from a position l
 constexpr double kMinBend = 0.3;      // rad: spatial bends stay above, so azimuths are defined
 constexpr double kRateFactor = 1.5;   // declared limits over the witness's maxima
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "paths_bench: %s\n", what.c_str());
-  std::exit(2);
-}
+[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
 
 template <class T>
 T Unwrap(absl::StatusOr<T> value, const char* what) {
-  if (!value.ok()) Die(std::string(what) + ": " + std::string(value.status().message()));
-  return *std::move(value);
+  return UnwrapIn("paths_bench", std::move(value), what);
 }
 
-// Uniform in [0, 1) from the raw 64-bit stream: portable across standard libraries, unlike
-// std::uniform_real_distribution, so the scenarios are the same everywhere.
-double Uniform(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 double Range(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * Uniform(rng); }
 int Count(std::mt19937_64& rng, int lo, int hi) {  // in [lo, hi]
   return lo + static_cast<int>(Uniform(rng) * (hi - lo + 1));
