@@ -701,9 +701,9 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
 
 // A chain arm's path of up to this many samples is planned as a whole (ik::PlanPath: the
 // driver, then the path-level optimizer and the rate check) on the worker that solves the
-// first sample; a longer one streams from the driver sample by sample (no whole-path
-// optimization or rate statuses), so that the memory held and the first sample's delay stay
-// bounded (a 10,000-sample plan of a 7-link arm: about 2 s and 3 MB).
+// first sample; a longer one, or one asked for without optimization, streams from the driver
+// sample by sample as each is solved (no rate statuses), so that the memory held and the
+// first sample's delay stay bounded (a 10,000-sample plan of a 7-link arm: about 2 s, 3 MB).
 constexpr size_t kMaxPlannedSamples = 10000;
 
 struct PlannedArmPath {
@@ -772,7 +772,7 @@ absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* co
   }
   auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
   const std::vector<std::string> names = JointNames(*(*problem)->arm);
-  if (times.size() > kMaxPlannedSamples) {
+  if (times.size() > kMaxPlannedSamples || !(*problem)->options.optimize_path) {
     absl::StatusOr<SampleSolver> driven = DrivenSamples(*problem, path);
     if (!driven.ok()) return driven.status();
     return TrajectoryPlan{*std::move(driven), names, {}};

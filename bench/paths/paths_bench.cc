@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "checker.h"
+#include "cost_case.h"
 #include "bench_util.h"
 #include "ikd/ik/path.h"
 #include "scenarios.h"
@@ -31,6 +32,9 @@ ABSL_FLAG(std::string, only, "",
 ABSL_FLAG(std::string, trace, "",
           "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
           "fastest and most accelerated angle, the least clearance and (spatial) bend");
+ABSL_FLAG(bool, cost, false,
+          "instead of the scenarios, time the issue's cost case (a 200-sample path of a 7-link "
+          "chain among 20 obstacles, 5 plans)");
 ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g); every column "
           "but the last (time) is deterministic");
@@ -413,6 +417,10 @@ int main(int argc, char** argv) {
   using namespace ikd::bench::paths;
   absl::SetProgramUsageMessage("witness-based joint-path benchmark of ikd::ik::PlanPath");
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_cost)) {
+    RunCostCase(5);
+    return 0;
+  }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const int count = absl::GetFlag(FLAGS_scenarios);
   if (count < 1) Die("--scenarios must be >= 1");

@@ -16,6 +16,9 @@ constexpr double kPi = std::numbers::pi;
 constexpr int kMaxIterations = 60;
 // The optimizer stops when an iteration lowers the path cost by less than this fraction.
 constexpr double kSettled = 1e-6;
+// ... or when kStallIterations iterations gained less than kStallGain of the cost.
+constexpr size_t kStallIterations = 8;
+constexpr double kStallGain = 0.01;
 // Weights of the path cost in sample units: acceleration, and a little least motion, which
 // fixes the redundant directions that acceleration alone leaves free.
 constexpr double kVelocityWeight = 1e-1;
@@ -72,8 +75,9 @@ class PathOptimizer {
     // Levenberg-Marquardt: a step that does not lower the cost is undone and the damping
     // raised; one that does is kept and the damping lowered.
     double cost = Evaluate(steps), damping = kInitialDamping;
+    std::vector<double> costs = {cost};  // after each iteration
     int iteration = 0;
-    while (iteration < kMaxIterations && damping <= kMaxDamping) {
+    while (iteration < kMaxIterations && damping <= kMaxDamping && !Stalled(costs)) {
       if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
       ++iteration;
       if (!Factor(steps, damping)) break;
@@ -91,6 +95,7 @@ class PathOptimizer {
         q_.row(k) = angles;
       }
       const double lowered = Evaluate(steps);
+      costs.push_back(std::min(cost, lowered));
       if (lowered < cost) {
         const bool settled = cost - lowered <= kSettled * cost;
         cost = lowered;
@@ -123,6 +128,13 @@ class PathOptimizer {
   };
 
   static bool Movable(const IkStep& step) { return step.status != StepStatus::kJointLimitBlocked; }
+
+  // The last kStallIterations iterations lowered the cost by less than kStallGain of it: the
+  // rest of the way is crawled by rejected steps around new contacts.
+  static bool Stalled(const std::vector<double>& costs) {
+    if (costs.size() <= kStallIterations) return false;
+    return costs.back() > (1.0 - kStallGain) * costs[costs.size() - 1 - kStallIterations];
+  }
   static double Square(double x) { return x * x; }
 
   // Joints with tighter acceleration limits weigh more: w_j = (a_min / a_max,j)^2.
@@ -164,7 +176,9 @@ class PathOptimizer {
     });
     contacts_.clear();
     for (int k = 1; k < n_; ++k) {
-      if (Movable(steps[k])) FindContacts(k, steps[k].sites);
+      // clearance_ is the sample's exact min clearance: nothing inside the contact distance
+      // when it is beyond it.
+      if (Movable(steps[k]) && clearance_[k] < contact_distance_) FindContacts(k, steps[k].sites);
     }
     penalty_.assign(n_, 0.0);
     for (const Contact& c : contacts_) penalty_[c.sample] += 0.5 * kContactWeight * c.gap * c.gap;
@@ -214,17 +228,19 @@ class PathOptimizer {
     }
   }
 
-  // d sites / d q_j for every angle j (3 x sites each): about the plane's normal through the
-  // joint's site for planar arms, forward differences of forward kinematics for spatial ones.
-  std::vector<Eigen::Matrix3Xd> SiteJacobians(const Eigen::Matrix3Xd& sites,
-                                              const Eigen::RowVectorXd& q) const {
-    std::vector<Eigen::Matrix3Xd> out(m_, Eigen::Matrix3Xd::Zero(3, sites.cols()));
+  // d sites / d q_j for every angle j (3 x sites each, in a buffer kept for the next call):
+  // about the plane's normal through the joint's site for planar arms, forward differences of
+  // forward kinematics for spatial ones.
+  const Eigen::Matrix3Xd* SiteJacobians(const Eigen::Matrix3Xd& sites, const Eigen::RowVectorXd& q) {
+    std::vector<Eigen::Matrix3Xd>& out = jacobians_;
+    out.resize(m_);
     if (arm_.planar()) {
       const Eigen::Vector3d normal = arm_.R_WB().col(2);
       for (int j = 0; j < m_; ++j) {
+        out[j].setZero(3, sites.cols());
         for (int i = j + 1; i < sites.cols(); ++i) out[j].col(i) = normal.cross(sites.col(i) - sites.col(j));
       }
-      return out;
+      return out.data();
     }
     constexpr double kDelta = 1e-7;
     std::vector<double> angles(q.data(), q.data() + m_);
@@ -234,14 +250,14 @@ class PathOptimizer {
       out[j] = (*arm_.SitesFromAngles(angles) - *base) / kDelta;
       angles[j] = q[j];
     }
-    return out;
+    return out.data();
   }
 
   // d (contact distance) / d q (1 x m) from the site Jacobians.
-  static Eigen::RowVectorXd ContactGradient(const Contact& c,
-                                            const std::vector<Eigen::Matrix3Xd>& jacobians) {
-    Eigen::RowVectorXd g(jacobians.size());
-    for (size_t j = 0; j < jacobians.size(); ++j) {
+  static Eigen::RowVectorXd ContactGradient(const Contact& c, const Eigen::Matrix3Xd* jacobians,
+                                            int m) {
+    Eigen::RowVectorXd g(m);
+    for (int j = 0; j < m; ++j) {
       const Eigen::Matrix3Xd& d = jacobians[j];
       Eigen::Vector3d moved = (1.0 - c.t) * d.col(c.limb) + c.t * d.col(c.limb + 1);
       if (c.other >= 0) moved -= (1.0 - c.other_t) * d.col(c.other) + c.other_t * d.col(c.other + 1);
@@ -257,7 +273,7 @@ class PathOptimizer {
   // right-hand side gradient_; false if it cannot be factored.
   bool Factor(const std::vector<IkStep>& steps, double damping) {
     const int size = n_ * (m_ + 3);
-    std::vector<Eigen::Triplet<double>> entries;
+    StartFill();
     Eigen::VectorXd& rhs = gradient_;
     rhs = Eigen::VectorXd::Zero(size);
     ForEachDifference([&](int j, double weight, Coefficients row) {
@@ -265,63 +281,75 @@ class PathOptimizer {
       for (const auto& [k, c] : row) value += c * q_(k, j);
       for (const auto& [k, ck] : row) {
         rhs[Index(k) + j] -= weight * value * ck;
-        for (const auto& [l, cl] : row) entries.emplace_back(Index(k) + j, Index(l) + j, weight * ck * cl);
+        for (const auto& [l, cl] : row) Add(Index(k) + j, Index(l) + j, weight * ck * cl);
       }
     });
     size_t next_contact = 0;
+    Eigen::MatrixXd& block = block_;  // the sample's contact and bend terms
     for (int k = 0; k < n_; ++k) {
       const int base = Index(k);
       const bool held = k == 0 || !Movable(steps[k]);
-      for (int j = 0; j < m_; ++j) entries.emplace_back(base + j, base + j, held ? kHeld : damping);
-      for (int i = 0; i < 3; ++i) entries.emplace_back(base + m_ + i, base + m_ + i, -kRegularization);
-      if (held) {
-        // The same pattern as the others, with zero coupling: the angles stay.
-        for (int i = 0; i < m_; ++i) {
-          rhs[base + i] = 0.0;
-          for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, 0.0);
-          for (int h = 0; h < 3; ++h) {
-            entries.emplace_back(base + m_ + h, base + i, 0.0);
-            entries.emplace_back(base + i, base + m_ + h, 0.0);
-          }
+      for (int j = 0; j < m_; ++j) Add(base + j, base + j, held ? kHeld : damping);
+      for (int i = 0; i < 3; ++i) Add(base + m_ + i, base + m_ + i, -kRegularization);
+      block.setZero(m_, m_);
+      // Held samples keep the same pattern with zero coupling: their angles stay.
+      const Eigen::Matrix3Xd* jacobians = held ? nullptr : SiteJacobians(steps[k].sites, q_.row(k));
+      if (!held) {
+        for (int j : BendIndices()) {
+          const double gap = kMinBend - q_(k, j);
+          if (gap <= 0.0) continue;
+          block(j, j) += kBendWeight;
+          rhs[base + j] += kBendWeight * gap;
         }
-        continue;
+        for (; next_contact < contacts_.size() && contacts_[next_contact].sample == k; ++next_contact) {
+          const Contact& c = contacts_[next_contact];
+          const Eigen::RowVectorXd g = ContactGradient(c, jacobians, m_);
+          block += kContactWeight * g.transpose() * g;
+          rhs.segment(base, m_) += kContactWeight * c.gap * g.transpose();
+        }
+      } else {
+        rhs.segment(base, m_).setZero();
       }
-      for (int j : BendIndices()) {
-        const double gap = kMinBend - q_(k, j);
-        if (gap <= 0.0) continue;
-        entries.emplace_back(base + j, base + j, kBendWeight);
-        rhs[base + j] += kBendWeight * gap;
-      }
-      const std::vector<Eigen::Matrix3Xd> jacobians = SiteJacobians(steps[k].sites, q_.row(k));
-      // A full block per sample, so that the pattern (analyzed once) never changes.
       for (int i = 0; i < m_; ++i) {
-        for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, 0.0);
-      }
-      for (; next_contact < contacts_.size() && contacts_[next_contact].sample == k; ++next_contact) {
-        const Contact& c = contacts_[next_contact];
-        const Eigen::RowVectorXd g = ContactGradient(c, jacobians);
-        for (int i = 0; i < m_; ++i) {
-          rhs[base + i] += kContactWeight * c.gap * g[i];
-          for (int j = 0; j < m_; ++j) entries.emplace_back(base + i, base + j, kContactWeight * g[i] * g[j]);
-        }
+        for (int j = 0; j < m_; ++j) Add(base + i, base + j, block(i, j));
       }
       // The hand stays on the path: J dq = 0.
-      const int hand = arm_.hand();
       for (int i = 0; i < 3; ++i) {
         for (int j = 0; j < m_; ++j) {
-          entries.emplace_back(base + m_ + i, base + j, jacobians[j](i, hand));
-          entries.emplace_back(base + j, base + m_ + i, jacobians[j](i, hand));
+          const double d = held ? 0.0 : jacobians[j](i, arm_.hand());
+          Add(base + m_ + i, base + j, d);
+          Add(base + j, base + m_ + i, d);
         }
       }
     }
-    Eigen::SparseMatrix<double> kkt(size, size);
-    kkt.setFromTriplets(entries.begin(), entries.end());
-    if (!analyzed_) {
-      ldlt_.analyzePattern(kkt);
-      analyzed_ = true;
-    }
-    ldlt_.factorize(kkt);
+    FinishFill(size);
+    ldlt_.factorize(kkt_);
     return ldlt_.info() == Eigen::Success;
+  }
+
+  // The KKT matrix is filled in the same order every time (a fixed pattern): the first fill
+  // collects triplets and finds each one's slot among the stored values; later fills add
+  // straight into the slots.
+  void StartFill() {
+    next_slot_ = 0;
+    if (!slots_.empty()) std::fill(kkt_.valuePtr(), kkt_.valuePtr() + kkt_.nonZeros(), 0.0);
+  }
+  void Add(int i, int j, double value) {
+    if (slots_.empty()) {
+      triplets_.emplace_back(i, j, value);
+    } else {
+      kkt_.valuePtr()[slots_[next_slot_++]] += value;
+    }
+  }
+  void FinishFill(int size) {
+    if (!slots_.empty()) return;
+    kkt_.resize(size, size);
+    kkt_.setFromTriplets(triplets_.begin(), triplets_.end());
+    for (const Eigen::Triplet<double>& t : triplets_) {
+      slots_.push_back(static_cast<int>(&kkt_.coeffRef(t.row(), t.col()) - kkt_.valuePtr()));
+    }
+    triplets_.clear();
+    ldlt_.analyzePattern(kkt_);
   }
 
   // The angle steps (rows: samples) of the factored system for a right-hand side; zero where
@@ -436,8 +464,13 @@ class PathOptimizer {
   std::vector<Contact> scratch_;
   LimbPairCulling culling_;
   Eigen::VectorXd gradient_;  // right-hand side of the last Factor
+  Eigen::SparseMatrix<double> kkt_;
+  std::vector<Eigen::Triplet<double>> triplets_;  // of the first fill
+  std::vector<int> slots_;                        // of every Add, in order
+  size_t next_slot_ = 0;
+  std::vector<Eigen::Matrix3Xd> jacobians_;
+  Eigen::MatrixXd block_;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
-  bool analyzed_ = false;
 };
 
 }  // namespace

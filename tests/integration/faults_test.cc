@@ -363,6 +363,9 @@ TEST_F(FaultsTest, SigtermDrainsCallsInFlight) {
   constexpr int kSamples = 201;
   v1::SolveTrajectoryRequest request = DemoTrajectory(2.0, 0.01, 200);
   request.mutable_options()->set_max_step_fraction(0.0005);  // 0.1 mm sub-steps: slow samples
+  // Streamed as solved (a planned path would be solved whole before its first sample), so the
+  // streams are still running when the drain starts.
+  request.mutable_options()->set_no_path_optimization(true);
   std::atomic<int> read[2] = {0, 0};
   std::vector<TrajectoryResult> results(2);
   std::vector<std::thread> streams;
