@@ -689,6 +689,11 @@ std::string SummaryLine(const v1::TrajectorySummary& summary) {
                     summary.velocity_limited(), " max_rotation_error=",
                     absl::StrFormat("%.3e", summary.max_rotation_error()));
   }
+  if (summary.feasible_time_scaling() > 0) {  // the arm declares rate limits
+    absl::StrAppend(&line, " velocity_limited=", summary.velocity_limited(),
+                    " acceleration_limited=", summary.acceleration_limited(),
+                    " feasible_time_scaling=", Number(summary.feasible_time_scaling()));
+  }
   absl::StrAppend(&line, " solve_seconds=", Number(summary.solve_seconds()));
   return line;
 }

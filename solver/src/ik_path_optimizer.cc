@@ -180,9 +180,7 @@ class PathOptimizer {
       // when it is beyond it.
       if (Movable(steps[k]) && clearance_[k] < contact_distance_) FindContacts(k, steps[k].sites);
     }
-    penalty_.assign(n_, 0.0);
-    for (const Contact& c : contacts_) penalty_[c.sample] += 0.5 * kContactWeight * c.gap * c.gap;
-    for (double p : penalty_) cost += p;
+    for (const Contact& c : contacts_) cost += 0.5 * kContactWeight * c.gap * c.gap;
     for (int k = 1; k < n_; ++k) {
       for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(std::max(0.0, kMinBend - q_(k, j)));
     }
@@ -460,7 +458,6 @@ class PathOptimizer {
   Eigen::MatrixXd q_;
   std::vector<double> clearance_;
   std::vector<Contact> contacts_;  // by sample, ascending
-  std::vector<double> penalty_;    // contact cost per sample at q_
   std::vector<Contact> scratch_;
   LimbPairCulling culling_;
   Eigen::VectorXd gradient_;  // right-hand side of the last Factor
