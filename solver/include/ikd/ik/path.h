@@ -27,6 +27,7 @@
 //    linearized along their contact normals; a spatial joint's bend is kept from straightening
 //    (below 0.2 rad its azimuth turns fast for a small move of the limb). A step that does not
 //    lower the cost is undone and the damping raised. The first sample stays where the arm is.
+//    Arms of more than 32 joint angles (its cost grows with their cube) keep the driver's path.
 // 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
 //    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the smallest stretch of
@@ -63,7 +64,7 @@ struct PathSummary {
   // requested timing does; 0 when the arm declares no rate limits.
   double feasible_time_scaling = 0.0;
   int start = 0;  // the driver start the path came from (0: the options' seed)
-  int optimizer_iterations = 0;  // 0: not optimized
+  int optimizer_iterations = 0;  // 0: not optimized (off, under 3 samples, over 32 angles)
 
   // Every sample reached, clear and within the rate limits.
   bool IsSolutionUsable() const { return reached == samples; }
