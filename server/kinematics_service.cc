@@ -821,7 +821,7 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequ
                             : tracker->MoveTo(target, t - previous->time());
     return RobotJointState(*problem->robot, result, target, t, previous);
   };
-  return TrajectoryPlan{std::move(solve), RobotJointNames(*(*problem)->robot)};
+  return TrajectoryPlan{std::move(solve), RobotJointNames(*(*problem)->robot), {}};
 }
 
 }  // namespace
