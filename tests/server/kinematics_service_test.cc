@@ -85,6 +85,9 @@ v1::IkOptions SlowOptions() {
   options.set_trials_per_step(kSlowTrials);
   options.set_patience(-1);
   options.set_explore_unconstrained(true);  // trials also in free space: a steady cost
+  // Streamed sample by sample as solved: a path optimized as a whole would be solved entirely
+  // (minutes at this cost) before its first sample goes out.
+  options.set_no_path_optimization(true);
   return options;
 }
 
