@@ -204,8 +204,11 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   context.set_wait_for_ready(true);
-  auto reader = kinematics->SolveTrajectory(&context, Sweep(Point(1.0, 0.45, 0.3), kDuration,
-                                                             kPeriod));
+  // Streamed as solved (no whole-path optimization): the stream is under way when the replica
+  // dies, and a 5001-sample plan would not even start within the deadline under TSan.
+  v1::SolveTrajectoryRequest sweep = Sweep(Point(1.0, 0.45, 0.3), kDuration, kPeriod);
+  sweep.mutable_options()->set_no_path_optimization(true);
+  auto reader = kinematics->SolveTrajectory(&context, sweep);
   v1::SolveTrajectoryResponse response;
   v1::JointState last;
   int first_samples = 0;
@@ -236,6 +239,7 @@ TEST_F(ReplicasTest, KilledReplicaMidStreamClientCompletesOnAnother) {
   // answers: the channel may first pick the dead one before it notices.
   v1::SolveTrajectoryRequest rest = Sweep(last.target(), kDuration - last.time(), kPeriod);
   *rest.mutable_initial_positions() = last.positions();
+  rest.mutable_options()->set_no_path_optimization(true);
   std::vector<v1::JointState> resumed;
   std::optional<v1::TrajectorySummary> summary;
   int served_by = -1, retries = 0;
