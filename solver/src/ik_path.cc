@@ -165,7 +165,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   }
   auto best = TrackPath(arm, scene, trajectory, times, options, initial_sites, stop);
   if (!best.ok()) return best.status();
-  PathResult result;
+  int best_start = 0;
   for (int start = 1; start <= kExtraStarts && Failures(*best) > 0; ++start) {
     IkOptions other = options;
     other.seed = StartSeed(options.seed, start);
@@ -173,9 +173,10 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     if (!path.ok()) return path.status();
     if (Failures(*path) < Failures(*best)) {
       best = std::move(path);
-      result.summary.start = start;
+      best_start = start;
     }
   }
+  PathResult result;
   result.steps = *std::move(best);
   int iterations = 0;
   if (options.optimize_path && result.steps.size() >= 3 && arm.num_angles() <= kMaxOptimizedAngles) {
@@ -185,9 +186,8 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     if (!ran.ok()) return ran.status();
     iterations = *ran;
   }
-  const int start = result.summary.start;
   result.summary = SummarizePath(arm, result.steps);
-  result.summary.start = start;
+  result.summary.start = best_start;
   result.summary.optimizer_iterations = iterations;
   return result;
 }
