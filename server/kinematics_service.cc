@@ -21,6 +21,8 @@
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/robot/robot_ik.h"
+#include "ikd/robot/robot_path.h"
+#include "ikd/robot/robot_rate_limit.h"
 #include "robot_cache.h"
 #include "robot_conversions.h"
 
@@ -545,11 +547,11 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
       robot_problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
     }
     stream_scene_ = robot_problem_->scene.get();
-    absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
+    absl::StatusOr<robot::RateLimitedRobotTracker> tracker = robot::RateLimitedRobotTracker::Create(
         *robot_problem_->robot, PathOptions(robot_problem_->options), robot_problem_->initial,
         robot_problem_->scene.get());
     if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
-    robot_tracker_ = std::make_unique<robot::RobotTracker>(*std::move(tracker));
+    robot_tracker_ = std::make_unique<robot::RateLimitedRobotTracker>(*std::move(tracker));
     joint_names_ = RobotJointNames(*robot_problem_->robot);
     HandToGrpc(this);
     StartRead(&request_);
@@ -605,10 +607,9 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
     last_time_ = target.time();
     auto solve = [this, tool = *tool, t = target.time()] {
-      // The first target as a single pose (restarts included), as in SolveTrajectory.
-      const robot::RobotIkResult result =
-          solved_ == 0 ? robot_tracker_->Solve(tool)
-                       : robot_tracker_->MoveTo(tool, t - response_.state().time());
+      // The first target as a single pose (restarts included), as in SolveTrajectory; later
+      // ones within the joints' rate limits from the last answer (robot_rate_limit.h).
+      const robot::RobotIkResult result = robot_tracker_->StepTo(tool, t);
       Write(RobotJointState(*robot_problem_->robot, result, tool, t,
                             solved_ == 0 ? nullptr : &response_.state()));
     };
@@ -649,7 +650,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   std::shared_ptr<IkProblem> problem_;
   std::unique_ptr<ik::RateLimitedTracker> tracker_;
   std::shared_ptr<RobotProblem> robot_problem_;
-  std::unique_ptr<robot::RobotTracker> robot_tracker_;
+  std::unique_ptr<robot::RateLimitedRobotTracker> robot_tracker_;
   std::vector<std::string> joint_names_;
   ik::Scene* stream_scene_ = nullptr;  // the configured arm's private scene copy
   int64_t solved_ = 0;
@@ -789,10 +790,55 @@ absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* co
                         std::move(complete)};
 }
 
-absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequest& request,
+struct PlannedRobotPath {
+  std::optional<robot::RobotPathResult> result;
+  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
+};
+
+// The tool target of every sample time, the orientation held throughout (or none).
+std::vector<robot::ToolTarget> ToolTargets(const ik::Trajectory& path,
+                                           const std::vector<double>& times,
+                                           const std::optional<Eigen::Quaterniond>& orientation) {
+  std::vector<robot::ToolTarget> targets(times.size());
+  for (size_t k = 0; k < times.size(); ++k) {
+    targets[k].position = path.PositionAt(times[k]);
+    targets[k].orientation = orientation;
+  }
+  return targets;
+}
+
+// An industrial arm's path of up to kMaxPlannedSamples samples is planned as a whole
+// (robot::PlanRobotPath: least joint motion per step, then the rate check) on the worker that
+// solves the first sample; a longer one, or one asked for without optimization, streams sample
+// by sample from the same tracker (no acceleration statuses).
+SampleSolver PlannedRobotSamples(grpc::CallbackServerContext* context,
+                                 std::shared_ptr<RobotProblem> problem,
+                                 std::vector<robot::ToolTarget> targets, std::vector<double> times,
+                                 std::shared_ptr<PlannedRobotPath> planned) {
+  return [context, problem, planned, targets = std::move(targets), times = std::move(times)](
+             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    if (!planned->result) {
+      const robot::RobotStopCheck stop = [context] {
+        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+      };
+      absl::StatusOr<robot::RobotPathResult> result =
+          robot::PlanRobotPath(*problem->robot, problem->scene.get(), targets, times,
+                               problem->options, problem->initial, stop);
+      if (!result.ok()) return result.status();
+      planned->result = *std::move(result);
+    }
+    const size_t k = planned->next++;
+    return RobotJointState(*problem->robot, planned->result->samples.at(k), targets.at(k), t,
+                           previous);
+  };
+}
+
+absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(grpc::CallbackServerContext* context,
+                                                   const v1::SolveTrajectoryRequest& request,
                                                    const ResolvedArmSpec& arm,
-                                                   ik::Trajectory trajectory, ModelStore& store,
-                                                   const ModelLimits& limits) {
+                                                   ik::Trajectory trajectory,
+                                                   const std::vector<double>& times,
+                                                   ModelStore& store, const ModelLimits& limits) {
   absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
       MakeRobotProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
                        "initial_positions", store, limits);
@@ -802,26 +848,41 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(const v1::SolveTrajectoryRequ
       ToolTargetFromProto(v1::Vector3(), "trajectory", request.has_tool_orientation(),
                           request.tool_orientation(), "tool_orientation");
   if (!start.ok()) return start.status();
+  // The tracker is made here, so that a bad start configuration is refused up front.
   absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
       *(*problem)->robot, PathOptions((*problem)->options), (*problem)->initial,
       (*problem)->scene.get());
   if (!tracker.ok()) return tracker.status();
-  auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
   auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
+  const std::vector<std::string> names = RobotJointNames(*(*problem)->robot);
+  if (times.size() <= kMaxPlannedSamples && !request.options().no_path_optimization()) {
+    auto planned = std::make_shared<PlannedRobotPath>();
+    auto complete = [planned](v1::TrajectorySummary& summary) {
+      if (!planned->result) return;
+      const robot::RobotPathSummary& s = planned->result->summary;
+      summary.set_feasible_time_scaling(s.feasible_time_scaling);
+      summary.set_max_velocity_ratio(s.max_velocity_ratio);
+      summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+    };
+    return TrajectoryPlan{
+        PlannedRobotSamples(context, *problem, ToolTargets(*path, times, start->orientation),
+                            times, planned),
+        names, std::move(complete)};
+  }
+  auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
   SampleSolver solve = [problem = *problem, tracker = shared_tracker, path,
                         orientation = start->orientation](
                            double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
     robot::ToolTarget target;
     target.position = path->PositionAt(t);
     target.orientation = orientation;
-    // The first target is a single-pose solve (restarts included), so that a start at a
-    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
+    // As robot::PlanRobotPath: the first target is a single-pose solve, later ones continue.
     const robot::RobotIkResult result =
         previous == nullptr ? tracker->Solve(target)
                             : tracker->MoveTo(target, t - previous->time());
     return RobotJointState(*problem->robot, result, target, t, previous);
   };
-  return TrajectoryPlan{std::move(solve), RobotJointNames(*(*problem)->robot), {}};
+  return TrajectoryPlan{std::move(solve), names, {}};
 }
 
 }  // namespace
@@ -904,7 +965,8 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
   }
   absl::StatusOr<TrajectoryPlan> plan =
       arm->spec.has_robot()
-          ? PlanRobotTrajectory(*request, *arm, *std::move(trajectory), *store_, model_limits_)
+          ? PlanRobotTrajectory(context, *request, *arm, *std::move(trajectory), *times, *store_,
+                                model_limits_)
           : PlanArmTrajectory(context, *request, *arm, *std::move(trajectory), *times, *store_,
                               model_limits_, limits_);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());

@@ -264,6 +264,9 @@ absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
     case robot::RobotIkStatus::kNotConverged: out.set_status(v1::STEP_STATUS_NOT_CONVERGED); break;
     case robot::RobotIkStatus::kVelocityLimitExceeded: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
     case robot::RobotIkStatus::kInCollision: out.set_status(v1::STEP_STATUS_IN_COLLISION); break;
+    case robot::RobotIkStatus::kAccelerationLimitExceeded:
+      out.set_status(v1::STEP_STATUS_ACCELERATION_LIMITED);
+      break;
   }
   if (std::isfinite(result.min_clearance)) out.set_min_clearance(result.min_clearance);
   out.set_trials_accepted(result.trials_accepted);

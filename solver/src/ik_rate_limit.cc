@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ik_path_optimizer.h"
+#include "rate_range.h"
 
 namespace ikd::ik {
 
@@ -71,18 +72,11 @@ Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkStep& step) const {
 
 std::pair<double, double> RateLimitedTracker::VelocityRange(int j, double dt) const {
   const JointRateLimit& limit = arm_->RateLimit(arm_->JointOfAngle(j));
-  // |v| <= v_max, |v - v_previous| <= a_max dt, and no faster towards a position limit than
-  // a stop at a_max allows (v^2 <= 2 a_max distance).
-  const double reach = limit.max_acceleration * dt;
-  double lo = std::max(-limit.max_velocity, v_[j] - reach);
-  double hi = std::min(limit.max_velocity, v_[j] + reach);
+  ikd::internal::JointRate rate{limit.max_velocity, limit.max_acceleration, std::nullopt};
   if (const std::optional<JointLimit> range = PositionLimit(j)) {
-    hi = std::min(hi, std::sqrt(2.0 * limit.max_acceleration * std::max(0.0, range->max - q_[j])));
-    lo = std::max(lo, -std::sqrt(2.0 * limit.max_acceleration * std::max(0.0, q_[j] - range->min)));
+    rate.range = std::make_pair(range->min, range->max);
   }
-  // An empty range (a velocity above a limit, e.g. a newly lowered one) brakes at a_max.
-  if (lo > hi) lo = hi = lo > 0.0 ? v_[j] - reach : v_[j] + reach;
-  return {lo, hi};
+  return ikd::internal::VelocityRange(rate, q_[j], v_[j], dt);
 }
 
 std::optional<JointLimit> RateLimitedTracker::PositionLimit(int j) const {
@@ -96,10 +90,8 @@ std::optional<JointLimit> RateLimitedTracker::PositionLimit(int j) const {
 double RateLimitedTracker::FeasibleFraction(double dt, const Eigen::VectorXd& q) const {
   double fraction = 1.0;
   for (int j = 0; j < q.size(); ++j) {
-    const double wanted = (q[j] - q_[j]) / dt;
-    const auto [lo, hi] = VelocityRange(j, dt);
-    if (wanted > hi) fraction = std::min(fraction, std::max(0.0, hi) / wanted);
-    if (wanted < lo) fraction = std::min(fraction, std::min(0.0, lo) / wanted);
+    fraction = std::min(fraction,
+                        ikd::internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt)));
   }
   return fraction;
 }

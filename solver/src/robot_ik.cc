@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ikd/robot/seed_atlas.h"
+#include "robot_motion.h"
 
 namespace ikd::robot {
 namespace {
@@ -165,6 +166,7 @@ const char* RobotIkStatusName(RobotIkStatus status) {
     case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
     case RobotIkStatus::kVelocityLimitExceeded: return "VELOCITY_LIMIT_EXCEEDED";
     case RobotIkStatus::kInCollision: return "IN_COLLISION";
+    case RobotIkStatus::kAccelerationLimitExceeded: return "ACCELERATION_LIMIT_EXCEEDED";
   }
   return "UNKNOWN";
 }
@@ -212,6 +214,7 @@ RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Pr
       pose_(std::move(pose)),
       scene_(scene),
       rng_(options.seed),
+      motion_weights_(internal::MotionWeights(robot)),
       sigma_(kInitialSigmaFraction * robot.spacing()),
       bisection_limit_(options.max_bisections) {}
 
@@ -294,6 +297,7 @@ void RobotTracker::AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_befo
 
 void RobotTracker::Reset(const Eigen::VectorXd& q) {
   q_ = q;
+  posture_ = q;
   sites_ = robot_->SitesFromAngles(q);
   last_interval_ = 0.0;  // a jump: nothing to extrapolate
 }
@@ -306,12 +310,23 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   const double interval = (t1 - t0) * path.travel;
   const Eigen::Isometry3d X_step = Interpolate(path.start, path.goal, t1);
   Eigen::Matrix3Xd sites = sites_;
-  if (last_interval_ > 0.0) {
+  if (solving_ && last_interval_ > 0.0) {
     sites += (interval / last_interval_) * last_motion_;
-  } else {
+  } else if (solving_) {
     // The first step of a start: from the joint-space step (3-4 Newton iterations instead of
     // 5-8, and fewer failed first steps; a secant costs nothing and does as well after it).
-    sites = JointSpacePrediction(X_step, path.mode);
+    sites = robot_->SitesFromAngles(
+        q_ + internal::ToolStep(*robot_, q_, X_step, path.mode,
+                                Eigen::VectorXd::Ones(q_.size()), Eigen::VectorXd::Zero(q_.size())));
+  } else {
+    // A path's step: the least joint motion weighted by the velocity limits, drawn off the
+    // joint limits in the redundant directions. A secant would carry the last step's motion
+    // in the redundant directions on for ever (a drift that makes slow tools need fast joints).
+    Eigen::VectorXd weights = motion_weights_, preferred;
+    internal::AvoidLimits(*robot_, q_, interval / robot_->spacing(), weights, preferred);
+    internal::PullToPosture(q_, posture_, interval / robot_->spacing(), preferred);
+    sites = robot_->SitesFromAngles(
+        q_ + internal::ToolStep(*robot_, q_, X_step, path.mode, weights, preferred));
   }
   const auto tool = robot_->ToolSitesFor(X_step);
   const auto& ids = robot_->tool_sites();
@@ -349,26 +364,6 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   sites_ = std::move(sites);
   AvoidObstacles(path.mode, q_before, result);
   return true;
-}
-
-Eigen::Matrix3Xd RobotTracker::JointSpacePrediction(const Eigen::Isometry3d& X_goal,
-                                                     TargetMode mode) const {
-  const Eigen::Isometry3d X_now = ToolPose(robot_->spec(), q_);
-  Eigen::MatrixXd J = ToolJacobian(robot_->spec(), q_);
-  Eigen::VectorXd dx(6);
-  dx.head<3>() = X_goal.translation() - X_now.translation();
-  const Eigen::AngleAxisd turn(X_goal.linear() * X_now.linear().transpose());
-  dx.tail<3>() = turn.angle() * turn.axis();
-  if (mode == TargetMode::kPosition) {
-    J.conservativeResize(3, Eigen::NoChange);
-    dx.conservativeResize(3);
-  }
-  // Damped least squares (Wampler): finite near a singularity.
-  const double damping = 1e-2 * robot_->spacing();
-  Eigen::MatrixXd gram = J * J.transpose();
-  gram.diagonal().array() += damping * damping;
-  const Eigen::VectorXd dq = J.transpose() * gram.ldlt().solve(dx);
-  return robot_->SitesFromAngles(q_ + dq);
 }
 
 bool RobotTracker::Polish(TargetMode mode, RobotIkResult& result) {
@@ -537,12 +532,15 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
     projections += result.projections;
     result.restarts = attempt;
     result.projections = projections;
-    if (result.status == RobotIkStatus::kSolved) return result;
+    if (result.status == RobotIkStatus::kSolved) {
+      posture_ = q_;  // a path from here keeps to the answer's posture
+      return result;
+    }
     if (attempt == 0 || result.position_error < best.position_error) best = std::move(result);
   }
   best.restarts = options_.max_restarts;
   best.projections = projections;
-  Reset(best.q);  // the tracker stays where the answer is
+  Reset(best.q);  // the tracker stays where the answer is (its posture too)
   return best;
 }
 

@@ -163,12 +163,16 @@ TEST_F(IntegrationTest, MockArmIndustrialArmStaysClearOfABall) {
   RunResult run = RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=20s",
                               "--arm_file=" + arm, "--scene_file=" + scene, "--path=line",
                               "--line=" + line, "--rate_hz=50", "--duration=1", "--realtime=false",
-                              "--approach=false", "--min_reached_fraction=1"},
+                              "--approach=false", "--min_reached_fraction=0.95"},
                              std::chrono::seconds(30));
+  // The trial that moves the links off the ball turns some joint faster than the Panda's
+  // acceleration limit allows in one period: Track answers that sample ACCELERATION_LIMITED
+  // with the tool lagging (0.25 mm), within the limits, and catches up.
   ASSERT_EQ(run.exit_code, 0) << Describe(run);
   auto summary = KeyValues(run.out);
   EXPECT_EQ(summary["collisions"], "0");
   EXPECT_EQ(summary["limit_violations"], "0");
+  EXPECT_EQ(summary["servo_overruns"], "0");
   EXPECT_EQ(summary["passed"], "true");
   ASSERT_NE(summary["min_clearance"], "none");
   EXPECT_GE(std::stod(summary["min_clearance"]), 0.0);

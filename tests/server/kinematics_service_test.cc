@@ -725,6 +725,18 @@ TEST_F(KinematicsServiceTest, IndustrialArmFollowsAFullPoseLine) {
   const v1::TrajectorySummary& summary = messages.back().summary();
   EXPECT_DOUBLE_EQ(summary.fraction_reached(), 1.0);
   EXPECT_LT(summary.max_rotation_error(), 1e-5);
+  // The whole path is planned and rate-checked: the summary's velocity ratio is the largest
+  // joint speed over the Panda's datasheet limit, from the returned positions.
+  double fastest = 0.0;
+  for (size_t k = 1; k + 1 < messages.size(); ++k) {
+    const Eigen::VectorXd dq = Positions(messages[k].sample()) - Positions(messages[k - 1].sample());
+    for (int j = 0; j < 7; ++j) {
+      fastest = std::max(fastest, std::abs(dq[j]) / 0.04 / panda.joints[j].limits->max_velocity);
+    }
+  }
+  EXPECT_NEAR(summary.max_velocity_ratio(), fastest, 1e-9);
+  EXPECT_GT(summary.feasible_time_scaling(), 0.0);
+  EXPECT_LE(summary.feasible_time_scaling(), 1.0);
 }
 
 // Stored from a URDF through the ModelService, used by name in Solve (position target from

@@ -8,7 +8,12 @@
 // limits), so a redundant arm goes on with its other joints. A single-pose solve starts from
 // the robot's seed atlas entry or the given configuration whose tool is nearest the target
 // (SolveStarts) and restarts from the next nearest, then from seeds drawn from the options'
-// seed, so a solve is deterministic.
+// seed, so a solve is deterministic. The steps of a path (MoveTo outside a Solve) start from
+// the least joint motion, weighted by the joints' velocity limits, that moves the tool
+// (Whitney's weighted resolved rate), with the redundant directions drawing joints off their
+// limits and back to the path's starting posture (robot_motion.h): slow tool motion never
+// needs fast joints, and a closed tool path gives a closed joint path. A single-pose Solve
+// steps by secant (its path is only a way to get there).
 //
 //   auto robot = ikd::robot::Robot::Create(ikd::robot::presets::Panda());
 //   auto target = ikd::robot::ToolTarget::Pose(p_WT, quaternion_WT);  // or ::Position(p_WT)
@@ -90,6 +95,9 @@ enum class RobotIkStatus {
   // (RobotTracker::MoveTo with a duration): the controller must slow the path down.
   kVelocityLimitExceeded,
   kInCollision,  // reached, but a link capsule intersects an obstacle (no way out was found)
+  // Reached within the velocity limits, but a joint's acceleration over its neighbouring
+  // samples passes its limit (set by the path's rate check, robot_path.h).
+  kAccelerationLimitExceeded,
 };
 const char* RobotIkStatusName(RobotIkStatus status);
 
@@ -144,15 +152,16 @@ class RobotTracker {
   static constexpr int kAtlasStarts = 8;
 
   const Eigen::VectorXd& q() const { return q_; }
+  // Min clearance of the link capsules of q to the scene (+infinity without one).
+  double MinClearance(const Eigen::VectorXd& q) const;
   const Eigen::Matrix3Xd& sites() const { return sites_; }
-  // Jumps to joint values q (a restart seed); sizes are the caller's to check.
+  // Jumps to joint values q (a restart seed; the posture later path steps keep to); sizes are
+  // the caller's to check.
   void Reset(const Eigen::VectorXd& q);
 
  private:
   RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
                Projectors pose, const ik::Scene* scene);
-  // Min clearance of the link capsules of q to the scene (+infinity without one).
-  double MinClearance(const Eigen::VectorXd& q) const;
   // Clearance below the margin and joint motion from q_before: what step (c) lowers.
   double Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const;
   // Whether every joint of q is within its velocity limit from the move's start over its
@@ -170,9 +179,6 @@ class RobotTracker {
   // on failure. False when blocked (limit) or not converged; the tracker then keeps its state.
   bool Step(const Path& path, double t0, double t1, int depth, RobotIkResult& result,
             bool& limit_hit);
-  // The sites of the joint values one damped least-squares step from q_ towards tool pose
-  // X_goal: the first step's predictor, when no step before it gives a secant.
-  Eigen::Matrix3Xd JointSpacePrediction(const Eigen::Isometry3d& X_goal, TargetMode mode) const;
   // Locks every joint of q outside its limits at the bound it crossed; false when a locked
   // joint is crossed again or the locked set cannot be built.
   bool LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode);
@@ -221,6 +227,10 @@ class RobotTracker {
   double move_duration_ = 0.0;
   const ik::Scene* scene_ = nullptr;
   std::mt19937_64 rng_;
+  Eigen::VectorXd motion_weights_;  // internal::MotionWeights: a path step's metric
+  // The configuration a path started from (Create, Reset, a solved Solve): path steps of a
+  // redundant arm are drawn back to it (internal::PullToPosture).
+  Eigen::VectorXd posture_;
   double sigma_ = 0.0;  // trial displacement (m), adapted by the 1/5 success rule
   int bisection_limit_ = 0;  // halvings of a step in the current attempt
   bool solving_ = false;     // in a Solve: steps project with Projectors::Reach

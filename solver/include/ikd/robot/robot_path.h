@@ -1,0 +1,77 @@
+// Joint paths of industrial arms for a tool path known in full (SolveTrajectory), the
+// counterpart of ik/path.h for the chain arms.
+//
+//   std::vector<ikd::robot::ToolTarget> targets = ...;   // one per sample time
+//   auto plan = ikd::robot::PlanRobotPath(*robot, scene, targets, times, options, q0);
+//   if (!plan->summary.IsSolutionUsable()) std::puts(plan->summary.BriefReport().c_str());
+//   for (const ikd::robot::RobotIkResult& s : plan->samples) { /* s.q, s.status */ }
+//
+// 1. The first sample is a single-pose solve from q0 (its branch first: SolveStarts::kGivenFirst,
+//    so that a start at a singular home still gets going); every later one continues from the
+//    last (RobotTracker::MoveTo over the sample interval), whose steps take the least joint
+//    motion, weighted by the joints' velocity limits, that keeps the tool on its path, and use
+//    the redundant directions to keep away from the joint limits (robot_ik.h).
+// 2. The rate check: joint velocities and accelerations (finite differences of q) against the
+//    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
+//    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
+//    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
+// Deterministic: the same options' seed gives the same bytes.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "ikd/ik/scene.h"
+#include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
+
+namespace ikd::robot {
+
+struct RobotPathSummary {
+  int samples = 0;
+  int solved = 0, joint_limit_blocked = 0, not_converged = 0, in_collision = 0;
+  int velocity_limited = 0, acceleration_limited = 0;
+  double max_position_error = 0.0;  // m, by forward kinematics
+  double max_rotation_error = 0.0;  // rad (pose targets)
+  double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: no scene)
+  // Largest joint speed (acceleration) over the path as a fraction of its joint's limit
+  // (joints without a limit are not counted).
+  double max_velocity_ratio = 0.0, max_acceleration_ratio = 0.0;
+  // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
+  // requested timing does; 0 when no joint declares a rate limit.
+  double feasible_time_scaling = 0.0;
+
+  // Every sample solved, clear and within the rate limits.
+  bool IsSolutionUsable() const { return solved == samples; }
+  // One line: counts by status, the ratios, the scaling and the worst errors.
+  std::string BriefReport() const;
+};
+
+struct RobotPathResult {
+  std::vector<RobotIkResult> samples;  // one per sample time
+  RobotPathSummary summary;
+};
+
+// Asked between samples: true stops the plan (Cancelled).
+using RobotStopCheck = std::function<bool()>;
+
+// Plans the joint path through `targets` at `times` (as many, increasing, finite) from joint
+// values q0. `scene` may be null (free space). Errors for bad input only (sizes, non-finite or
+// non-increasing times, invalid options), and Cancelled when `stop` says so.
+absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scene* scene,
+                                              const std::vector<ToolTarget>& targets,
+                                              const std::vector<double>& times,
+                                              const RobotIkOptions& options,
+                                              const Eigen::VectorXd& q0,
+                                              const RobotStopCheck& stop = {});
+
+// Step 2 alone: sets the rate statuses of `samples` (at `times`) and fills the summary.
+RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double>& times,
+                                    std::vector<RobotIkResult>& samples);
+
+}  // namespace ikd::robot

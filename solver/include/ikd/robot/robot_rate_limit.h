@@ -1,0 +1,64 @@
+// Live tool targets within an industrial arm's servo limits (Track), the counterpart of
+// ik/rate_limit.h: every answer after the first keeps each joint within |v| <= max_velocity,
+// |v - v_previous| <= max_acceleration dt and slow enough to stop before its position limit,
+// relative to the previous answer. When the tracker's answer is too fast, the tool goes only
+// the feasible fraction of the way (the tracker again from the last answer), any excess is
+// clamped joint by joint (any joint values are a valid arm: the tool lags, the links stay
+// exact), halving the fraction while the clamped arm would collide (up to four times); the
+// answer says VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED with its errors against
+// the requested target. Never a jump: the arm catches up over the next targets.
+//
+//   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
+//   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
+//
+// The first answer is a single-pose solve (RobotTracker::Solve) and not limited, nor is a
+// target whose time does not advance. Joints without limits are not limited.
+#pragma once
+
+#include <utility>
+
+#include <Eigen/Core>
+
+#include "absl/status/statusor.h"
+#include "ikd/ik/scene.h"
+#include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
+
+namespace ikd::robot {
+
+class RateLimitedRobotTracker {
+ public:
+  // As RobotTracker::Create.
+  static absl::StatusOr<RateLimitedRobotTracker> Create(const Robot& robot,
+                                                        const RobotIkOptions& options,
+                                                        const Eigen::VectorXd& q0,
+                                                        const ik::Scene* scene = nullptr);
+
+  // The answer for `target` at `time` (see above).
+  RobotIkResult StepTo(const ToolTarget& target, double time);
+
+ private:
+  RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker);
+  // The velocities joint j may take over dt after the last answer.
+  std::pair<double, double> VelocityRange(int j, double dt) const;
+  double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
+  // Clamps the joint velocities from q_ to q over dt into their ranges (and q into its
+  // position limits), in place; true when a clamp acted.
+  bool Clamp(double dt, Eigen::VectorXd& q) const;
+  bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
+  // `result` moved to joint values q: sites, errors against `target` and clearance.
+  void Rebuild(const Eigen::VectorXd& q, const ToolTarget& target, RobotIkResult& result);
+  // The tool `fraction` of the way from the last answer's pose to `target`.
+  ToolTarget PartWay(const ToolTarget& target, double fraction) const;
+
+  const Robot* robot_;
+  RobotTracker tracker_;
+  bool answered_ = false;
+  double time_ = 0.0;   // of the last answer
+  Eigen::VectorXd q_;   // its joint values
+  Eigen::VectorXd v_;   // its joint velocities
+  double clearance_ = 0.0;
+  static constexpr int kRetries = 4;
+};
+
+}  // namespace ikd::robot

@@ -1,0 +1,42 @@
+// The velocity range of one joint over the next interval of a live stream (internal; shared by
+// the chain arms' and the industrial arms' rate-limited Track).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+namespace ikd::internal {
+
+struct JointRate {
+  double max_velocity = 0.0;      // may be +infinity
+  double max_acceleration = 0.0;  // may be +infinity
+  std::optional<std::pair<double, double>> range;  // position limits (lower, upper), if any
+};
+
+// The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
+// |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max allows
+// (v'^2 <= 2 a_max distance). An empty range (a velocity above a limit, e.g. a newly lowered
+// one) brakes at a_max.
+inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, double v,
+                                               double dt) {
+  const double reach = rate.max_acceleration * dt;
+  double lo = std::max(-rate.max_velocity, v - reach);
+  double hi = std::min(rate.max_velocity, v + reach);
+  if (rate.range) {
+    hi = std::min(hi, std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, rate.range->second - q)));
+    lo = std::max(lo, -std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, q - rate.range->first)));
+  }
+  if (lo > hi) lo = hi = lo > 0.0 ? v - reach : v + reach;
+  return {lo, hi};
+}
+
+// The largest fraction of the wanted velocity that stays within [lo, hi] (1 when it does).
+inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
+  if (wanted > range.second) return std::max(0.0, range.second) / wanted;
+  if (wanted < range.first) return std::min(0.0, range.first) / wanted;
+  return 1.0;
+}
+
+}  // namespace ikd::internal

@@ -1,0 +1,104 @@
+#include "robot_motion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <Eigen/Cholesky>
+
+#include "ikd/robot/chain.h"
+
+namespace ikd::robot::internal {
+namespace {
+
+// The outer part of a joint's range where LimitAvoidance draws it back (fraction of the range).
+constexpr double kLimitBuffer = 0.1;
+// Radians of pull per spacing of tool travel at the limit itself (0 at the buffer's edge).
+constexpr double kLimitPull = 0.1;
+// Fraction of the deviation from the posture pulled back per spacing of tool travel.
+constexpr double kPosturePull = 1.0;
+// Weight factor of a joint's motion at its limit (1 at the buffer's edge).
+constexpr double kLimitWeight = 100.0;
+
+
+// How deep q[k] is in the buffer of its range: 0 outside, 1 at the bound; toward_middle gets
+// the sign of a move away from that bound.
+double LimitDepth(const Robot& robot, const Eigen::VectorXd& q, int k, double* toward_middle) {
+  const auto& limits = robot.spec().joints[k].limits;
+  if (!limits) return 0.0;
+  const double buffer = kLimitBuffer * (limits->upper - limits->lower);
+  if (!(buffer > 0.0)) return 0.0;
+  const double into_lower = (limits->lower + buffer - q[k]) / buffer;  // 0 at the edge, 1 at the bound
+  const double into_upper = (q[k] - (limits->upper - buffer)) / buffer;
+  if (toward_middle) *toward_middle = into_lower > into_upper ? 1.0 : -1.0;
+  return std::clamp(std::max(into_lower, into_upper), 0.0, 1.0);
+}
+
+}  // namespace
+
+Eigen::VectorXd MotionWeights(const Robot& robot) {
+  const int n = robot.num_joints();
+  double v_ref = std::numeric_limits<double>::infinity();
+  for (const JointSpec& joint : robot.spec().joints) {
+    if (joint.limits && std::isfinite(joint.limits->max_velocity)) {
+      v_ref = std::min(v_ref, joint.limits->max_velocity);
+    }
+  }
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  if (!std::isfinite(v_ref)) return w;
+  for (int k = 0; k < n; ++k) {
+    const auto& limits = robot.spec().joints[k].limits;
+    if (limits && std::isfinite(limits->max_velocity)) {
+      w[k] = std::pow(v_ref / limits->max_velocity, 2);
+    }
+  }
+  return w;
+}
+
+Eigen::VectorXd LeastMotionStep(const Eigen::MatrixXd& J, const Eigen::VectorXd& e,
+                                const Eigen::VectorXd& w, const Eigen::VectorXd& c,
+                                double damping) {
+  // dq = c + W^-1 J^T (J W^-1 J^T + lambda^2 I)^-1 (e - J c)  (Whitney 1969, Liegeois 1977)
+  const Eigen::MatrixXd JWinv = J * w.cwiseInverse().asDiagonal();
+  Eigen::MatrixXd gram = JWinv * J.transpose();
+  gram.diagonal().array() += damping * damping;
+  return c + JWinv.transpose() * gram.ldlt().solve(e - J * c);
+}
+
+void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
+                 Eigen::VectorXd& weights, Eigen::VectorXd& preferred) {
+  preferred = Eigen::VectorXd::Zero(q.size());
+  for (int k = 0; k < q.size(); ++k) {
+    double toward_middle = 0.0;
+    const double depth = LimitDepth(robot, q, k, &toward_middle);
+    if (depth <= 0.0) continue;
+    // Heavier near the bound (Chan & Dubey's weighted least norm), so that the redundant
+    // directions carry the pull rather than the other joints' preference to stay.
+    weights[k] *= 1.0 + kLimitWeight * depth * depth;
+    preferred[k] = toward_middle * kLimitPull * fraction * depth * depth;
+  }
+}
+
+void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
+                   Eigen::VectorXd& preferred) {
+  preferred += kPosturePull * fraction * (posture - q);
+}
+
+Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
+                         const Eigen::Isometry3d& X_goal, TargetMode mode,
+                         const Eigen::VectorXd& weights, const Eigen::VectorXd& preferred) {
+  const Eigen::Isometry3d X_now = ToolPose(robot.spec(), q);
+  Eigen::MatrixXd J = ToolJacobian(robot.spec(), q);
+  Eigen::VectorXd e(6);
+  e.head<3>() = X_goal.translation() - X_now.translation();
+  const Eigen::AngleAxisd turn(X_goal.linear() * X_now.linear().transpose());
+  e.tail<3>() = turn.angle() * turn.axis();
+  if (mode == TargetMode::kPosition) {
+    J.conservativeResize(3, Eigen::NoChange);
+    e.conservativeResize(3);
+  }
+  // Damping of a hundredth of the spacing: finite near a singularity, negligible elsewhere.
+  return LeastMotionStep(J, e, weights, preferred, 1e-2 * robot.spacing());
+}
+
+}  // namespace ikd::robot::internal

@@ -1,0 +1,46 @@
+// The joint motion of one step of an industrial arm's path (internal to robot_ik.cc): the
+// least joint motion, weighted by the joints' velocity limits, that moves the tool by a given
+// twist, with a preferred motion in the redundant directions that keeps joints off their limits.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include "ikd/robot/robot.h"
+
+namespace ikd::robot::internal {
+
+// Per joint (v_ref / max_velocity_j)^2, v_ref the smallest finite max_velocity: a joint twice as
+// fast may move twice as far for the same cost. 1 for joints without a velocity limit (and for
+// all when none declares one).
+Eigen::VectorXd MotionWeights(const Robot& robot);
+
+// Whitney's weighted resolved-motion rate with Liegeois' null-space preference:
+//   min 1/2 sum_j w_j (dq_j - c_j)^2  s.t.  J dq = e,
+//   dq = c + W^-1 J^T (J W^-1 J^T + lambda^2 I)^-1 (e - J c),
+// with the damping lambda (Wampler) keeping dq finite where J loses rank.
+Eigen::VectorXd LeastMotionStep(const Eigen::MatrixXd& J, const Eigen::VectorXd& e,
+                                const Eigen::VectorXd& w, const Eigen::VectorXd& c,
+                                double damping);
+
+// Joint-limit avoidance for a step that moves the tool `fraction` of the robot's spacing:
+// joints inside the outer 10% of their range get heavier `weights` and a `preferred` motion
+// back toward the inner range in proportion to the step (a pull that scales with the tool's
+// speed, so it never asks for a jump); the others' preferred motion is 0.
+void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
+                 Eigen::VectorXd& weights, Eigen::VectorXd& preferred);
+
+// The pull of a redundant arm back to its posture (the configuration its path started from),
+// added to `preferred`: in proportion to the step, as the limits' pull, so that a closed tool
+// path brings the joints back instead of leaving them drifted (resolved rates alone do not
+// integrate to a closed joint path).
+void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
+                   Eigen::VectorXd& preferred);
+
+// The joint step from q towards tool pose X_goal (position rows only for kPosition): the
+// twist error e (translation, then rotation vector) through LeastMotionStep.
+Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
+                         const Eigen::Isometry3d& X_goal, TargetMode mode,
+                         const Eigen::VectorXd& weights, const Eigen::VectorXd& preferred);
+
+}  // namespace ikd::robot::internal

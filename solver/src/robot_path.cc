@@ -1,0 +1,149 @@
+#include "ikd/robot/robot_path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ikd::robot {
+namespace {
+
+// A rate counts as over its limit beyond this relative slack (rounding of the differences).
+constexpr double kRateSlack = 1e-9;
+
+absl::Status CheckTimes(const std::vector<ToolTarget>& targets, const std::vector<double>& times) {
+  if (times.size() != targets.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("times: need one per target (", targets.size(),
+                                                   "), got ", times.size()));
+  }
+  for (size_t k = 0; k < times.size(); ++k) {
+    if (!std::isfinite(times[k])) {
+      return absl::InvalidArgumentError(absl::StrCat("times[", k, "] must be finite"));
+    }
+    if (k > 0 && !(times[k] > times[k - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat("times[", k, "] must be greater than times[",
+                                                     k - 1, "] (", times[k - 1], "), got ",
+                                                     times[k]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The limit of joint k, +infinity where none is declared.
+double VelocityLimit(const Robot& robot, int k) {
+  const auto& limits = robot.spec().joints[k].limits;
+  return limits ? limits->max_velocity : std::numeric_limits<double>::infinity();
+}
+double AccelerationLimit(const Robot& robot, int k) {
+  const auto& limits = robot.spec().joints[k].limits;
+  return limits ? limits->max_acceleration : std::numeric_limits<double>::infinity();
+}
+
+bool HasRateLimits(const Robot& robot) {
+  for (int k = 0; k < robot.num_joints(); ++k) {
+    if (std::isfinite(VelocityLimit(robot, k)) || std::isfinite(AccelerationLimit(robot, k))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Step 2 of robot_path.h: velocity into sample k and acceleration at k, against the limits.
+void CheckRates(const Robot& robot, const std::vector<double>& times,
+                std::vector<RobotIkResult>& samples, RobotPathSummary& summary) {
+  const int n = static_cast<int>(samples.size());
+  const int joints = robot.num_joints();
+  auto velocity = [&](int k, int j) {  // from sample k - 1 to k
+    return (samples[k].q[j] - samples[k - 1].q[j]) / (times[k] - times[k - 1]);
+  };
+  for (int k = 1; k < n; ++k) {
+    double velocity_ratio = 0.0, acceleration_ratio = 0.0;
+    for (int j = 0; j < joints; ++j) {
+      velocity_ratio = std::max(velocity_ratio, std::abs(velocity(k, j)) / VelocityLimit(robot, j));
+      if (k + 1 < n) {
+        // a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2)
+        const double a = 2.0 * (velocity(k + 1, j) - velocity(k, j)) / (times[k + 1] - times[k - 1]);
+        acceleration_ratio = std::max(acceleration_ratio, std::abs(a) / AccelerationLimit(robot, j));
+      }
+    }
+    summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
+    summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
+    RobotIkStatus& status = samples[k].status;
+    if (status != RobotIkStatus::kSolved && status != RobotIkStatus::kVelocityLimitExceeded) continue;
+    if (velocity_ratio > 1.0 + kRateSlack) {
+      status = RobotIkStatus::kVelocityLimitExceeded;
+    } else if (acceleration_ratio > 1.0 + kRateSlack) {
+      status = RobotIkStatus::kAccelerationLimitExceeded;
+    } else {
+      status = RobotIkStatus::kSolved;  // MoveTo's own check is the same velocity, unrounded
+    }
+  }
+  if (HasRateLimits(robot)) {
+    summary.feasible_time_scaling =
+        std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
+  }
+}
+
+void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
+  ++summary.samples;
+  switch (sample.status) {
+    case RobotIkStatus::kSolved: ++summary.solved; break;
+    case RobotIkStatus::kJointLimitBlocked: ++summary.joint_limit_blocked; break;
+    case RobotIkStatus::kNotConverged: ++summary.not_converged; break;
+    case RobotIkStatus::kVelocityLimitExceeded: ++summary.velocity_limited; break;
+    case RobotIkStatus::kAccelerationLimitExceeded: ++summary.acceleration_limited; break;
+    case RobotIkStatus::kInCollision: ++summary.in_collision; break;
+  }
+  summary.max_position_error = std::max(summary.max_position_error, sample.position_error);
+  summary.max_rotation_error = std::max(summary.max_rotation_error, sample.rotation_error);
+  summary.min_clearance = std::min(summary.min_clearance, sample.min_clearance);
+}
+
+}  // namespace
+
+std::string RobotPathSummary::BriefReport() const {
+  return absl::StrFormat(
+      "%d samples: %d solved, %d limit-blocked, %d not converged, %d in collision, %d velocity- "
+      "and %d acceleration-limited; max velocity %.3g and acceleration %.3g of the limits "
+      "(feasible time scaling %.3g); max position error %.3g m, rotation error %.3g rad, min "
+      "clearance %.3g m",
+      samples, solved, joint_limit_blocked, not_converged, in_collision, velocity_limited,
+      acceleration_limited, max_velocity_ratio, max_acceleration_ratio, feasible_time_scaling,
+      max_position_error, max_rotation_error, min_clearance);
+}
+
+RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double>& times,
+                                    std::vector<RobotIkResult>& samples) {
+  RobotPathSummary summary;
+  CheckRates(robot, times, samples, summary);
+  for (const RobotIkResult& sample : samples) Count(sample, summary);
+  return summary;
+}
+
+absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scene* scene,
+                                              const std::vector<ToolTarget>& targets,
+                                              const std::vector<double>& times,
+                                              const RobotIkOptions& options,
+                                              const Eigen::VectorXd& q0,
+                                              const RobotStopCheck& stop) {
+  if (absl::Status s = CheckTimes(targets, times); !s.ok()) return s;
+  RobotIkOptions path_options = options;
+  path_options.starts = SolveStarts::kGivenFirst;  // the first sample keeps q0's branch if it can
+  absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, path_options, q0, scene);
+  if (!tracker.ok()) return tracker.status();
+  RobotPathResult result;
+  result.samples.reserve(targets.size());
+  for (size_t k = 0; k < targets.size(); ++k) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    // The first target is a single-pose solve (restarts included), so that a start at a
+    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
+    result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
+                                    : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
+  }
+  result.summary = SummarizeRobotPath(robot, times, result.samples);
+  return result;
+}
+
+}  // namespace ikd::robot

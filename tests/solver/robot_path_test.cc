@@ -1,0 +1,240 @@
+// Joint paths of industrial arms (robot_path.h): tool circles and lines reached at every sample,
+// checked by the test's own forward kinematics; least joint motion checked by its optimality
+// condition with the test's own Jacobian; closed tool paths give closed joint paths; the rate
+// check's scaling makes a too-fast path feasible; determinism and input errors.
+#include "ikd/robot/robot_path.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <optional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ikd/robot/presets.h"
+
+namespace ikd::robot {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Case {
+  const char* name;
+  ChainSpec (*make)();
+  std::vector<double> ready;  // a working pose away from singularities and limits
+};
+const Case kRobots[] = {
+    {"ur5", presets::Ur5, {0.0, -1.2, 1.5, -1.8, -1.57, 0.0}},
+    {"panda", presets::Panda, {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785}},
+    {"iiwa14", presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}}};
+
+// The test's own forward kinematics: base, then per joint its origin and a turn about its axis,
+// then the tool offset (URDF's composition; every preset joint is revolute).
+Eigen::Isometry3d Fk(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  Eigen::Isometry3d X = spec.X_WB;
+  for (size_t k = 0; k < spec.joints.size(); ++k) {
+    X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
+  }
+  return X * spec.X_FT;
+}
+
+// Central differences of Fk: translation rows, then the rotation vector of the turn.
+Eigen::MatrixXd FdJacobian(const ChainSpec& spec, const Eigen::VectorXd& q, bool pose) {
+  const double h = 1e-6;
+  Eigen::MatrixXd J(pose ? 6 : 3, q.size());
+  for (int k = 0; k < q.size(); ++k) {
+    Eigen::VectorXd a = q, b = q;
+    a[k] += h, b[k] -= h;
+    const Eigen::Isometry3d Xa = Fk(spec, a), Xb = Fk(spec, b);
+    J.col(k).head<3>() = (Xa.translation() - Xb.translation()) / (2 * h);
+    if (pose) {
+      const Eigen::AngleAxisd turn(Xa.linear() * Xb.linear().transpose());
+      J.col(k).tail<3>() = turn.angle() * turn.axis() / (2 * h);
+    }
+  }
+  return J;
+}
+
+struct Path {
+  std::vector<ToolTarget> targets;
+  std::vector<double> times;
+};
+
+// A horizontal circle of `radius` about the ready pose's tool, or a straight line of that length
+// through it towards the base (inside the workspace, as the ready pose is), at `speed`, sampled
+// at 100 Hz; the tool orientation held at the ready pose's (pose) or free. The first sample is
+// where the arm must be when the path starts (the move there is not part of the path).
+Path ToolPath(const Eigen::Isometry3d& X0, bool circle, double radius, double speed, bool pose) {
+  const Eigen::Vector3d p0 = X0.translation();
+  const Eigen::Vector3d inward = Eigen::Vector3d(-p0.x(), -p0.y(), 0.0).normalized();
+  const Eigen::Vector3d side = Eigen::Vector3d::UnitZ().cross(inward);
+  const double length = circle ? 2 * std::numbers::pi * radius : radius;
+  const int n = static_cast<int>(std::ceil(length / speed / 0.01));
+  Path path;
+  for (int k = 0; k <= n; ++k) {
+    const double s = double(k) / n;
+    const double angle = 2 * std::numbers::pi * s;
+    ToolTarget target;
+    target.position = circle ? Eigen::Vector3d(p0 + radius * (std::cos(angle) * inward +
+                                                              std::sin(angle) * side))
+                             : Eigen::Vector3d(p0 + (s - 0.5) * radius * inward);
+    if (pose) target.orientation = Eigen::Quaterniond(X0.linear());
+    path.targets.push_back(target);
+    path.times.push_back(s * length / speed);
+  }
+  return path;
+}
+
+class RobotPathTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    auto robot = Robot::Create(GetParam().make());
+    ASSERT_TRUE(robot.ok()) << robot.status();
+    robot_.emplace(*std::move(robot));
+    q0_ = Eigen::Map<const Eigen::VectorXd>(GetParam().ready.data(), robot_->num_joints());
+  }
+  RobotPathResult Plan(const Path& path) {
+    auto plan = PlanRobotPath(*robot_, nullptr, path.targets, path.times, RobotIkOptions{}, q0_);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? *std::move(plan) : RobotPathResult{};
+  }
+  std::optional<Robot> robot_;
+  Eigen::VectorXd q0_;
+};
+
+// Circles and lines of 5-15 cm at 0.1-0.2 m/s, position-only and full pose: every sample
+// SOLVED (reached and within the declared velocity and acceleration limits), by the test's own
+// forward kinematics within 1e-5 m / 1e-5 rad. (At 0.3 m/s the iiwa14 holding its ready pose's
+// orientation needs up to 1.26 x its joint speed limits on the 15 cm paths: flagged, with the
+// feasible scaling, as TooFastPathsGiveTheFeasibleTimeScaling checks.)
+TEST_P(RobotPathTest, CirclesAndLinesAreReachedAtEverySampleWithinTheLimits) {
+  const Eigen::Isometry3d X0 = Fk(robot_->spec(), q0_);
+  for (bool pose : {false, true}) {
+    for (bool circle : {true, false}) {
+      for (double size : {0.05, 0.15}) {
+        for (double speed : {0.1, 0.2}) {
+          const Path path = ToolPath(X0, circle, size, speed, pose);
+          const RobotPathResult plan = Plan(path);
+          SCOPED_TRACE(::testing::Message() << (pose ? "pose " : "position ")
+                                            << (circle ? "circle " : "line ") << size << " m at "
+                                            << speed << " m/s");
+          ASSERT_EQ(plan.samples.size(), path.targets.size());
+          EXPECT_TRUE(plan.summary.IsSolutionUsable()) << plan.summary.BriefReport();
+          for (size_t k = 0; k < plan.samples.size(); ++k) {
+            const Eigen::Isometry3d X = Fk(robot_->spec(), plan.samples[k].q);
+            EXPECT_LE((X.translation() - path.targets[k].position).norm(), 1e-5) << k;
+            if (pose) {
+              const Eigen::AngleAxisd off(X.linear().transpose() *
+                                          path.targets[k].orientation->toRotationMatrix());
+              EXPECT_LE(off.angle(), 1e-5) << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Least joint motion: away from the joint limits and with the posture reached, a path step's
+// weighted motion W dq lies in the row space of the tool Jacobian (the first-order condition of
+// min dq^T W dq s.t. J dq = dx): its part in J's null space is small against itself.
+TEST_P(RobotPathTest, PositionStepsTakeTheLeastWeightedJointMotion) {
+  const Eigen::Isometry3d X0 = Fk(robot_->spec(), q0_);
+  const Path path = ToolPath(X0, false, 0.15, 0.1, /*pose=*/false);
+  const RobotPathResult plan = Plan(path);
+  ASSERT_TRUE(plan.summary.IsSolutionUsable()) << plan.summary.BriefReport();
+  double v_ref = std::numeric_limits<double>::infinity();
+  for (const JointSpec& j : robot_->spec().joints) v_ref = std::min(v_ref, j.limits->max_velocity);
+  Eigen::VectorXd w(robot_->num_joints());
+  for (int k = 0; k < w.size(); ++k) {
+    w[k] = std::pow(v_ref / robot_->spec().joints[k].limits->max_velocity, 2);
+  }
+  // Early steps: the posture pull only acts once the path has moved the arm off it.
+  for (size_t k = 1; k < 4; ++k) {
+    const Eigen::VectorXd dq = plan.samples[k].q - plan.samples[k - 1].q;
+    const Eigen::MatrixXd J = FdJacobian(robot_->spec(), plan.samples[k - 1].q, false);
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
+    const Eigen::MatrixXd null_space = svd.matrixV().rightCols(w.size() - 3);
+    const Eigen::VectorXd weighted = w.asDiagonal() * dq;
+    EXPECT_LE((null_space.transpose() * weighted).norm(), 0.02 * weighted.norm()) << k;
+  }
+}
+
+// A closed tool path (two turns of a 15 cm circle) brings a redundant arm's joints back: no
+// drift of the redundant joints from turn to turn (resolved rates alone drift 0.1 rad a turn
+// on the Panda).
+TEST_P(RobotPathTest, ClosedToolPathsGiveClosedJointPaths) {
+  const Eigen::Isometry3d X0 = Fk(robot_->spec(), q0_);
+  Path path = ToolPath(X0, true, 0.15, 0.2, /*pose=*/false);
+  const size_t turn = path.targets.size() - 1;
+  for (size_t k = 1; k <= turn; ++k) {
+    path.targets.push_back(path.targets[k]);
+    path.times.push_back(path.times[turn] + path.times[k]);
+  }
+  const RobotPathResult plan = Plan(path);
+  ASSERT_TRUE(plan.summary.IsSolutionUsable()) << plan.summary.BriefReport();
+  const double first = (plan.samples[turn].q - plan.samples[0].q).cwiseAbs().maxCoeff();
+  const double second = (plan.samples[2 * turn].q - plan.samples[turn].q).cwiseAbs().maxCoeff();
+  EXPECT_LE(first, 0.01);
+  EXPECT_LE(second, 0.01);
+}
+
+// Too fast a circle is flagged, not refused: its samples say VELOCITY_ or
+// ACCELERATION_LIMIT_EXCEEDED, the summary's ratios match the test's own finite differences,
+// and the path stretched by the feasible scaling is within every limit.
+TEST_P(RobotPathTest, TooFastPathsGiveTheFeasibleTimeScaling) {
+  const Eigen::Isometry3d X0 = Fk(robot_->spec(), q0_);
+  Path path = ToolPath(X0, true, 0.1, 2.0, /*pose=*/true);
+  const RobotPathResult fast = Plan(path);
+  const RobotPathSummary& s = fast.summary;
+  EXPECT_EQ(s.solved + s.velocity_limited + s.acceleration_limited, s.samples);
+  EXPECT_GT(s.velocity_limited + s.acceleration_limited, 0);
+  double max_ratio = 0.0;
+  for (size_t k = 1; k < fast.samples.size(); ++k) {
+    const double dt = path.times[k] - path.times[k - 1];
+    for (int j = 0; j < robot_->num_joints(); ++j) {
+      const double v = (fast.samples[k].q[j] - fast.samples[k - 1].q[j]) / dt;
+      max_ratio = std::max(max_ratio, std::abs(v) / robot_->spec().joints[j].limits->max_velocity);
+    }
+  }
+  EXPECT_NEAR(s.max_velocity_ratio, max_ratio, 1e-9 * max_ratio);
+  ASSERT_GT(s.feasible_time_scaling, 1.0);
+  for (double& t : path.times) t *= 1.02 * s.feasible_time_scaling;
+  const RobotPathResult slow = Plan(path);
+  EXPECT_TRUE(slow.summary.IsSolutionUsable()) << slow.summary.BriefReport();
+  EXPECT_LE(slow.summary.feasible_time_scaling, 1.0);
+}
+
+TEST_P(RobotPathTest, SameSeedSameBytes) {
+  const Path path = ToolPath(Fk(robot_->spec(), q0_), true, 0.1, 0.2, false);
+  const RobotPathResult a = Plan(path), b = Plan(path);
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  for (size_t k = 0; k < a.samples.size(); ++k) {
+    ASSERT_EQ(0, std::memcmp(a.samples[k].q.data(), b.samples[k].q.data(),
+                             sizeof(double) * a.samples[k].q.size()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobots),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RobotPathInput, ErrorsNameTheTimes) {
+  auto robot = Robot::Create(presets::Ur5());
+  ASSERT_TRUE(robot.ok());
+  const std::vector<ToolTarget> targets(2, *ToolTarget::Position(Eigen::Vector3d(0.4, 0.1, 0.4)));
+  const Eigen::VectorXd q0 = robot->MidRange();
+  auto mismatch = PlanRobotPath(*robot, nullptr, targets, {0.0}, RobotIkOptions{}, q0);
+  EXPECT_THAT(mismatch.status().message(), HasSubstr("times: need one per target (2), got 1"));
+  auto backwards = PlanRobotPath(*robot, nullptr, targets, {0.0, 0.0}, RobotIkOptions{}, q0);
+  EXPECT_THAT(backwards.status().message(), HasSubstr("times[1] must be greater than times[0]"));
+  auto nan = PlanRobotPath(*robot, nullptr, targets, {0.0, std::nan("")}, RobotIkOptions{}, q0);
+  EXPECT_THAT(nan.status().message(), HasSubstr("times[1] must be finite"));
+  auto stopped = PlanRobotPath(*robot, nullptr, targets, {0.0, 0.1}, RobotIkOptions{}, q0,
+                               [] { return true; });
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace ikd::robot

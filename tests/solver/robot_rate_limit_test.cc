@@ -1,0 +1,96 @@
+// Rate-limited Track of industrial arms (robot_rate_limit.h): a target that jumps is followed
+// within every joint's velocity and acceleration limit (recomputed here from the returned joint
+// values), with LIMITED statuses and the tool lagging until it catches up (checked by the test's
+// own forward kinematics); a stream within the limits is the plain tracker's, bit for bit.
+#include "ikd/robot/robot_rate_limit.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "ikd/robot/presets.h"
+
+namespace ikd::robot {
+namespace {
+
+// The test's own forward kinematics (URDF composition; every preset joint is revolute).
+Eigen::Vector3d ToolPosition(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  Eigen::Isometry3d X = spec.X_WB;
+  for (size_t k = 0; k < spec.joints.size(); ++k) {
+    X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
+  }
+  return (X * spec.X_FT).translation();
+}
+
+const Eigen::VectorXd kPandaReady =
+    (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
+
+// The Panda (datasheet velocities and accelerations): its tool target jumps 15 cm at t = 0.1 s.
+TEST(RobotRateLimit, JumpingTargetIsFollowedWithinTheLimitsAndCaughtUp) {
+  auto robot = Robot::Create(presets::Panda());
+  ASSERT_TRUE(robot.ok());
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  const Eigen::Vector3d p0 = ToolPosition(robot->spec(), kPandaReady);
+  const double dt = 0.01;
+  Eigen::VectorXd q_prev, v_prev;
+  int limited_answers = 0;
+  RobotIkResult last;
+  for (int k = 0; k <= 150; ++k) {
+    const Eigen::Vector3d target = p0 + (k >= 10 ? Eigen::Vector3d(0.0, 0.15, 0.0) : Eigen::Vector3d::Zero());
+    last = limited->StepTo(*ToolTarget::Position(target), k * dt);
+    ASSERT_EQ(last.q.size(), 7);
+    if (k > 0) {
+      const Eigen::VectorXd v = (last.q - q_prev) / dt;
+      for (int j = 0; j < 7; ++j) {
+        const JointLimits& l = *robot->spec().joints[j].limits;
+        EXPECT_LE(std::abs(v[j]), l.max_velocity * (1 + 1e-9)) << "sample " << k << " joint " << j;
+        if (k > 1) {
+          EXPECT_LE(std::abs(v[j] - v_prev[j]) / dt, l.max_acceleration * (1 + 1e-6))
+              << "sample " << k << " joint " << j;
+        }
+        EXPECT_GE(last.q[j], l.lower);
+        EXPECT_LE(last.q[j], l.upper);
+      }
+      v_prev = v;
+    } else {
+      v_prev = Eigen::VectorXd::Zero(7);
+    }
+    const double lag = (ToolPosition(robot->spec(), last.q) - target).norm();
+    if (last.status == RobotIkStatus::kVelocityLimitExceeded ||
+        last.status == RobotIkStatus::kAccelerationLimitExceeded) {
+      ++limited_answers;
+      EXPECT_NEAR(last.position_error, lag, 1e-9);
+    } else {
+      EXPECT_EQ(last.status, RobotIkStatus::kSolved) << "sample " << k;
+      EXPECT_LE(lag, 1e-5) << "sample " << k;
+    }
+    q_prev = last.q;
+  }
+  EXPECT_GT(limited_answers, 3);  // a 15 cm jump takes the Panda several periods
+  EXPECT_EQ(last.status, RobotIkStatus::kSolved);
+}
+
+// A slow line within every limit (the UR5 declares velocities only, so starting from rest is
+// within them): the answers are the plain tracker's (Solve, then MoveTo).
+TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
+  auto robot = Robot::Create(presets::Ur5());
+  ASSERT_TRUE(robot.ok());
+  const Eigen::VectorXd ready = (Eigen::VectorXd(6) << 0.0, -1.2, 1.5, -1.8, -1.57, 0.0).finished();
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, ready);
+  auto plain = RobotTracker::Create(*robot, RobotIkOptions{}, ready);
+  ASSERT_TRUE(limited.ok() && plain.ok());
+  const Eigen::Vector3d p0 = ToolPosition(robot->spec(), ready);
+  for (int k = 0; k <= 50; ++k) {
+    const ToolTarget target = *ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.001 * k, 0.0));
+    const RobotIkResult a = limited->StepTo(target, 0.01 * k);
+    const RobotIkResult b = k == 0 ? plain->Solve(target) : plain->MoveTo(target, 0.01);
+    ASSERT_EQ(a.status, RobotIkStatus::kSolved) << k;
+    ASSERT_EQ(a.status, b.status) << k;
+    ASSERT_EQ(0, std::memcmp(a.q.data(), b.q.data(), sizeof(double) * 6)) << k;
+  }
+}
+
+}  // namespace
+}  // namespace ikd::robot
