@@ -30,6 +30,11 @@ double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) {
   return Eigen::AngleAxisd(a.transpose() * b).angle();
 }
 
+// Links closer to an obstacle than this many safety margins are pulled away in a path step's
+// redundant directions (internal::PullFromObstacles; 3 and a pull of 1 did best on
+// bench/paths' obstacle scenarios among buffers 2-5 and pulls 0.5-2).
+constexpr double kClearanceBuffer = 3.0;
+
 // Trial displacement of the obstacle avoidance at start, a fraction of the site spacing.
 constexpr double kInitialSigmaFraction = 0.1;
 
@@ -325,6 +330,10 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
     Eigen::VectorXd weights = motion_weights_, preferred;
     internal::AvoidLimits(*robot_, q_, interval / robot_->spacing(), weights, preferred);
     internal::PullToPosture(q_, posture_, interval / robot_->spacing(), preferred);
+    if (scene_ != nullptr) {
+      internal::PullFromObstacles(*robot_, *scene_, q_, kClearanceBuffer * options_.safety_margin,
+                                  interval / robot_->spacing(), preferred);
+    }
     sites = robot_->SitesFromAngles(
         q_ + internal::ToolStep(*robot_, q_, X_step, path.mode, weights, preferred));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <Eigen/Cholesky>
 
@@ -15,6 +16,9 @@ namespace {
 constexpr double kLimitBuffer = 0.1;
 // Radians of pull per spacing of tool travel at the limit itself (0 at the buffer's edge).
 constexpr double kLimitPull = 0.1;
+// Radians of joint motion per spacing of tool travel with which a link touching an obstacle is
+// pulled away from it (0 at the buffer's edge).
+constexpr double kClearancePull = 1.0;
 // Fraction of the deviation from the posture pulled back per spacing of tool travel.
 constexpr double kPosturePull = 1.0;
 // Weight factor of a joint's motion at its limit (1 at the buffer's edge).
@@ -82,6 +86,37 @@ void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
 void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
                    Eigen::VectorXd& preferred) {
   preferred += kPosturePull * fraction * (posture - q);
+}
+
+void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+                       double buffer, double fraction, Eigen::VectorXd& preferred) {
+  const std::vector<double>& radii = robot.spec().link_radii;
+  auto clearances = [&](const Eigen::VectorXd& at) {
+    const auto segments = LinkSegments(robot.spec(), at);
+    std::vector<double> d(segments.size());
+    for (size_t k = 0; k < segments.size(); ++k) {
+      d[k] = scene.MinSignedDistance(segments[k].first, segments[k].second,
+                                     radii.empty() ? 0.0 : radii[k]);
+    }
+    return d;
+  };
+  const std::vector<double> d = clearances(q);
+  if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
+  // Central differences of every link's clearance, one joint at a time.
+  constexpr double h = 1e-6;
+  Eigen::MatrixXd gradient(d.size(), q.size());
+  for (int j = 0; j < q.size(); ++j) {
+    Eigen::VectorXd up = q, down = q;
+    up[j] += h, down[j] -= h;
+    const std::vector<double> a = clearances(up), b = clearances(down);
+    for (size_t k = 0; k < d.size(); ++k) gradient(k, j) = (a[k] - b[k]) / (2 * h);
+  }
+  for (size_t k = 0; k < d.size(); ++k) {
+    const double norm = gradient.row(k).norm();
+    if (!(d[k] < buffer) || !(norm > 0.0)) continue;
+    const double strength = std::pow(1.0 - std::max(d[k], 0.0) / buffer, 2);
+    preferred += (kClearancePull * fraction * strength / norm) * gradient.row(k).transpose();
+  }
 }
 
 Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,

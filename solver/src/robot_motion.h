@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
+#include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
 
 namespace ikd::robot::internal {
@@ -36,6 +37,14 @@ void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
 // integrate to a closed joint path).
 void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
                    Eigen::VectorXd& preferred);
+
+// The pull of the links away from the scene's obstacles (Maciejewski & Klein's null-space
+// avoidance), added to `preferred`: every link capsule closer than `buffer` to an obstacle
+// pushes along the gradient of its clearance in joint space, (1 - d / buffer)^2 strong, in
+// proportion to the step, so that a redundant arm turns away before it reaches the margin
+// instead of being pushed out by random trials after it did.
+void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+                       double buffer, double fraction, Eigen::VectorXd& preferred);
 
 // The joint step from q towards tool pose X_goal (position rows only for kPosition): the
 // twist error e (translation, then rotation vector) through LeastMotionStep.
