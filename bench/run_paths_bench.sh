@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds the witness-based joint-path benchmark (bench/paths: PlanPath's tracker and driver on
-# random arms whose hand paths come from known feasible joint motions, measured by an
-# independent checker), runs it and writes its tables into docs/paths-benchmark.md with the
-# commit and the command line.
-# Usage: bench/run_paths_bench.sh [paths_bench options, e.g. --scenarios 20 --dump FILE]
+# random chain arms, and plain per-sample solves against PlanRobotPath on UR5, Panda and iiwa14,
+# whose tool paths come from known feasible joint motions, measured by an independent checker;
+# plus fixed tool circles and lines centred at the industrial arms' ready TCPs), runs it and
+# writes its Markdown output (stdout, as printed) into docs/paths-benchmark.md after a preamble
+# with the commit and the command line. --dump files hold no timings: two runs give the same
+# bytes.
+# Usage: bench/run_paths_bench.sh [paths_bench options, e.g. --scenarios 20 --dump FILE,
+#        --norobots, --nochains, --only KIND]
 # Env:   IKD_BUILD_DIR (default: build-bench; an already configured directory is built as it
 #        is, never reconfigured), IKD_JOBS (default 2), IKD_SKIP_APT=1 to skip apt-get,
 #        IKD_BENCH_NO_DOCS=1 to print only, IKD_PATHS_DOC (default: docs/paths-benchmark.md).
@@ -39,6 +43,20 @@ cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
   echo "the obstacles sit where a plain projection's path would go. A feasible answer exists, so"
   echo "every collision and limit violation is the solver's. Every figure comes from the"
   echo "benchmark's own checker (bench/paths/checker.cc), not from the solver's residuals."
+  echo
+  echo "The industrial-arm sections do the same for the UR5, Panda and iiwa14 presets: the witness"
+  echo "is a smooth random joint motion inside the position limits, at no more than half of each"
+  echo "joint's declared velocity limit (and acceleration limit: the Panda declares them) and away"
+  echo "from singularities; the request is its TCP path, position only or full pose, from the"
+  echo "witness's first configuration; the -obstacles kinds add spheres that the witness's link"
+  echo "capsules clear by 0.03 m, in the way of a plain per-sample solve where possible. The plain"
+  echo "per-sample solve (RobotTracker::Solve from the previous answer) and PlanRobotPath are both"
+  echo "measured by bench/paths/robot_checker.cc (its own forward kinematics and distances), their"
+  echo "statuses and summaries compared with it. The fixed-path tables follow horizontal tool"
+  echo "circles of radius 5-15 cm and straight lines of 5-15 cm, both centred at each arm's ready"
+  echo "TCP, at 0.1-0.3 m/s (target: every sample SOLVED and confirmed by the checker). Each"
+  echo "section below explains its columns; everything after the command line is the program's"
+  echo "own output (stdout), as printed."
   echo
   echo "Commit \`$(git describe --always --dirty 2>/dev/null || echo unknown)\`, run $(date -u +%Y-%m-%d)" \
        "on ${cpu:-unknown CPU} ($(nproc) cores), ${build_type:-default} build."

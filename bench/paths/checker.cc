@@ -183,6 +183,13 @@ Eigen::MatrixXd Unwrap(const std::vector<std::vector<double>>& angles) {
   return q;
 }
 
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
 RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt) {
   RateMaxima m;
   for (int k = 1; k < q.rows(); ++k) {

@@ -53,6 +53,9 @@ struct RateMaxima {
 };
 RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt);
 
+// Nearest-rank percentile (p in [0, 1]): an actual value of v; 0 for none.
+double Percentile(std::vector<double> v, double p);
+
 struct PathMeasures {
   bool collided = false;           // some clearance < 0 (obstacle or self)
   int margin_samples = 0;          // samples with a clearance < the safety margin

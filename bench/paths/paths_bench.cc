@@ -3,8 +3,10 @@
 // exists and every collision or limit violation is the solver's. Two solvers differ by one
 // switch, interleaved scenario by scenario: `tracker` (IkOptions defaults, optimize_path off)
 // and `driver` (IkOptions defaults). An independent checker (checker.h) measures every path.
+// Then the industrial arms (robot_paths.h): UR5, Panda and iiwa14 scenarios of the same kind,
+// plain per-sample solves against PlanRobotPath, and fixed tool circles and lines.
 //
-//   paths_bench [--seed S] [--scenarios N] [--only KIND] [--dump FILE]
+//   paths_bench [--seed S] [--scenarios N] [--only KIND] [--norobots] [--nochains] [--dump FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,12 +25,18 @@
 #include "cost_case.h"
 #include "bench_util.h"
 #include "ikd/ik/path.h"
+#include "robot_paths.h"
 #include "scenarios.h"
+#include "trace.h"
 
 ABSL_FLAG(uint64_t, seed, 1, "seed of the scenarios (the solvers keep IkOptions' seed 1)");
 ABSL_FLAG(int, scenarios, 50, "scenarios per kind");
 ABSL_FLAG(std::string, only, "",
-          "one kind only: planar-free, planar-obstacles, spatial-free or spatial-obstacles");
+          "one kind only: planar-free, planar-obstacles, spatial-free, spatial-obstacles, a "
+          "robot kind (ur5|panda|iiwa14-position|pose[-obstacles]) or fixed-paths");
+ABSL_FLAG(bool, chains, true, "run the chain-arm kinds");
+ABSL_FLAG(bool, robots, true, "run the industrial-arm kinds and the fixed-path table");
+ABSL_FLAG(bool, fixed_paths, true, "with --robots: the fixed tool circles and lines table");
 ABSL_FLAG(std::string, trace, "",
           "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
           "fastest and most accelerated angle, the least clearance and (spatial) bend");
@@ -36,8 +44,9 @@ ABSL_FLAG(bool, cost, false,
           "instead of the scenarios, time the issue's cost case (a 200-sample path of a 7-link "
           "chain among 20 obstacles, 5 plans)");
 ABSL_FLAG(std::string, dump, "",
-          "write one CSV line per scenario and solver with every measure (%.17g); every column "
-          "but the last (time) is deterministic");
+          "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
+          "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
+          "FILE.joints.csv (per sample its status and joint values)");
 
 namespace ikd::bench::paths {
 namespace {
@@ -169,14 +178,6 @@ struct Tally {
   }
 };
 
-// Nearest rank: an actual scenario's value.
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 std::string Targets(const Tally& t) {
   std::string failed;
   char part[96];
@@ -240,7 +241,7 @@ void PrintDumpHeader(std::FILE* f) {
                "lib_in_collision,lib_limit_blocked,lib_velocity_limited,lib_acceleration_limited,"
                "lib_max_hand_error,lib_max_constraint_residual,lib_min_clearance,"
                "lib_max_velocity_ratio,lib_max_acceleration_ratio,lib_start,"
-               "lib_optimizer_iterations,lib_angle_difference,us_per_sample\n");
+               "lib_optimizer_iterations,lib_angle_difference\n");
 }
 
 void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r) {
@@ -255,11 +256,11 @@ void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r)
                m.max_position_excess, m.max_hand_error, m.max_limb_error, m.max_off_plane,
                m.max_speed, m.max_acceleration, r.speed_ratio, r.acceleration_ratio);
   std::fprintf(f, "%.17g,%.17g,%.17g,", m.max_bend_speed, m.max_bend_acceleration, m.min_bend);
-  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.3f\n",
+  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g\n",
                l.reached, l.clamped, l.in_collision, l.limit_blocked, l.velocity_limited,
                l.acceleration_limited, l.max_hand_error, l.max_constraint_residual,
                l.min_clearance, l.max_velocity_ratio, l.max_acceleration_ratio, l.start,
-               l.optimizer_iterations, r.angle_difference, r.us_per_sample);
+               l.optimizer_iterations, r.angle_difference);
 }
 
 struct Report {
@@ -361,46 +362,15 @@ void PrintReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solv
   if (report.disagreements.size() > 30) std::printf("- ... (all of them: --dump)\n");
 }
 
-// One line per sample k >= 1 of a path (see Trace).
-void TraceSites(const Scenario& s, const char* name, const std::vector<Eigen::Matrix3Xd>& sites) {
-  std::vector<std::vector<double>> angles;
-  for (const auto& sample : sites) angles.push_back(JointAngles(s.model, sample));
-  const Eigen::MatrixXd q = Unwrap(angles);
-  for (int k = 1; k < q.rows(); ++k) {
-    Eigen::Index jv = 0, ja = 0;
-    const Eigen::VectorXd v = (q.row(k) - q.row(k - 1)).transpose() / kSamplePeriod;
-    const double speed = v.cwiseAbs().maxCoeff(&jv);
-    double acceleration = 0.0;
-    if (k + 1 < q.rows()) {
-      const Eigen::VectorXd next = (q.row(k + 1) - q.row(k)).transpose() / kSamplePeriod;
-      acceleration = ((next - v) / kSamplePeriod).cwiseAbs().maxCoeff(&ja);
-    }
-    const double clearance =
-        std::min(MinObstacleClearance(s.model, sites[k]), MinSelfClearance(s.model, sites[k]));
-    const double site_move = (sites[k] - sites[k - 1]).colwise().norm().maxCoeff();
-    double bend = 0.0;
-    for (Eigen::Index j = 0; !s.model.planar && j < q.cols(); j += 2) {
-      bend = j == 0 ? q(k, j) : std::min(bend, q(k, j));
-    }
-    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g\n", name, k, speed, int(jv), acceleration,
-                int(ja), clearance, site_move, bend);
-  }
-}
-
-// --trace: per sample k >= 1 of one scenario, for the witness and each solver: the fastest
-// angle's |v_k| and index, the most accelerated angle's |a_k| (k + 1 < samples) and index, the
-// least clearance, the largest site move since k - 1 and the least bend.
+// --trace (trace.h): the witness, then each solver's path.
 void Trace(const Scenario& s, const std::vector<Solver>& solvers) {
-  std::printf("witness: max speed %.4g rad/s, max acceleration %.4g rad/s^2 (limits x 1.5)\n",
-              s.witness.speed, s.witness.acceleration);
-  std::printf("path,k,speed,speed_angle,acceleration,acceleration_angle,clearance,site_move,"
-              "least_bend\n");
-  TraceSites(s, "witness", s.witness_sites);
+  TraceWitness(s);
   for (const Solver& solver : solvers) TraceSites(s, solver.name, RunSolver(s, solver).sites);
 }
 
 void PrintLegend(uint64_t seed, int count) {
   std::printf(
+      "## Chain arms (PlanPath)\n\n"
       "Witness-based joint paths: seed %llu, %d scenarios per kind, 201 samples at 100 Hz. "
       "Collided / in margin / violations: scenarios with any (clearance < 0, < 0.01 m; "
       "position > 1e-6 rad, rate > limit x (1 + 1e-6), limits = 1.5 x the witness's maxima). "
@@ -424,16 +394,24 @@ int main(int argc, char** argv) {
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const int count = absl::GetFlag(FLAGS_scenarios);
   if (count < 1) Die("--scenarios must be >= 1");
-  std::vector<Kind> kinds(std::begin(kKinds), std::end(kKinds));
+  std::vector<Kind> kinds;
+  if (absl::GetFlag(FLAGS_chains)) kinds.assign(std::begin(kKinds), std::end(kKinds));
+  std::vector<RobotKind> robot_kinds;
+  if (absl::GetFlag(FLAGS_robots)) robot_kinds = RobotKinds();
+  bool fixed_paths = absl::GetFlag(FLAGS_robots) && absl::GetFlag(FLAGS_fixed_paths);
   if (const std::string only = absl::GetFlag(FLAGS_only); !only.empty()) {
     const auto kind = ParseKind(only);
-    if (!kind) Die("--only: unknown kind " + only);
-    kinds = {*kind};
+    const auto robot_kind = ParseRobotKind(only);
+    if (!kind && !robot_kind && only != "fixed-paths") Die("--only: unknown kind " + only);
+    kinds = kind ? std::vector<Kind>{*kind} : std::vector<Kind>{};
+    robot_kinds = robot_kind ? std::vector<RobotKind>{*robot_kind} : std::vector<RobotKind>{};
+    fixed_paths = only == "fixed-paths";
   }
+  const std::string dump_path = absl::GetFlag(FLAGS_dump);
   std::FILE* dump = nullptr;
-  if (const std::string path = absl::GetFlag(FLAGS_dump); !path.empty()) {
-    dump = std::fopen(path.c_str(), "w");
-    if (!dump) Die("--dump: cannot write " + path);
+  if (!dump_path.empty() && !kinds.empty()) {
+    dump = std::fopen(dump_path.c_str(), "w");
+    if (!dump) Die("--dump: cannot write " + dump_path);
     PrintDumpHeader(dump);
   }
   const std::vector<Solver> solvers = Solvers();
@@ -444,10 +422,16 @@ int main(int argc, char** argv) {
     Trace(MakeScenario(*kind, std::atoi(trace.c_str() + colon + 1), seed), solvers);
     return 0;
   }
-  Report report;
-  for (Kind kind : kinds) RunKind(kind, count, seed, solvers, dump, report);
-  if (dump) std::fclose(dump);
-  PrintLegend(seed, count);
-  PrintReport(kinds, solvers, report);
+  if (!kinds.empty()) {
+    Report report;
+    for (Kind kind : kinds) RunKind(kind, count, seed, solvers, dump, report);
+    if (dump) std::fclose(dump);
+    PrintLegend(seed, count);
+    PrintReport(kinds, solvers, report);
+  }
+  RobotDump robot_dump = RobotDump::Open(robot_kinds.empty() && !fixed_paths ? "" : dump_path);
+  if (!robot_kinds.empty()) RunRobotKinds(robot_kinds, count, seed, robot_dump);
+  if (fixed_paths) RunFixedPaths({std::begin(kArms), std::end(kArms)}, robot_dump);
+  robot_dump.Close();
   return 0;
 }

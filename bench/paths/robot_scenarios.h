@@ -1,0 +1,88 @@
+// Industrial-arm scenarios of the witness-based joint-path benchmark: UR5, Panda and iiwa14
+// (ikd::robot::presets) with a smooth random joint motion (the witness) inside the position
+// limits and at most half the declared velocity and acceleration limits, away from
+// singularities; the request is the witness's TCP path (position only or full pose) from the
+// witness's own start configuration, and for the -obstacles kinds spheres the witness clears by
+// a gap, put preferably where a plain per-sample solve's links go. A feasible answer exists, so
+// every collision or limit violation is the solver's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "ikd/ik/scene.h"
+#include "ikd/robot/chain.h"
+#include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
+#include "robot_checker.h"
+
+namespace ikd::bench::paths {
+
+// The three arms, each loaded once: the preset with kLinkRadius capsules on every link, the
+// ikd::robot::Robot built from it (seed atlas built) and the checker's own copy of the chain.
+enum class ArmId { kUr5, kPanda, kIiwa14 };
+inline constexpr ArmId kArms[] = {ArmId::kUr5, ArmId::kPanda, ArmId::kIiwa14};
+inline constexpr double kLinkRadius = 0.05;  // m: every link capsule's radius
+
+struct RobotArm {
+  ArmId id;
+  const char* name;  // "ur5", "panda", "iiwa14"
+  robot::ChainSpec spec;
+  std::unique_ptr<robot::Robot> robot;
+  RobotCheckModel model;    // no obstacles, position only
+  Eigen::VectorXd ready;    // bench/robot/robot_bench.cc's ready pose
+  bool line_down = false;   // robot_bench.cc's line direction: down, else towards the base
+};
+// Loaded on first use; aborts when the checker's kinematics (forward kinematics and link
+// capsules) differ from the library's (ToolPose, LinkSegments) by more than 1e-9 anywhere on
+// 200 random configurations.
+const RobotArm& GetArm(ArmId id);
+
+struct RobotKind {
+  ArmId arm;
+  bool pose;       // full TCP pose targets, else TCP position only
+  bool obstacles;  // spheres beside the witness
+};
+// ur5-position, ur5-pose, panda-..., iiwa14-..., then the same with -obstacles.
+const std::vector<RobotKind>& RobotKinds();
+std::string RobotKindName(const RobotKind& kind);
+std::optional<RobotKind> ParseRobotKind(std::string_view name);
+
+struct RobotScenario {
+  RobotKind kind;
+  int index = 0;
+  uint64_t fingerprint = 0;  // hash of the witness and the obstacles
+  const RobotArm* arm = nullptr;
+  ik::Scene scene;
+  std::vector<robot::ToolTarget> targets;  // one per sample
+  std::vector<double> times;               // 0, 0.01, ..., 2 s
+  std::vector<ToolRequest> request;        // the checker's copy of the targets
+  Eigen::VectorXd q0;                      // the witness's start: the request's start
+  RobotCheckModel model;                   // with the obstacles and the target mode
+  Eigen::MatrixXd witness_q;               // rows: samples
+  RateMaxima witness;                      // WeightedRates of the witness
+  double witness_min_sigma = 0.0;          // least singular value of the used Jacobian rows
+  int draws = 0;                           // witnesses drawn until one was accepted
+  int obstacles_near_plain = 0;            // obstacles the plain free-space path hits
+  bool plain_collides = false;             // the plain free-space path hits an obstacle
+};
+
+// Deterministic in (seed, kind, index) alone.
+RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed);
+
+// The plain baseline: one RobotTracker made at q0 with default options (and the scene), and
+// RobotTracker::Solve for every target in turn.
+std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot, const ik::Scene* scene,
+                                             const std::vector<robot::ToolTarget>& targets,
+                                             const Eigen::VectorXd& q0);
+
+// Rows of a matrix of joint values from results.
+Eigen::MatrixXd JointRows(const std::vector<robot::RobotIkResult>& results);
+
+}  // namespace ikd::bench::paths
