@@ -387,11 +387,14 @@ class PathOptimizer {
               Eigen::RowVectorXd& angles) {
     Eigen::Matrix3Xd sites;
     if (!Rebuild(target, step.sites.col(arm_.hand()), sites)) return;
-    double c = projector_.MinClearance(sites);
+    // Clearances are only needed below the contact distance (the acceptance, the push-out and
+    // the contacts look no higher): min(clearance, contact distance), exact below it; Finish
+    // completes the kept samples' values.
+    double c = projector_.MinClearance(sites, contact_distance_);
     if (c < margin_) {
       Eigen::Matrix3Xd pushed = sites;
       if (projector_.PushOut(pushed)) {
-        const double pushed_clearance = projector_.MinClearance(pushed);
+        const double pushed_clearance = projector_.MinClearance(pushed, contact_distance_);
         if (pushed_clearance > c) {
           sites.swap(pushed);
           c = pushed_clearance;
@@ -420,6 +423,7 @@ class PathOptimizer {
 
   // The step's diagnostics for its final configuration.
   void Finish(double clearance, IkStep& step) const {
+    if (clearance >= contact_distance_) clearance = projector_.MinClearance(step.sites);
     step.angles = arm_.AnglesFromSites(step.sites);
     step.min_clearance = clearance;
     step.constraint_residual = arm_.chain_model().MaxRelativeViolation(step.sites);

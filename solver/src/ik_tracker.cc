@@ -183,9 +183,9 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
   return sites;
 }
 
-double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites) const {
+double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites, double cutoff) const {
   culling_.Reset(sites, radii_);
-  return ObstacleClearanceBelow(sites, culling_.MinClearance(sites));
+  return ObstacleClearanceBelow(sites, std::min(culling_.MinClearance(sites), cutoff));
 }
 
 bool ArmTracker::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites) {

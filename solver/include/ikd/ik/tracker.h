@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -123,7 +124,10 @@ class ArmTracker {
   // Cost of a configuration relative to the tracker's history (for tests and diagnostics).
   double Cost(const Eigen::Matrix3Xd& sites) const;
   // Min clearance of a configuration to the scene and between non-adjacent limbs.
-  double MinClearance(const Eigen::Matrix3Xd& sites) const;
+  // With a cutoff: min(the clearance, cutoff), exact below the cutoff (farther obstacles and
+  // limb pairs are skipped early).
+  double MinClearance(const Eigen::Matrix3Xd& sites,
+                      double cutoff = std::numeric_limits<double>::infinity()) const;
   // For the path optimizer (path.h), the tracker's own projection: `sites` (base and hand
   // where they must stay) onto the limb lengths and the joint limits, the solver linearized at
   // `reference`; false when it fails.
