@@ -29,8 +29,13 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
   if (!step.ok()) return step;
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
+  approach_.resize(0);
+  if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
+    if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) return s;
+  }
   if (!answered_ || !(dt > 0.0) || !arm_->HasRateLimits()) {
     v_ = answered_ && dt > 0.0 ? Eigen::VectorXd((q - q_) / dt) : Eigen::VectorXd::Zero(q.size());
+    lagging_ = false;
   } else if (double fraction = FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the hand that fraction of the way
     // (its configurations keep their clearance), any excess left clamped joint by joint; a
@@ -52,10 +57,13 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
     }
     tracker_.Restart(step->sites);
     v_ = (q - q_) / dt;
+    lagging_ = true;
   } else {
     v_ = (q - q_) / dt;
+    lagging_ = false;
   }
   q_ = q;
+  last_target_ = target;
   time_ = time;
   clearance_ = step->min_clearance;
   answered_ = true;
@@ -70,13 +78,30 @@ Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkStep& step) const {
   return q;
 }
 
-std::pair<double, double> RateLimitedTracker::VelocityRange(int j, double dt) const {
+absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, double time,
+                                              const IkStep& step, const Eigen::VectorXd& q) {
+  // The target's joint velocity: the previous target solved from the same start, so that the
+  // difference is the target's own motion, not the catching up.
+  tracker_.Restart(last);
+  absl::StatusOr<IkStep> before = tracker_.StepTo(last_target_, time);
+  if (!before.ok()) return before.status();
+  tracker_.Restart(step.sites);
+  if (before->status != StepStatus::kReached) return absl::OkStatus();
+  target_velocity_ = (q - Unwrapped(*before)) / (time - time_);
+  approach_ = q - q_;
+  return absl::OkStatus();
+}
+
+std::pair<double, double> RateLimitedTracker::VelocityRange(int j, double dt, bool braked) const {
   const JointRateLimit& limit = arm_->RateLimit(arm_->JointOfAngle(j));
   ikd::internal::JointRate rate{limit.max_velocity, limit.max_acceleration, std::nullopt};
   if (const std::optional<JointLimit> range = PositionLimit(j)) {
     rate.range = std::make_pair(range->min, range->max);
   }
-  return ikd::internal::VelocityRange(rate, q_[j], v_[j], dt);
+  const std::pair<double, double> range = ikd::internal::VelocityRange(rate, q_[j], v_[j], dt);
+  if (!braked || approach_.size() == 0) return range;
+  return ikd::internal::BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j],
+                                        limit.max_acceleration, dt);
 }
 
 std::optional<JointLimit> RateLimitedTracker::PositionLimit(int j) const {
@@ -91,7 +116,7 @@ double RateLimitedTracker::FeasibleFraction(double dt, const Eigen::VectorXd& q)
   double fraction = 1.0;
   for (int j = 0; j < q.size(); ++j) {
     fraction = std::min(fraction,
-                        ikd::internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt)));
+                        ikd::internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt, true)));
   }
   return fraction;
 }
@@ -108,7 +133,7 @@ bool RateLimitedTracker::Clamp(double dt, Eigen::VectorXd& q) const {
   bool clamped = false;
   for (int j = 0; j < q.size(); ++j) {
     const double wanted = (q[j] - q_[j]) / dt;
-    const auto [lo, hi] = VelocityRange(j, dt);
+    const auto [lo, hi] = VelocityRange(j, dt, false);
     double v = std::clamp(wanted, lo, hi);
     if (const std::optional<JointLimit> range = PositionLimit(j)) {
       v = std::clamp(q_[j] + v * dt, range->min, range->max) / dt - q_[j] / dt;

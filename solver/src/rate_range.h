@@ -39,4 +39,21 @@ inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
   return 1.0;
 }
 
+// `range` narrowed so that a joint `distance` short of where the target is (moving at
+// v_target) closes in no faster than a stop at a_max relative to the target allows: it arrives
+// with the target's velocity instead of swinging past. In steps of dt the fastest closing speed
+// u with u dt + (u - a dt) dt + ... <= |d| is a dt (sqrt(1/4 + 2 |d| / (a dt^2)) - 1/2):
+// sqrt(2 a |d|) far out, |d| / dt close in (no chatter at arrival). Never narrower than a
+// brake at a_max from the current velocity v.
+inline std::pair<double, double> BrakedForTarget(std::pair<double, double> range, double distance,
+                                                 double v_target, double v, double a, double dt) {
+  if (!std::isfinite(a) || distance == 0.0) return range;
+  const double reach = a * dt;
+  const double closing = reach * (std::sqrt(0.25 + 2.0 * std::abs(distance) / (reach * dt)) - 0.5);
+  auto [lo, hi] = range;
+  if (distance > 0.0) hi = std::max(std::min(hi, v_target + closing), std::min(lo, v - reach));
+  if (distance < 0.0) lo = std::min(std::max(lo, v_target - closing), std::max(hi, v + reach));
+  return {std::min(lo, hi), std::max(lo, hi)};
+}
+
 }  // namespace ikd::internal

@@ -41,8 +41,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   RobotIkResult result = answered_ ? tracker_.MoveTo(target, dt > 0.0 ? dt : 0.0)
                                    : tracker_.Solve(target);
   Eigen::VectorXd q = result.q;
+  approach_.resize(0);
+  if (answered_ && dt > 0.0 && lagging_ && last_target_) PlanApproach(*last_target_, dt, q);
   if (!answered_ || !(dt > 0.0) || !HasRateLimits(*robot_)) {
     v_ = answered_ && dt > 0.0 ? Eigen::VectorXd((q - q_) / dt) : Eigen::VectorXd::Zero(q.size());
+    lagging_ = false;
   } else if (double fraction = FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the tool that fraction of the way,
     // any excess left clamped; a clamped arm that would touch something goes half as far.
@@ -62,34 +65,62 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     }
     tracker_.Reset(q);
     v_ = (q - q_) / dt;
+    lagging_ = true;
   } else {
     v_ = (q - q_) / dt;
+    lagging_ = false;
   }
   q_ = q;
+  last_target_ = target;
   time_ = time;
   clearance_ = result.min_clearance;
   answered_ = true;
   return result;
 }
 
-std::pair<double, double> RateLimitedRobotTracker::VelocityRange(int j, double dt) const {
+std::pair<double, double> RateLimitedRobotTracker::VelocityRange(int j, double dt,
+                                                                 bool braked) const {
   const auto& limits = robot_->spec().joints[j].limits;
   constexpr double kNone = std::numeric_limits<double>::infinity();
   if (!limits) return internal::VelocityRange({kNone, kNone, std::nullopt}, q_[j], v_[j], dt);
   const bool accelerates = std::isfinite(limits->max_acceleration);
   // Without an acceleration limit there is no braking distance to keep from a position limit
   // (Clamp still holds the position inside it).
-  return internal::VelocityRange(
+  const std::pair<double, double> range = internal::VelocityRange(
       {limits->max_velocity, limits->max_acceleration,
        accelerates ? std::optional(std::make_pair(limits->lower, limits->upper)) : std::nullopt},
       q_[j], v_[j], dt);
+  return braked ? Braked(j, range, dt) : range;
+}
+
+void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt,
+                                           const Eigen::VectorXd& q_target) {
+  // The target's joint velocity: the previous target solved from the same start, so that the
+  // difference is the target's own motion, not the catching up.
+  tracker_.Reset(q_);
+  const RobotIkResult before = tracker_.MoveTo(previous, dt);
+  tracker_.Reset(q_target);
+  if (before.status != RobotIkStatus::kSolved &&
+      before.status != RobotIkStatus::kVelocityLimitExceeded) {
+    return;
+  }
+  target_velocity_ = (q_target - before.q) / dt;
+  approach_ = q_target - q_;
+}
+
+std::pair<double, double> RateLimitedRobotTracker::Braked(int j, std::pair<double, double> range,
+                                                          double dt) const {
+  const auto& limits = robot_->spec().joints[j].limits;
+  if (approach_.size() == 0 || !limits) return range;
+  return internal::BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j],
+                                   limits->max_acceleration, dt);
 }
 
 double RateLimitedRobotTracker::FeasibleFraction(double dt, const Eigen::VectorXd& q) const {
   double fraction = 1.0;
   for (int j = 0; j < q.size(); ++j) {
     fraction = std::min(fraction,
-                        internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt)));
+                        internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt, true)));
   }
   return fraction;
 }
@@ -98,7 +129,7 @@ bool RateLimitedRobotTracker::Clamp(double dt, Eigen::VectorXd& q) const {
   bool clamped = false;
   for (int j = 0; j < q.size(); ++j) {
     const double wanted = (q[j] - q_[j]) / dt;
-    const auto [lo, hi] = VelocityRange(j, dt);
+    const auto [lo, hi] = VelocityRange(j, dt, false);
     double next = q_[j] + std::clamp(wanted, lo, hi) * dt;
     if (const auto& limits = robot_->spec().joints[j].limits) {
       next = std::clamp(next, limits->lower, limits->upper);

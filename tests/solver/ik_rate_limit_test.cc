@@ -36,7 +36,7 @@ std::vector<double> Angles(const Eigen::Matrix3Xd& sites) {
 // A target 0.5 m away in one 10 ms step at 1 rad/s and 20 rad/s^2: every answer moves each
 // joint by at most v_max dt and changes its velocity by at most a_max dt (measured here from
 // the sites), keeps exact limb lengths, says it is limited while the hand lags, and reaches
-// the target once the limits allow.
+// the target once the limits allow, without swinging past it.
 TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
   const double v_max = 1.0, a_max = 20.0, dt = 0.01;
   const Arm arm = PlanarArm(5, {v_max, a_max});
@@ -48,6 +48,7 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
   std::vector<double> q = Angles(tracker->sites()), v(q.size(), 0.0);
   int limited = 0;
   bool reached = false;
+  double overshoot = 0.0;  // m past the goal along the way
   for (int k = 1; k <= 400 && !reached; ++k) {
     auto step = tracker->StepTo(goal, k * dt);
     ASSERT_TRUE(step.ok()) << step.status();
@@ -63,6 +64,8 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
       EXPECT_NEAR((step->sites.col(l + 1) - step->sites.col(l)).norm(), 1.4 / 5, 1e-9);
     }
     const double lag = (step->sites.col(arm.hand()) - goal).norm();
+    const Eigen::Vector3d along = (goal - start).normalized();
+    overshoot = std::max(overshoot, (step->sites.col(arm.hand()) - goal).dot(along));
     if (step->status == StepStatus::kReached) {
       EXPECT_LT(lag, 1e-9);
       reached = true;
@@ -75,6 +78,9 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
   }
   EXPECT_TRUE(reached);
   EXPECT_GT(limited, 10);
+  // The joints brake for the target as for a position limit: the hand arrives without swinging
+  // past (2.1 cm past and back without the braking).
+  EXPECT_LE(overshoot, 0.005);
 }
 
 // Without declared limits the limiter is the tracker itself, bit for bit.

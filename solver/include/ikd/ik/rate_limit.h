@@ -7,7 +7,9 @@
 // kinematics: exact limb lengths; a clamped arm that would collide goes half as far, up to
 // four times), and the answer says VELOCITY_LIMITED or
 // ACCELERATION_LIMITED with the hand short of the target. Never a jump: the arm catches up
-// over the next targets.
+// over the next targets, braking for the target as for a position limit (its velocity read
+// from the last two targets solved from the same start), so that it arrives with the target's
+// velocity instead of swinging past it.
 //
 //   auto limited = ikd::ik::RateLimitedTracker::Create(*arm, &scene, options);
 //   for (const auto& [time, target] : stream) auto step = limited->StepTo(target, time);
@@ -46,9 +48,17 @@ class RateLimitedTracker {
   Eigen::VectorXd Unwrapped(const IkStep& step) const;
   // The velocities angle j may take over dt after the last answer: |v| <= v_max,
   // |v - v_last| <= a_max dt, and slow enough to stop at a_max before a position limit.
-  std::pair<double, double> VelocityRange(int j, double dt) const;
+  // `braked`: also slow enough to arrive at a lagged-behind target with its velocity (how far
+  // the hand goes; the clamp of the joints leaves it out, so it never forces a joint off the
+  // tracker's way round obstacles).
+  std::pair<double, double> VelocityRange(int j, double dt, bool braked) const;
   // The position range of angle j (interior planar angles, spatial bends), if limited.
   std::optional<JointLimit> PositionLimit(int j) const;
+  // While the arm lags: the target's joint velocity (the previous target solved from the last
+  // answer `last`, against the step's angles q) and the joints' distance left to q, so that
+  // VelocityRange brakes for the target as for a position limit (no swinging past it).
+  absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkStep& step,
+                            const Eigen::VectorXd& q);
   // The largest fraction of the move from q_ to q over dt that every joint's range allows.
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
   // Clamps the joint velocities from q_ to `q` over dt into their ranges (and q into its
@@ -67,6 +77,10 @@ class RateLimitedTracker {
   Eigen::VectorXd q_;   // its joint angles, unwrapped along the stream
   Eigen::VectorXd v_;   // its joint velocities
   double clearance_ = 0.0;  // its min clearance
+  bool lagging_ = false;    // it was limited
+  Eigen::Vector3d last_target_ = Eigen::Vector3d::Zero();  // its target
+  Eigen::VectorXd approach_;         // per angle, distance left to the target (empty: none)
+  Eigen::VectorXd target_velocity_;  // per angle, the target's own velocity
   static constexpr int kRetries = 4;
 };
 

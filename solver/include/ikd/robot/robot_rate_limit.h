@@ -6,7 +6,9 @@
 // clamped joint by joint (any joint values are a valid arm: the tool lags, the links stay
 // exact), halving the fraction while the clamped arm would collide (up to four times); the
 // answer says VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED with its errors against
-// the requested target. Never a jump: the arm catches up over the next targets.
+// the requested target. Never a jump: the arm catches up over the next targets, braking for
+// the target (its joint velocity read from the last two targets solved from the same start)
+// so that it arrives with the target's velocity instead of swinging past it.
 //
 //   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
 //   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
@@ -15,6 +17,7 @@
 // target whose time does not advance. Joints without limits are not limited.
 #pragma once
 
+#include <optional>
 #include <utility>
 
 #include <Eigen/Core>
@@ -39,9 +42,16 @@ class RateLimitedRobotTracker {
 
  private:
   RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker);
-  // The velocities joint j may take over dt after the last answer.
-  std::pair<double, double> VelocityRange(int j, double dt) const;
+  // The velocities joint j may take over dt after the last answer; `braked`: also slow enough
+  // to arrive at a lagged-behind target with its velocity (how far the tool goes; the clamp
+  // leaves it out, so it never forces a joint off the tracker's way round obstacles).
+  std::pair<double, double> VelocityRange(int j, double dt, bool braked) const;
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
+  // While the arm lags: the target's joint velocity (the previous target solved from the last
+  // answer, against q_target) and the joints' distance left to q_target, for Braked.
+  void PlanApproach(const ToolTarget& previous, double dt, const Eigen::VectorXd& q_target);
+  // `range` narrowed so that joint j can still match the target's velocity when it gets there.
+  std::pair<double, double> Braked(int j, std::pair<double, double> range, double dt) const;
   // Clamps the joint velocities from q_ to q over dt into their ranges (and q into its
   // position limits), in place; true when a clamp acted.
   bool Clamp(double dt, Eigen::VectorXd& q) const;
@@ -58,6 +68,10 @@ class RateLimitedRobotTracker {
   Eigen::VectorXd q_;   // its joint values
   Eigen::VectorXd v_;   // its joint velocities
   double clearance_ = 0.0;
+  bool lagging_ = false;                   // the last answer was limited
+  std::optional<ToolTarget> last_target_;  // the last answer's target
+  Eigen::VectorXd approach_;               // per joint, distance left to the target (empty: none)
+  Eigen::VectorXd target_velocity_;        // per joint, the target's own velocity
   static constexpr int kRetries = 4;
 };
 
