@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "robot_path_smoother.h"
 
 namespace ikd::robot {
 namespace {
@@ -142,6 +143,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
                                     : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
   }
+  internal::SmoothRobotPath(robot, *tracker, targets, path_options, result.samples);
   result.summary = SummarizeRobotPath(robot, times, result.samples);
   return result;
 }

@@ -11,7 +11,11 @@
 //    last (RobotTracker::MoveTo over the sample interval), whose steps take the least joint
 //    motion, weighted by the joints' velocity limits, that keeps the tool on its path, and use
 //    the redundant directions to keep away from the joint limits (robot_ik.h).
-// 2. The rate check: joint velocities and accelerations (finite differences of q) against the
+// 2. A redundant arm's path is then smoothed as a whole in its redundant directions:
+//    Gauss-Seidel sweeps move each sample toward least squared joint acceleration through the
+//    null space of its tool Jacobian, the tool put back on its target by Newton steps, kept
+//    only within the limits, the tolerances and its clearance (robot_path_smoother.h).
+// 3. The rate check: joint velocities and accelerations (finite differences of q) against the
 //    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
 //    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
@@ -70,7 +74,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
                                               const Eigen::VectorXd& q0,
                                               const RobotStopCheck& stop = {});
 
-// Step 2 alone: sets the rate statuses of `samples` (at `times`) and fills the summary.
+// Step 3 alone: sets the rate statuses of `samples` (at `times`) and fills the summary.
 RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double>& times,
                                     std::vector<RobotIkResult>& samples);
 
