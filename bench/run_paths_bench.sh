@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 IKD_BUILD_DIR="${IKD_BUILD_DIR:-build-bench}"
 source deploy/common.sh
 doc="${IKD_PATHS_DOC:-docs/paths-benchmark.md}"
+# The tree the figures come from, read before the document (part of the tree) is rewritten.
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 
 ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
 # Reconfiguring a shared build directory (build type, options) would rebuild all of it.
@@ -58,7 +60,7 @@ cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
   echo "section below explains its columns; everything after the command line is the program's"
   echo "own output (stdout), as printed."
   echo
-  echo "Commit \`$(git describe --always --dirty 2>/dev/null || echo unknown)\`, run $(date -u +%Y-%m-%d)" \
+  echo "Commit \`$commit\`, run $(date -u +%Y-%m-%d)" \
        "on ${cpu:-unknown CPU} ($(nproc) cores), ${build_type:-default} build."
   echo "Command: \`bench/run_paths_bench.sh${*:+ $*}\` (\`paths_bench${*:+ $*}\`)"
   echo
