@@ -27,5 +27,12 @@ T UnwrapIn(const char* program, absl::StatusOr<T> value, const char* what) {
 // Uniform in [0, 1) from the raw 64-bit stream: portable across standard libraries, unlike
 // std::uniform_real_distribution, so the scenarios are the same everywhere.
 inline double Uniform(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+// Uniform in [lo, hi), and an integer uniform in [lo, hi], from the same stream.
+inline double UniformIn(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * Uniform(rng);
+}
+inline int UniformCount(std::mt19937_64& rng, int lo, int hi) {
+  return lo + static_cast<int>(Uniform(rng) * (hi - lo + 1));
+}
 
 }  // namespace ikd::bench

@@ -33,10 +33,8 @@ T Unwrap(absl::StatusOr<T> value, const char* what) {
   return UnwrapIn("paths_bench", std::move(value), what);
 }
 
-double Range(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * Uniform(rng); }
-int Count(std::mt19937_64& rng, int lo, int hi) {  // in [lo, hi]
-  return lo + static_cast<int>(Uniform(rng) * (hi - lo + 1));
-}
+double Range(std::mt19937_64& rng, double lo, double hi) { return UniformIn(rng, lo, hi); }
+int Count(std::mt19937_64& rng, int lo, int hi) { return UniformCount(rng, lo, hi); }
 
 // SplitMix64 finalizer: decorrelates the per-scenario seeds.
 uint64_t Mix(uint64_t x) {
