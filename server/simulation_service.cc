@@ -91,18 +91,20 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
 
  private:
   void ComputeNext() {
-    absl::StatusOr<bool> more = source_->Next(cancelled_, frame_);
+    Frame& frame = frames_[next_frame_];
+    next_frame_ ^= 1;
+    absl::StatusOr<bool> more = source_->Next(cancelled_, frame);
     if (!more.ok()) {
       End(more.status());
     } else if (!*more) {
       End(absl::OkStatus());
-    } else if (!FrameFinite(frame_)) {  // never answered: the state left the range of doubles
+    } else if (!FrameFinite(frame)) {  // never answered: the state left the range of doubles
       End(absl::OutOfRangeError(absl::StrCat(
-          "step ", frame_.step(), ": the state is beyond the range of doubles (max relative "
-          "violation ", frame_.max_relative_violation(), "): use smaller coordinates or links")));
+          "step ", frame.step(), ": the state is beyond the range of doubles (max relative "
+          "violation ", frame.max_relative_violation(), "): use smaller coordinates or links")));
     } else {
       HandToGrpc(this);
-      this->StartWrite(&frame_);  // hands the call to gRPC: nothing may follow
+      this->StartWrite(&frame);  // hands the call to gRPC: nothing may follow
     }
   }
 
@@ -114,7 +116,12 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
   WorkerPool* const pool_;
   std::unique_ptr<FrameSource<Frame>> source_;
   std::atomic<bool> cancelled_{false};
-  Frame frame_;  // the frame being written; refilled only after OnWriteDone
+  // Two frames, filled in turn: the one written last is serialized inside StartWrite, after
+  // HandToGrpc, so TSan (blind to gRPC's own ordering) could not see that read end before the
+  // next fill; the other frame's last read lies a whole write cycle back, behind the worker
+  // pool's lock (a TSan report of CI's tsan stage, FaultsTest, on one frame).
+  Frame frames_[2];
+  int next_frame_ = 0;
 };
 
 // Steps until the next frame: stride steps, fewer at the end.
