@@ -4,7 +4,9 @@
 //  - the state answers the target sent at that position in the stream;
 //  - the limbs keep their lengths and the joint positions are the angles of the sites;
 //  - no joint limit of the arm is exceeded, no limb penetrates an obstacle of the scene (kept
-//    in step with the scene updates it sends) or another limb, computed here from the sites;
+//    in step with the scene updates it sends) or another limb, computed here from the sites
+//    with the mock's own geometry (mock_geometry.h: its own copy of the scene and its own
+//    capsule distances, not the solver's, so that the check is a second opinion);
 //  - a REACHED state has the hand on the target (--max_hand_error);
 //  - servo dynamics: the joints follow the commanded positions under rate and acceleration
 //    limits (--max_joint_rate, --max_joint_accel) at the control rate, and the servo's
@@ -41,7 +43,7 @@
 #include "connect_flags.h"
 #include "conversions.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
+#include "mock_geometry.h"
 #include "ikd/robot/robot.h"
 #include "robot_conversions.h"
 #include "validation.h"
@@ -326,7 +328,7 @@ struct Report {
   double max_limit_violation = 0;
   double max_joint_step = 0;     // rad
   double max_tracking_error = 0; // rad, servo
-  std::optional<double> min_clearance;  // computed here from the sites and the scene
+  std::optional<double> min_clearance;  // computed here from the sites and the mock's scene
   std::vector<double> latencies_ms;
   grpc::Status rpc_status;
 };
@@ -398,13 +400,17 @@ class Servo {
   std::vector<double> actual_, velocity_;
 };
 
-// The controller's own model of the arm and of the scene (updated as the stream updates it),
-// built with the same validation the server applies.
+// The controller's own model of the arm and of the scene (updated as the stream updates it).
+// The input is validated as the server validates it; the scene's obstacles and their
+// clearances are the mock's own (mock::Scene).
 class Executor {
  public:
   static absl::StatusOr<Executor> Create(const Setup& setup) {
     server::ModelLimits limits;
-    auto scene = server::SceneFromProto(setup.scene, "scene", limits);
+    if (auto valid = server::SceneFromProto(setup.scene, "scene", limits); !valid.ok()) {
+      return valid.status();
+    }
+    auto scene = mock::Scene::FromProto(setup.scene);
     if (!scene.ok()) return scene.status();
     if (setup.arm.has_robot()) {
       auto robot = server::RobotFromArmSpec(setup.arm, "arm");
@@ -417,10 +423,7 @@ class Executor {
   }
 
   void ApplySceneUpdate(const v1::SceneUpdate& update) {
-    v1::EditSceneRequest edit;
-    *edit.mutable_operations() = update.operations();
-    absl::Status applied =
-        server::ApplyOperations(edit, "mock scene", server::ModelLimits(), *scene_);
+    absl::Status applied = scene_.Apply(update);
     if (!applied.ok()) std::cerr << "mock_arm: local scene update failed: " << applied << "\n";
   }
 
@@ -501,7 +504,7 @@ class Executor {
     }
   }
 
-  Executor(const Setup& setup, ik::Arm arm, ik::Scene scene)
+  Executor(const Setup& setup, ik::Arm arm, mock::Scene scene)
       : setup_(setup),
         arm_(std::move(arm)),
         scene_(std::move(scene)),
@@ -513,8 +516,8 @@ class Executor {
     const auto segments = robot::LinkSegments(robot_->spec(), q);
     double clearance = INFINITY;
     for (size_t k = 0; k < segments.size(); ++k) {
-      clearance = std::min(clearance, scene_->MinSignedDistance(segments[k].first, segments[k].second,
-                                                                radii.empty() ? 0.0 : radii[k]));
+      clearance = std::min(clearance, scene_.MinClearance(segments[k].first, segments[k].second,
+                                                          radii.empty() ? 0.0 : radii[k]));
     }
     if (std::isfinite(clearance)) {
       report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
@@ -522,7 +525,7 @@ class Executor {
     if (clearance < 0) ++report->collisions;
   }
 
-  Executor(const Setup& setup, robot::Robot robot, ik::Scene scene)
+  Executor(const Setup& setup, robot::Robot robot, mock::Scene scene)
       : setup_(setup),
         scene_(std::move(scene)),
         robot_(std::move(robot)),
@@ -581,10 +584,10 @@ class Executor {
   }
 
   void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
-    double clearance = ik::MinSelfClearance(sites, radii_);
+    double clearance = mock::ChainSelfClearance(sites, radii_);
     for (int k = 0; k < arm_->num_limbs(); ++k) {
-      clearance = std::min(
-          clearance, scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k]));
+      clearance =
+          std::min(clearance, scene_.MinClearance(sites.col(k), sites.col(k + 1), radii_[k]));
     }
     if (std::isfinite(clearance)) {
       report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
@@ -603,7 +606,7 @@ class Executor {
 
   const Setup& setup_;
   std::optional<ik::Arm> arm_;         // a chain arm, or ...
-  std::optional<ik::Scene> scene_;     // (the controller's copy of the scene, either kind)
+  mock::Scene scene_;                  // (the controller's copy of the scene, either kind)
   std::optional<robot::Robot> robot_;  // ... an industrial arm
   std::vector<double> radii_;
   Servo servo_;

@@ -3,10 +3,13 @@
 // bone-length calibrator, and every kind of bad input.
 #include "ikd/pose/pose_fitter.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 #include <random>
+#include <vector>
 
 #include <Eigen/Geometry>
 #include <gmock/gmock.h>
@@ -308,13 +311,52 @@ TEST(PoseFitterSyntheticTest, BoneLengthSpreadRawVersusFit) {
   EXPECT_NEAR(raw_mean / SyntheticRun::kSigma, std::sqrt(2.0), 0.15);
 }
 
-// The robust noise scale settles near the true sigma reduced by the fit's own share of the
-// noise (the residual of a fitted point is smaller than the raw noise): within [0.3, 1.2] sigma.
-TEST(PoseFitterSyntheticTest, NoiseScaleIsSensible) {
+// The robust noise scale against the true sigma and against the test's own scale of the
+// returned fit. Own scale: median |observation - fitted site| over the inlier observations of
+// frames 1000.. divided by 1.5382 (median of the chi distribution with 3 degrees of freedom);
+// it is below sigma by the fit's own share of the noise. The reported scale (the larger of the
+// frame's estimate and the running one) averaged over the settled frames 500..: a few percent
+// above the own scale. Measured on this run (seed 2012), in sigma: mean reported 0.944, every
+// settled frame in [0.843, 1.287], own scale 0.884, reported / own 1.068; over seeds 1-9: mean
+// 0.927-0.946, frames [0.819, 1.475], own 0.864-0.888, ratio 1.062-1.080. Bands: about the
+// spread over the ten seeds.
+TEST(PoseFitterSyntheticTest, NoiseScaleMatchesTheTrueNoiseAndTheFitsResiduals) {
   const SyntheticRun& run = TheRun();
-  const double last = run.results.back().noise_sigma;
-  EXPECT_GT(last, 0.3 * SyntheticRun::kSigma);
-  EXPECT_LT(last, 1.2 * SyntheticRun::kSigma);
+  constexpr double kSigma = SyntheticRun::kSigma;
+  double sum = 0.0, low = INFINITY, high = 0.0;
+  int settled = 0;
+  std::vector<double> residuals;
+  for (size_t f = 500; f < run.results.size(); ++f) {
+    const FrameResult& result = run.results[f];
+    sum += result.noise_sigma;
+    low = std::min(low, result.noise_sigma);
+    high = std::max(high, result.noise_sigma);
+    ++settled;
+    if (f < 1000) continue;
+    const Frame& frame = run.stream[f];
+    for (size_t o = 0; o < frame.observations.size(); ++o) {
+      if (std::count(frame.outlier_observations.begin(), frame.outlier_observations.end(), o))
+        continue;
+      const int site = *run.skeleton.FindLabel(frame.observations[o].label);
+      residuals.push_back((frame.observations[o].position - result.sites.col(site)).norm());
+    }
+  }
+  ASSERT_GT(residuals.size(), 10000u);
+  std::nth_element(residuals.begin(), residuals.begin() + residuals.size() / 2, residuals.end());
+  const double own = residuals[residuals.size() / 2] / 1.5382;
+  const double mean = sum / settled;
+  std::printf("noise scale / sigma: mean %.4f, settled frames [%.4f, %.4f], last %.4f; own scale "
+              "of the fit's residuals %.4f; mean / own %.4f\n",
+              mean / kSigma, low / kSigma, high / kSigma, run.results.back().noise_sigma / kSigma,
+              own / kSigma, mean / own);
+  EXPECT_GT(mean, 0.90 * kSigma);
+  EXPECT_LT(mean, 0.98 * kSigma);
+  EXPECT_GT(low, 0.80 * kSigma);
+  EXPECT_LT(high, 1.50 * kSigma);
+  EXPECT_GT(own, 0.84 * kSigma);
+  EXPECT_LT(own, 0.92 * kSigma);
+  EXPECT_GT(mean / own, 1.04);
+  EXPECT_LT(mean / own, 1.10);
 }
 
 // ---- Calibration ----

@@ -2,6 +2,7 @@
 #include "ikd/constraints/solver.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
@@ -48,6 +49,58 @@ Eigen::Matrix3Xd DenseVelocityProjection(const ConstraintModel& model, const Eig
   const Eigen::VectorXd lambda = (bw * b.transpose()).ldlt().solve(b * flat);
   const Eigen::VectorXd out = flat - w3.asDiagonal() * (b.transpose() * lambda);
   return Eigen::Map<const Eigen::Matrix3Xd>(out.data(), 3, n);
+}
+
+// The test's own solution of the SHAKE equations (Ryckaert 1977; Bailey eq. 8-9), written
+// without the library's solvers: each site moves along the reference bond vectors of its
+// constraints, weighted by its inverse mass, r_i = u_i + w_i sum_a lambda_a s_ai (r0_i(a) -
+// r0_j(a)) (s_ai = +1 at i(a), -1 at j(a)), until every |r_i - r_j|^2 = l^2. Solved for lambda
+// by dense Newton from lambda = 0 (the solution next to the input, where every solver lands)
+// to rounding; `residual` gets the final max |r_ij - l| / l.
+Eigen::Matrix3Xd OwnShakeSolution(const Eigen::VectorXd& w,
+                                  const std::vector<DistanceConstraint>& constraints,
+                                  const Eigen::Matrix3Xd& reference,
+                                  const Eigen::Matrix3Xd& unconstrained, double* residual) {
+  const int m = static_cast<int>(constraints.size());
+  std::vector<Eigen::Vector3d> bond(m);
+  for (int a = 0; a < m; ++a) {
+    bond[a] = reference.col(constraints[a].i) - reference.col(constraints[a].j);
+  }
+  auto positions = [&](const Eigen::VectorXd& lambda) {
+    Eigen::Matrix3Xd r = unconstrained;
+    for (int a = 0; a < m; ++a) {
+      r.col(constraints[a].i) += w[constraints[a].i] * lambda[a] * bond[a];
+      r.col(constraints[a].j) -= w[constraints[a].j] * lambda[a] * bond[a];
+    }
+    return r;
+  };
+  // d(r_i - r_j)/d lambda_b for constraint a's pair (i, j): (w_i s_bi - w_j s_bj) bond_b.
+  auto sign = [&](int site, int b) {
+    return (site == constraints[b].i ? 1.0 : 0.0) - (site == constraints[b].j ? 1.0 : 0.0);
+  };
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(m);
+  double worst = INFINITY;
+  for (int iteration = 0; iteration < 60; ++iteration) {
+    const Eigen::Matrix3Xd r = positions(lambda);
+    Eigen::VectorXd g(m);
+    Eigen::MatrixXd jacobian = Eigen::MatrixXd::Zero(m, m);
+    worst = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const int i = constraints[a].i, j = constraints[a].j;
+      const Eigen::Vector3d d = r.col(i) - r.col(j);
+      const double l = constraints[a].length;
+      g[a] = d.squaredNorm() - l * l;
+      worst = std::max(worst, std::abs(d.norm() - l) / l);
+      for (int b = 0; b < m; ++b) {
+        const double c = w[i] * sign(i, b) - w[j] * sign(j, b);
+        if (c != 0.0) jacobian(a, b) = 2.0 * c * d.dot(bond[b]);
+      }
+    }
+    if (worst < 1e-15) break;
+    lambda -= jacobian.partialPivLu().solve(g);
+  }
+  *residual = worst;
+  return positions(lambda);
 }
 
 class ProjectionTest : public ::testing::TestWithParam<Method> {
@@ -102,21 +155,66 @@ TEST_P(ProjectionTest, CorrectionConservesMomentumAndAngularMomentum) {
   EXPECT_LT(angular.norm(), 1e-11 * 30 * scale / 30 + 1e-12);
 }
 
-// MILC and the matrix method find the same constrained positions as SHAKE (Bailey: the same
-// equations, a different solver), within the tolerance.
-TEST_P(ProjectionTest, AgreesWithShake) {
-  Fixture f = Helix(50, Eigen::VectorXd::Ones(50));
+// Every solver (SHAKE included) lands on the test's own solution of the SHAKE equations
+// (OwnShakeSolution: dense Newton on the Lagrange multipliers, no library solver), within
+// 1e-10, on a helix with unequal masses and a fixed end. Meeting the lengths is not enough: a
+// solver that moved the sites some other way would differ (checked: the own solution with
+// equal masses is 3e-5 away from every solver's).
+TEST_P(ProjectionTest, AgreesWithAnIndependentSolutionOfTheShakeEquations) {
+  const int n = 50;
+  Eigen::VectorXd w(n);
+  for (int k = 0; k < n; ++k) w[k] = 1.0 / (1.0 + 0.1 * k);
+  w[0] = 0.0;
+  const std::vector<DistanceConstraint> constraints = ChainConstraints(n, 1.0, false);
+  const auto model = *ConstraintModel::Create(w, constraints);
+  const Eigen::Matrix3Xd reference = *HelixChain(n, 5.0, 2.0, 1.0);
   std::mt19937_64 rng(3);
-  Eigen::Matrix3Xd r = f.reference;
+  Eigen::Matrix3Xd r = reference;
   PerturbGaussian(1e-3, rng, r);
-  Eigen::Matrix3Xd by_shake = r;
-  ProjectionOptions tight;
-  tight.tolerance = 1e-13;
-  tight.max_iterations = 100000;
-  auto shake = *MakeConstraintSolver(Method::kShake, f.model, tight);
-  ASSERT_TRUE(shake->ProjectPositions(f.reference, by_shake)->converged());
-  ASSERT_TRUE(Solver(f.model, 1e-13)->ProjectPositions(f.reference, r)->converged());
-  EXPECT_TRUE(CompareMatrices(r, by_shake, 1e-10));
+  r.col(0) = reference.col(0);
+  double residual = INFINITY;
+  const Eigen::Matrix3Xd expected = OwnShakeSolution(w, constraints, reference, r, &residual);
+  ASSERT_LT(residual, 1e-14);
+  ASSERT_GT((expected - r).cwiseAbs().maxCoeff(), 1e-4);  // the projection moves the sites
+  ASSERT_TRUE(Solver(model, 1e-13)->ProjectPositions(reference, r)->converged());
+  EXPECT_TRUE(CompareMatrices(r, expected, 1e-10));
+}
+
+// One link (analytic): sites i, j move along the reference bond d = r0_i - r0_j by w_i lambda d
+// and -w_j lambda d; |u + (w_i + w_j) lambda d| = l is a quadratic in lambda whose smaller root
+// (the one next to lambda = 0) gives the exact positions. Unequal masses, one site fixed, a
+// stretch and a squeeze, a reference bond turned away from the unconstrained one: to 1e-12.
+TEST_P(ProjectionTest, SingleLinkLandsOnTheQuadraticRoot) {
+  struct Case {
+    double wi, wj;
+    Eigen::Vector3d ri, rj;  // unconstrained
+  };
+  const Eigen::Vector3d r0i(0.1, -0.2, 0.3), r0j(1.3, 0.4, -0.5);  // reference
+  const double l = (r0i - r0j).norm();
+  const Case cases[] = {
+      {1.0, 1.0 / 3.0, Eigen::Vector3d(0.0, -0.1, 0.35), Eigen::Vector3d(1.45, 0.5, -0.6)},
+      {0.0, 2.0, Eigen::Vector3d(0.1, -0.2, 0.3), Eigen::Vector3d(1.2, 0.3, -0.35)},
+      {0.5, 0.25, Eigen::Vector3d(0.2, -0.25, 0.2), Eigen::Vector3d(1.1, 0.55, -0.45)},
+  };
+  for (const Case& c : cases) {
+    const Eigen::Vector3d d = r0i - r0j, u = c.ri - c.rj;
+    const double W = c.wi + c.wj;
+    // W^2 |d|^2 lambda^2 + 2 W (u . d) lambda + |u|^2 - l^2 = 0; the root of smaller magnitude,
+    // in the form free of cancellation: lambda = (l^2 - |u|^2) / (W (u.d + sqrt(disc))).
+    const double ud = u.dot(d);
+    const double disc = ud * ud - d.squaredNorm() * (u.squaredNorm() - l * l);
+    ASSERT_GT(disc, 0.0);
+    const double lambda = (l * l - u.squaredNorm()) / (W * (ud + std::sqrt(disc)));
+    Eigen::Matrix3Xd expected(3, 2), r(3, 2), reference(3, 2);
+    expected << c.ri + c.wi * lambda * d, c.rj - c.wj * lambda * d;
+    ASSERT_NEAR((expected.col(0) - expected.col(1)).norm(), l, 1e-15);
+    r << c.ri, c.rj;
+    reference << r0i, r0j;
+    const auto model = *ConstraintModel::Create(Eigen::Vector2d(c.wi, c.wj), {{0, 1, l}});
+    auto summary = Solver(model, 1e-14)->ProjectPositions(reference, r);
+    ASSERT_TRUE(summary.ok() && summary->converged()) << c.wi << " " << c.wj;
+    EXPECT_TRUE(CompareMatrices(r, expected, 1e-12)) << c.wi << " " << c.wj;
+  }
 }
 
 // RATTLE and MILC velocity constraints: r_ij . v_ij = 0 to 1e-12 relative (Bailey eq. 15),
@@ -281,7 +379,8 @@ TEST(MilcStrandTest, VelocitiesMatchDenseProjectionForEverySmallSize) {
   }
 }
 
-// The same strands for positions: MILC converges and lands where SHAKE does.
+// The same strands for positions: MILC converges and lands where SHAKE does, and both where
+// the test's own solution of the SHAKE equations lies.
 TEST(MilcStrandTest, PositionsAgreeWithShakeForEverySmallSize) {
   std::mt19937_64 rng(19);
   ProjectionOptions tight;
@@ -294,6 +393,10 @@ TEST(MilcStrandTest, PositionsAgreeWithShakeForEverySmallSize) {
         Eigen::Matrix3Xd milc = f.positions;
         PerturbGaussian(1e-3, rng, milc);
         Eigen::Matrix3Xd shake = milc;
+        double residual = INFINITY;
+        const Eigen::Matrix3Xd expected = OwnShakeSolution(
+            f.model.inverse_masses(), f.model.constraints(), f.positions, milc, &residual);
+        ASSERT_LT(residual, 1e-14) << chain << " " << ring;
         auto summary = (*MakeConstraintSolver(Method::kMilcShake, f.model, tight))
                            ->ProjectPositions(f.positions, milc);
         ASSERT_TRUE(summary.ok() && summary->converged()) << chain << " " << ring;
@@ -302,6 +405,8 @@ TEST(MilcStrandTest, PositionsAgreeWithShakeForEverySmallSize) {
                         ->converged());
         EXPECT_LE(f.model.MaxRelativeViolation(milc), 1e-13);
         EXPECT_TRUE(CompareMatrices(milc, shake, 1e-10)) << chain << " " << ring;
+        EXPECT_TRUE(CompareMatrices(milc, expected, 1e-10)) << chain << " " << ring;
+        EXPECT_TRUE(CompareMatrices(shake, expected, 1e-10)) << chain << " " << ring;
       }
     }
   }

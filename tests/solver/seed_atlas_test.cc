@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -96,9 +97,23 @@ TEST(SeedAtlasTest, StoredToolPosesAreTheForwardKinematics) {
   }
 }
 
+// The test's own pose distance, in a formulation of its own: |p - p_T|^2 plus L^2 times
+// ||R - R_T||_F^2 / 2 (the chordal distance of the rotation matrices: ||R - R_T||_F^2 =
+// 4 - 4 cos theta = 8 sin^2(theta / 2), so this is the documented 4 L^2 sin^2(theta / 2)
+// without quaternions, sign choices or the atlas's code); position targets count the
+// position alone.
+double OwnSquaredDistance(const Eigen::Isometry3d& X, const Eigen::Vector3d& p,
+                          const std::optional<Eigen::Quaterniond>& q, double L) {
+  const double position = (X.translation() - p).squaredNorm();
+  if (!q) return position;
+  const Eigen::Matrix3d R_target = q->normalized().toRotationMatrix();
+  return position + L * L * (X.linear() - R_target).squaredNorm() / 2.0;
+}
+
 // Independent check of the search: every entry's distance from its configuration's forward
-// kinematics through SquaredDistance, sorted; Nearest returns the same first entries (1e-12
-// relative: the vectorized pass rounds differently).
+// kinematics by the test's own OwnSquaredDistance, sorted; Nearest returns the same first
+// entries, its reported distances equal to the own ones (1e-12 relative: the formulations and
+// the vectorized pass round differently).
 TEST(SeedAtlasTest, NearestAgreesWithBruteForce) {
   const Robot robot = MakeRobot(presets::Iiwa14);
   const SeedAtlas atlas = SeedAtlas::Build(robot, 2000);
@@ -118,7 +133,9 @@ TEST(SeedAtlasTest, NearestAgreesWithBruteForce) {
         trial % 2 == 0 ? std::optional<Eigen::Quaterniond>(RandomRotation(rng)) : std::nullopt;
     std::vector<std::pair<double, int>> all;
     for (int k = 0; k < atlas.size(); ++k) {
-      all.push_back({atlas.SquaredDistance(ToolPose(robot.spec(), atlas.configuration(k)), p, q), k});
+      all.push_back({OwnSquaredDistance(ToolPose(robot.spec(), atlas.configuration(k)), p, q,
+                                        atlas.rotation_length()),
+                     k});
     }
     std::sort(all.begin(), all.end());
     const auto nearest = atlas.Nearest(p, q, 5);
