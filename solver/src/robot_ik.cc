@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <Eigen/Cholesky>
 
@@ -24,10 +25,6 @@ Eigen::Isometry3d Interpolate(const Eigen::Isometry3d& from, const Eigen::Isomet
   X.linear() = a.slerp(t, b).toRotationMatrix();
   X.translation() = (1.0 - t) * from.translation() + t * to.translation();
   return X;
-}
-
-double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) {
-  return Eigen::AngleAxisd(a.transpose() * b).angle();
 }
 
 // Links closer to an obstacle than this many safety margins are pulled away in a path step's
@@ -61,7 +58,7 @@ Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
 double Travel(const Eigen::Isometry3d& from, const ToolTarget& target, double spacing) {
   double travel = (target.position - from.translation()).norm();
   if (target.orientation) {
-    travel += spacing * RotationAngle(from.linear(), target.orientation->toRotationMatrix());
+    travel += spacing * internal::RotationAngle(from.linear(), target.orientation->toRotationMatrix());
   }
   return travel;
 }
@@ -486,10 +483,8 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
   }
   result.sites = sites_;
   // The verdict comes from forward kinematics of q, not from the sites the solver moved.
-  const Eigen::Isometry3d X_WT = ToolPose(robot_->spec(), q_);
-  result.position_error = (X_WT.translation() - target.position).norm();
-  result.rotation_error =
-      target.orientation ? RotationAngle(X_WT.linear(), target.orientation->toRotationMatrix()) : 0.0;
+  std::tie(result.position_error, result.rotation_error) =
+      internal::ToolErrors(*robot_, q_, target);
   const bool within = result.position_error <= options_.position_tolerance &&
                       result.rotation_error <= options_.rotation_tolerance &&
                       robot_->LimitViolation(q_) <= 0.0;

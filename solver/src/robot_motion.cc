@@ -40,6 +40,29 @@ double LimitDepth(const Robot& robot, const Eigen::VectorXd& q, int k, double* t
 
 }  // namespace
 
+double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) {
+  return Eigen::AngleAxisd(a.transpose() * b).angle();
+}
+
+std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& q,
+                                     const ToolTarget& target) {
+  const Eigen::Isometry3d X = ToolPose(robot.spec(), q);
+  return {(X.translation() - target.position).norm(),
+          target.orientation
+              ? RotationAngle(X.linear(), target.orientation->toRotationMatrix())
+              : 0.0};
+}
+
+bool HasRateLimits(const Robot& robot) {
+  for (const JointSpec& joint : robot.spec().joints) {
+    if (joint.limits && (std::isfinite(joint.limits->max_velocity) ||
+                         std::isfinite(joint.limits->max_acceleration))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Eigen::VectorXd MotionWeights(const Robot& robot) {
   const int n = robot.num_joints();
   double v_ref = std::numeric_limits<double>::infinity();

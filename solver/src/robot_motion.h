@@ -1,15 +1,30 @@
-// The joint motion of one step of an industrial arm's path (internal to robot_ik.cc): the
-// least joint motion, weighted by the joints' velocity limits, that moves the tool by a given
-// twist, with a preferred motion in the redundant directions that keeps joints off their limits.
+// The joint motion of one step of an industrial arm's path (internal to the robot trackers):
+// the least joint motion, weighted by the joints' velocity limits, that moves the tool by a
+// given twist, with a preferred motion in the redundant directions that keeps joints off their
+// limits; and the checks of a configuration the trackers, the path and its smoother share.
 #pragma once
+
+#include <utility>
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
 #include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
 
 namespace ikd::robot::internal {
+
+// The angle of the turn between two rotations (rad).
+double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b);
+
+// The tool's position error (m) and rotation error (rad; 0 for a position target) at joint
+// values q, by forward kinematics.
+std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& q,
+                                     const ToolTarget& target);
+
+// Whether some joint declares a finite velocity or acceleration limit.
+bool HasRateLimits(const Robot& robot);
 
 // Per joint (v_ref / max_velocity_j)^2, v_ref the smallest finite max_velocity: a joint twice as
 // fast may move twice as far for the same cost. 1 for joints without a velocity limit (and for

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "robot_motion.h"
 #include "robot_path_smoother.h"
 
 namespace ikd::robot {
@@ -42,15 +43,6 @@ double AccelerationLimit(const Robot& robot, int k) {
   return limits ? limits->max_acceleration : std::numeric_limits<double>::infinity();
 }
 
-bool HasRateLimits(const Robot& robot) {
-  for (int k = 0; k < robot.num_joints(); ++k) {
-    if (std::isfinite(VelocityLimit(robot, k)) || std::isfinite(AccelerationLimit(robot, k))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Step 2 of robot_path.h: velocity into sample k and acceleration at k, against the limits.
 void CheckRates(const Robot& robot, const std::vector<double>& times,
                 std::vector<RobotIkResult>& samples, RobotPathSummary& summary) {
@@ -81,7 +73,7 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
       status = RobotIkStatus::kSolved;  // MoveTo's own check is the same velocity, unrounded
     }
   }
-  if (HasRateLimits(robot)) {
+  if (internal::HasRateLimits(robot)) {
     summary.feasible_time_scaling =
         std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
   }

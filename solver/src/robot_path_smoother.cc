@@ -59,12 +59,7 @@ void SmoothRobotPath(const Robot& robot, const RobotTracker& tracker,
       const Eigen::Isometry3d goal = Goal(target, ToolPose(robot.spec(), sample.q));
       Eigen::VectorXd q = sample.q + ToolStep(robot, sample.q, goal, mode, weights, wanted);
       for (int n = 0; n < kNewtonSteps; ++n) q += ToolStep(robot, q, goal, mode, weights, none);
-      const Eigen::Isometry3d X = ToolPose(robot.spec(), q);
-      const double position_error = (X.translation() - target.position).norm();
-      const double rotation_error =
-          target.orientation
-              ? Eigen::AngleAxisd(X.linear().transpose() * target.orientation->toRotationMatrix()).angle()
-              : 0.0;
+      const auto [position_error, rotation_error] = ToolErrors(robot, q, target);
       if (!(position_error <= options.position_tolerance) ||
           !(rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q) > 0.0) {
         continue;

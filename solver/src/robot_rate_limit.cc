@@ -3,27 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "rate_range.h"
+#include "robot_motion.h"
 
 namespace ikd::robot {
-namespace {
-
-bool HasRateLimits(const Robot& robot) {
-  for (const JointSpec& joint : robot.spec().joints) {
-    if (joint.limits && (std::isfinite(joint.limits->max_velocity) ||
-                         std::isfinite(joint.limits->max_acceleration))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) {
-  return Eigen::AngleAxisd(a.transpose() * b).angle();
-}
-
-}  // namespace
 
 absl::StatusOr<RateLimitedRobotTracker> RateLimitedRobotTracker::Create(
     const Robot& robot, const RobotIkOptions& options, const Eigen::VectorXd& q0,
@@ -43,7 +28,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   Eigen::VectorXd q = result.q;
   approach_.resize(0);
   if (answered_ && dt > 0.0 && lagging_ && last_target_) PlanApproach(*last_target_, dt, q);
-  if (!answered_ || !(dt > 0.0) || !HasRateLimits(*robot_)) {
+  if (!answered_ || !(dt > 0.0) || !internal::HasRateLimits(*robot_)) {
     v_ = answered_ && dt > 0.0 ? Eigen::VectorXd((q - q_) / dt) : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
   } else if (double fraction = FeasibleFraction(dt, q); fraction < 1.0) {
@@ -82,11 +67,11 @@ std::pair<double, double> RateLimitedRobotTracker::VelocityRange(int j, double d
                                                                  bool braked) const {
   const auto& limits = robot_->spec().joints[j].limits;
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  if (!limits) return internal::VelocityRange({kNone, kNone, std::nullopt}, q_[j], v_[j], dt);
+  if (!limits) return ikd::internal::VelocityRange({kNone, kNone, std::nullopt}, q_[j], v_[j], dt);
   const bool accelerates = std::isfinite(limits->max_acceleration);
   // Without an acceleration limit there is no braking distance to keep from a position limit
   // (Clamp still holds the position inside it).
-  const std::pair<double, double> range = internal::VelocityRange(
+  const std::pair<double, double> range = ikd::internal::VelocityRange(
       {limits->max_velocity, limits->max_acceleration,
        accelerates ? std::optional(std::make_pair(limits->lower, limits->upper)) : std::nullopt},
       q_[j], v_[j], dt);
@@ -112,15 +97,15 @@ std::pair<double, double> RateLimitedRobotTracker::Braked(int j, std::pair<doubl
                                                           double dt) const {
   const auto& limits = robot_->spec().joints[j].limits;
   if (approach_.size() == 0 || !limits) return range;
-  return internal::BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j],
+  return ikd::internal::BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j],
                                    limits->max_acceleration, dt);
 }
 
 double RateLimitedRobotTracker::FeasibleFraction(double dt, const Eigen::VectorXd& q) const {
   double fraction = 1.0;
   for (int j = 0; j < q.size(); ++j) {
-    fraction = std::min(fraction,
-                        internal::FeasibleFraction((q[j] - q_[j]) / dt, VelocityRange(j, dt, true)));
+    fraction = std::min(fraction, ikd::internal::FeasibleFraction((q[j] - q_[j]) / dt,
+                                                                  VelocityRange(j, dt, true)));
   }
   return fraction;
 }
@@ -153,10 +138,7 @@ void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget
                                       RobotIkResult& result) {
   result.q = q;
   result.sites = robot_->SitesFromAngles(q);
-  const Eigen::Isometry3d X = ToolPose(robot_->spec(), q);
-  result.position_error = (X.translation() - target.position).norm();
-  result.rotation_error =
-      target.orientation ? RotationAngle(X.linear(), target.orientation->toRotationMatrix()) : 0.0;
+  std::tie(result.position_error, result.rotation_error) = internal::ToolErrors(*robot_, q, target);
   result.min_clearance = tracker_.MinClearance(q);
   if (result.min_clearance < 0.0) result.status = RobotIkStatus::kInCollision;
 }
