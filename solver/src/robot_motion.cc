@@ -111,29 +111,38 @@ void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, dou
   preferred += kPosturePull * fraction * (posture - q);
 }
 
-void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
-                       double buffer, double fraction, Eigen::VectorXd& preferred) {
+std::vector<double> LinkClearances(const Robot& robot, const ik::Scene& scene,
+                                   const Eigen::VectorXd& q) {
   const std::vector<double>& radii = robot.spec().link_radii;
-  auto clearances = [&](const Eigen::VectorXd& at) {
-    const auto segments = LinkSegments(robot.spec(), at);
-    std::vector<double> d(segments.size());
-    for (size_t k = 0; k < segments.size(); ++k) {
-      d[k] = scene.MinSignedDistance(segments[k].first, segments[k].second,
-                                     radii.empty() ? 0.0 : radii[k]);
-    }
-    return d;
-  };
-  const std::vector<double> d = clearances(q);
-  if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
-  // Central differences of every link's clearance, one joint at a time.
+  const auto segments = LinkSegments(robot.spec(), q);
+  std::vector<double> d(segments.size());
+  for (size_t k = 0; k < segments.size(); ++k) {
+    d[k] = scene.MinSignedDistance(segments[k].first, segments[k].second,
+                                   radii.empty() ? 0.0 : radii[k]);
+  }
+  return d;
+}
+
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scene,
+                                       const Eigen::VectorXd& q) {
   constexpr double h = 1e-6;
-  Eigen::MatrixXd gradient(d.size(), q.size());
+  Eigen::MatrixXd gradient;
   for (int j = 0; j < q.size(); ++j) {
     Eigen::VectorXd up = q, down = q;
     up[j] += h, down[j] -= h;
-    const std::vector<double> a = clearances(up), b = clearances(down);
-    for (size_t k = 0; k < d.size(); ++k) gradient(k, j) = (a[k] - b[k]) / (2 * h);
+    const std::vector<double> a = LinkClearances(robot, scene, up);
+    const std::vector<double> b = LinkClearances(robot, scene, down);
+    if (j == 0) gradient.resize(a.size(), q.size());
+    for (size_t k = 0; k < a.size(); ++k) gradient(k, j) = (a[k] - b[k]) / (2 * h);
   }
+  return gradient;
+}
+
+void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+                       double buffer, double fraction, Eigen::VectorXd& preferred) {
+  const std::vector<double> d = LinkClearances(robot, scene, q);
+  if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
+  const Eigen::MatrixXd gradient = LinkClearanceGradients(robot, scene, q);
   for (size_t k = 0; k < d.size(); ++k) {
     const double norm = gradient.row(k).norm();
     if (!(d[k] < buffer) || !(norm > 0.0)) continue;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <utility>
+#include <vector>
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
@@ -52,6 +53,15 @@ void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
 // integrate to a closed joint path).
 void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
                    Eigen::VectorXd& preferred);
+
+// Every link capsule's signed distance to the scene at q (m), in LinkSegments' order.
+std::vector<double> LinkClearances(const Robot& robot, const ik::Scene& scene,
+                                   const Eigen::VectorXd& q);
+
+// d LinkClearances / dq (links x joints), by central differences (the capsule distance has no
+// analytic gradient where a link's nearest point switches between obstacles).
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scene,
+                                       const Eigen::VectorXd& q);
 
 // The pull of the links away from the scene's obstacles (Maciejewski & Klein's null-space
 // avoidance), added to `preferred`: every link capsule closer than `buffer` to an obstacle

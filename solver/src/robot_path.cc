@@ -135,7 +135,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
                                     : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
   }
-  internal::SmoothRobotPath(robot, *tracker, targets, path_options, result.samples);
+  internal::SmoothRobotPath(robot, scene, targets, times, path_options, result.samples);
   result.summary = SummarizeRobotPath(robot, times, result.samples);
   return result;
 }

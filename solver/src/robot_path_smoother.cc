@@ -2,24 +2,59 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include <Eigen/SVD>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
 
 #include "robot_motion.h"
 
 namespace ikd::robot::internal {
 namespace {
 
-// Sweeps over the path: each lowers the high-frequency part of the joint accelerations most
-// (a spike is halved in one), slower swings need more. On bench/paths' robot scenarios 8
-// sweeps took the worst acceleration ratios to the witness from 18-83 to 3-36 with obstacles
-// (iiwa14 pose in free space 3.1 -> 2.7) at about 50 us a sample; 20 sweeps gained little more
-// (13.6 instead of 17.5 on the Panda's pose kind) at 2.3 times the time.
-constexpr int kSweeps = 8;
-// Newton steps that put the tool back after a move in the null space (quadratic: 2-3 suffice).
-constexpr int kNewtonSteps = 4;
-constexpr double kSettled = 1e-9;  // rad: a smaller move is not worth a sample's update
+// Linearizations of the path (each one sparse solve, a few more when a step is refused).
+constexpr int kLinearizations = 10;
+constexpr int kAttempts = 6;            // damping raises within one linearization
+// Marquardt's damping, relative to the system's diagonal: small, because the path's long
+// swings are the second-difference operator's smallest eigenvalues, ~(pi / samples)^4 of its
+// diagonal, and a larger damping holds them back (1e-3 took 10 linearizations to what 1e-8
+// reached in 3 on bench/paths' UR5 scenarios).
+constexpr double kInitialDamping = 1e-8;
+constexpr double kLeastDamping = 1e-12;
+// A linearization that lowered the cost by less than this fraction (and reweighted nothing)
+// ends the optimization.
+constexpr double kConverged = 1e-3;
+// Newton steps that put the tool back after a move in the null space (quadratic: 2-3 suffice
+// for a small move), stopped once a step is below kSettled.
+constexpr int kNewtonSteps = 8;
+constexpr double kSettled = 1e-13;  // rad
+// Rates are aimed at this fraction of their limits, so that the Newton return and the
+// remaining nonlinearity do not carry one over. Stiffer hinges (1e3, 1e4) slowed the
+// convergence and left more Panda paths over their acceleration limits on bench/paths.
+constexpr double kRateAim = 0.9;
+constexpr double kMaxEmphasis = 1e4;   // largest reweighting of one acceleration
+// Weight of the hinges on velocities and declared accelerations above kRateAim of their limits.
+constexpr double kRateHingeWeight = 100.0;
+// The joint speeds over their limits, squared, weigh this much beside the accelerations: the
+// least joint motion (item 5's preference) where the accelerations leave a choice.
+constexpr double kSpeedWeight = 1.0;
+// The joints' distance from the tracker's path, squared (rad^2), weighs this much: that path
+// carries the tracker's posture pull (robot_motion.h), so that a closed tool path closes the
+// joint path too instead of letting the redundant joints drift from turn to turn.
+constexpr double kPostureWeight = 1.0;
+// Links closer than this many safety margins to an obstacle are pushed out (the tracker's pull
+// starts there too), with this weight per (margin)^2 below it.
+constexpr double kClearanceBuffer = 3.0;
+constexpr double kClearanceWeight = 3.0;
 
+// A sample on its target, the ones the optimizer may move (one in collision too: the
+// clearance term pushes it out).
 bool Reached(RobotIkStatus status) {
-  return status == RobotIkStatus::kSolved || status == RobotIkStatus::kVelocityLimitExceeded;
+  return status == RobotIkStatus::kSolved || status == RobotIkStatus::kVelocityLimitExceeded ||
+         status == RobotIkStatus::kInCollision;
 }
 
 Eigen::Isometry3d Goal(const ToolTarget& target, const Eigen::Isometry3d& now) {
@@ -29,48 +64,344 @@ Eigen::Isometry3d Goal(const ToolTarget& target, const Eigen::Isometry3d& now) {
   return X;
 }
 
-// Where q_k would lower the squared second differences around it most.
-Eigen::VectorXd SmoothestAt(const std::vector<RobotIkResult>& samples, size_t k) {
-  const Eigen::VectorXd& prev = samples[k - 1].q;
-  const Eigen::VectorXd& next = samples[k + 1].q;
-  if (k < 2 || k + 2 >= samples.size()) return 0.5 * (prev + next);
-  return (-samples[k - 2].q + 4.0 * prev + 4.0 * next - samples[k + 2].q) / 6.0;
+// Per joint its velocity limit (+infinity where none) and the scale of its acceleration: the
+// acceleration limit, else the velocity limit per second, else 1.
+struct RateScales {
+  Eigen::VectorXd velocity, acceleration;
+  std::vector<bool> acceleration_limited;  // whether the joint declares max_acceleration
+};
+
+RateScales ScalesOf(const Robot& robot) {
+  const int n = robot.num_joints();
+  RateScales s{Eigen::VectorXd::Constant(n, std::numeric_limits<double>::infinity()),
+               Eigen::VectorXd::Ones(n), std::vector<bool>(n, false)};
+  for (int j = 0; j < n; ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    if (!limits) continue;
+    s.velocity[j] = limits->max_velocity;
+    if (std::isfinite(limits->max_acceleration)) {
+      s.acceleration[j] = limits->max_acceleration;
+      s.acceleration_limited[j] = true;
+    } else if (std::isfinite(limits->max_velocity)) {
+      s.acceleration[j] = limits->max_velocity;
+    }
+  }
+  return s;
+}
+
+// The path as the terms see it: joint values and, with a scene, every link's clearance.
+struct PathState {
+  std::vector<Eigen::VectorXd> q;
+  std::vector<std::vector<double>> clearances;
+};
+
+double MinOf(const std::vector<double>& d) {
+  return d.empty() ? std::numeric_limits<double>::infinity()
+                   : *std::min_element(d.begin(), d.end());
+}
+
+// The free coordinates: per sample a basis of its tool Jacobian's null space (n x r_k; r_k = 0
+// holds the sample) and where its block starts in z.
+struct NullSpaces {
+  std::vector<Eigen::MatrixXd> basis;
+  std::vector<int> offset;
+  int size = 0;
+};
+
+NullSpaces FreeDirections(const Robot& robot, const std::vector<ToolTarget>& targets,
+                          const std::vector<RobotIkResult>& samples, const PathState& state) {
+  const int n = robot.num_joints();
+  NullSpaces spaces;
+  spaces.basis.resize(samples.size());
+  spaces.offset.assign(samples.size(), 0);  // a held sample's offset is never read
+  // The last sample stays too: the tracker's posture pull ends it where a closed tool path
+  // started, and a free end would let the redundant joints drift off that.
+  for (size_t k = 1; k + 1 < samples.size(); ++k) {
+    spaces.offset[k] = spaces.size;
+    const int rows = targets[k].mode() == TargetMode::kPose ? 6 : 3;
+    if (n <= rows || !Reached(samples[k].status)) continue;
+    const Eigen::MatrixXd J = ToolJacobian(robot.spec(), state.q[k]).topRows(rows);
+    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
+    spaces.basis[k] = svd.matrixV().rightCols(n - rows);
+    spaces.size += n - rows;
+  }
+  return spaces;
+}
+
+// Residuals r and, when asked, their Jacobian in z: the Gauss-Newton model |r + A z|^2.
+class LeastSquares {
+ public:
+  // Without gradients only the residuals (a candidate's cost over the same terms).
+  LeastSquares(const NullSpaces& spaces, bool gradients) : spaces_(spaces), gradients_(gradients) {}
+
+  int Add(double value) {
+    cost_ += value * value;
+    values_.push_back(value);
+    return static_cast<int>(values_.size()) - 1;
+  }
+  // d r_row / d q_k = `coefficient` times unit vector j (a rate term of joint j).
+  void AddJointEntry(int row, size_t k, int j, double coefficient) {
+    if (!gradients_) return;
+    const Eigen::MatrixXd& basis = spaces_.basis[k];
+    for (int c = 0; c < basis.cols(); ++c) {
+      entries_.emplace_back(row, spaces_.offset[k] + c, coefficient * basis(j, c));
+    }
+  }
+  // d r_row / d q_k = `gradient` (joint space).
+  void AddGradient(int row, size_t k, const Eigen::VectorXd& gradient) {
+    if (!gradients_) return;
+    const Eigen::VectorXd in_z = spaces_.basis[k].transpose() * gradient;
+    for (int c = 0; c < in_z.size(); ++c) entries_.emplace_back(row, spaces_.offset[k] + c, in_z[c]);
+  }
+  bool wants_gradients() const { return gradients_; }
+  bool free(size_t k) const { return spaces_.basis[k].cols() > 0; }
+  double cost() const { return cost_; }
+
+  // The damped normal equations (A^T A + damping diag(A^T A)) z = -A^T r, solved.
+  Eigen::VectorXd Step(double damping) const {
+    Eigen::SparseMatrix<double> A(static_cast<int>(values_.size()), spaces_.size);
+    A.setFromTriplets(entries_.begin(), entries_.end());
+    const Eigen::Map<const Eigen::VectorXd> r(values_.data(), values_.size());
+    Eigen::SparseMatrix<double> H = A.transpose() * A;
+    const Eigen::VectorXd g = A.transpose() * r;
+    Eigen::SparseMatrix<double> D(spaces_.size, spaces_.size);
+    D.reserve(Eigen::VectorXi::Constant(spaces_.size, 1));
+    for (int i = 0; i < spaces_.size; ++i) D.insert(i, i) = damping * H.coeff(i, i) + 1e-12;
+    const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver(H + D);
+    if (solver.info() != Eigen::Success) return Eigen::VectorXd::Zero(spaces_.size);
+    return -solver.solve(g);
+  }
+
+ private:
+  const NullSpaces& spaces_;
+  bool gradients_;
+  double cost_ = 0.0;
+  std::vector<double> values_;
+  std::vector<Eigen::Triplet<double>> entries_;
+};
+
+class PathCost {
+ public:
+  PathCost(const Robot& robot, const ik::Scene* scene, const std::vector<double>& times,
+           double margin, std::vector<Eigen::VectorXd> reference)
+      : robot_(robot),
+        scene_(scene),
+        times_(times),
+        margin_(margin),
+        scales_(ScalesOf(robot)),
+        reference_(std::move(reference)) {}
+
+  // Every residual of `state`, weighted by `emphasis` (samples x joints, the accelerations').
+  void AddTo(const PathState& state, const Eigen::MatrixXd& emphasis, LeastSquares& ls) const {
+    AddAccelerations(state, emphasis, ls);
+    AddVelocities(state, ls);
+    if (scene_ != nullptr) AddClearances(state, ls);
+    AddPosture(state, ls);
+  }
+
+  bool acceleration_limited(int j) const { return scales_.acceleration_limited[j]; }
+
+  // The acceleration of joint j at sample k over its scale.
+  double AccelerationRatio(const PathState& state, size_t k, int j) const {
+    const auto [before, at, after] = SecondDifference(k);
+    return (before * state.q[k - 1][j] + at * state.q[k][j] + after * state.q[k + 1][j]) /
+           scales_.acceleration[j];
+  }
+
+ private:
+  struct Coefficients {
+    double before, at, after;
+  };
+  // a_k = 2 / (t_{k+1} - t_{k-1}) ((q_{k+1} - q_k) / (t_{k+1} - t_k) - (q_k - q_{k-1}) / (t_k - t_{k-1}))
+  Coefficients SecondDifference(size_t k) const {
+    const double dt1 = times_[k] - times_[k - 1], dt2 = times_[k + 1] - times_[k];
+    const double s = 2.0 / (dt1 + dt2);
+    return {s / dt1, -s * (1.0 / dt1 + 1.0 / dt2), s / dt2};
+  }
+
+  void AddAccelerations(const PathState& state, const Eigen::MatrixXd& emphasis,
+                        LeastSquares& ls) const {
+    for (size_t k = 1; k + 1 < state.q.size(); ++k) {
+      const auto [before, at, after] = SecondDifference(k);
+      for (int j = 0; j < robot_.num_joints(); ++j) {
+        const double w = std::sqrt(emphasis(k, j)) / scales_.acceleration[j];
+        const double a = before * state.q[k - 1][j] + at * state.q[k][j] + after * state.q[k + 1][j];
+        const int row = ls.Add(w * a);
+        ls.AddJointEntry(row, k - 1, j, w * before);
+        ls.AddJointEntry(row, k, j, w * at);
+        ls.AddJointEntry(row, k + 1, j, w * after);
+        const double aim = kRateAim * scales_.acceleration[j];
+        if (!scales_.acceleration_limited[j] || !(std::abs(a) > aim)) continue;
+        // A hinge on an acceleration above kRateAim of its declared limit, as on velocities.
+        const double h = std::sqrt(kRateHingeWeight) / scales_.acceleration[j];
+        const int hinge = ls.Add(h * (a - std::copysign(aim, a)));
+        ls.AddJointEntry(hinge, k - 1, j, h * before);
+        ls.AddJointEntry(hinge, k, j, h * at);
+        ls.AddJointEntry(hinge, k + 1, j, h * after);
+      }
+    }
+  }
+
+  // The joint speeds over their limits (least motion), and a hinge on every velocity above
+  // kRateAim of its limit.
+  void AddVelocities(const PathState& state, LeastSquares& ls) const {
+    for (size_t k = 1; k < state.q.size(); ++k) {
+      const double dt = times_[k] - times_[k - 1];
+      for (int j = 0; j < robot_.num_joints(); ++j) {
+        const double v = (state.q[k][j] - state.q[k - 1][j]) / dt;
+        if (std::isfinite(scales_.velocity[j])) {
+          const double w = std::sqrt(kSpeedWeight) / scales_.velocity[j];
+          const int row = ls.Add(w * v);
+          ls.AddJointEntry(row, k, j, w / dt);
+          ls.AddJointEntry(row, k - 1, j, -w / dt);
+        }
+        const double aim = kRateAim * scales_.velocity[j];
+        if (!(std::abs(v) > aim)) continue;
+        const double w = std::sqrt(kRateHingeWeight) / scales_.velocity[j];
+        const int row = ls.Add(w * (v - std::copysign(aim, v)));
+        ls.AddJointEntry(row, k, j, w / dt);
+        ls.AddJointEntry(row, k - 1, j, -w / dt);
+      }
+    }
+  }
+
+  // The free samples' distance from the tracker's path.
+  void AddPosture(const PathState& state, LeastSquares& ls) const {
+    const double w = std::sqrt(kPostureWeight);
+    for (size_t k = 1; k < state.q.size(); ++k) {
+      if (!ls.free(k)) continue;
+      for (int j = 0; j < robot_.num_joints(); ++j) {
+        const int row = ls.Add(w * (state.q[k][j] - reference_[k][j]));
+        ls.AddJointEntry(row, k, j, w);
+      }
+    }
+  }
+
+  // A hinge on every link clearance of a free sample below the buffer.
+  void AddClearances(const PathState& state, LeastSquares& ls) const {
+    const double buffer = kClearanceBuffer * margin_;
+    const double w = std::sqrt(kClearanceWeight) / margin_;
+    for (size_t k = 1; k < state.q.size(); ++k) {
+      if (!ls.free(k) || !(MinOf(state.clearances[k]) < buffer)) continue;
+      Eigen::MatrixXd gradient;
+      if (ls.wants_gradients()) gradient = LinkClearanceGradients(robot_, *scene_, state.q[k]);
+      for (size_t l = 0; l < state.clearances[k].size(); ++l) {
+        const double d = state.clearances[k][l];
+        if (!(d < buffer)) continue;
+        const int row = ls.Add(w * (d - buffer));
+        if (ls.wants_gradients()) ls.AddGradient(row, k, w * gradient.row(l).transpose());
+      }
+    }
+  }
+
+  const Robot& robot_;
+  const ik::Scene* scene_;
+  const std::vector<double>& times_;
+  double margin_;
+  RateScales scales_;
+  std::vector<Eigen::VectorXd> reference_;  // the tracker's path
+};
+
+// The path moved by z: each free sample by its null-space block, its tool put back on target;
+// a sample that would leave its limits, tolerances or clearance stays where it was.
+PathState Moved(const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+                const RobotIkOptions& options, const PathState& state, const NullSpaces& spaces,
+                const Eigen::VectorXd& z) {
+  const Eigen::VectorXd weights = MotionWeights(robot);
+  const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
+  PathState moved = state;
+  for (size_t k = 1; k < state.q.size(); ++k) {
+    const Eigen::MatrixXd& basis = spaces.basis[k];
+    if (basis.cols() == 0) continue;
+    const ToolTarget& target = targets[k];
+    Eigen::VectorXd q = state.q[k] + basis * z.segment(spaces.offset[k], basis.cols());
+    const Eigen::Isometry3d goal = Goal(target, ToolPose(robot.spec(), q));
+    for (int n = 0; n < kNewtonSteps; ++n) {
+      const Eigen::VectorXd step = ToolStep(robot, q, goal, target.mode(), weights, none);
+      q += step;
+      if (!(step.cwiseAbs().maxCoeff() > kSettled)) break;
+    }
+    const auto [position_error, rotation_error] = ToolErrors(robot, q, target);
+    if (!(position_error <= options.position_tolerance) ||
+        !(rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q) > 0.0) {
+      continue;
+    }
+    if (scene != nullptr) {
+      std::vector<double> d = LinkClearances(robot, *scene, q);
+      if (MinOf(d) < std::min(MinOf(state.clearances[k]), options.safety_margin)) continue;
+      moved.clearances[k] = std::move(d);
+    }
+    moved.q[k] = std::move(q);
+  }
+  return moved;
+}
+
+// Lawson's reweighting: an acceleration still above kRateAim of its limit weighs more next
+// time (joints without an acceleration limit keep the least squares).
+// Returns whether some weight changed.
+bool Reweigh(const PathCost& cost, const PathState& state, Eigen::MatrixXd& emphasis) {
+  bool changed = false;
+  for (size_t k = 1; k + 1 < state.q.size(); ++k) {
+    for (int j = 0; j < emphasis.cols(); ++j) {
+      if (!cost.acceleration_limited(j)) continue;
+      const double ratio = std::abs(cost.AccelerationRatio(state, k, j)) / kRateAim;
+      if (ratio > 1.0 && emphasis(k, j) < kMaxEmphasis) {
+        emphasis(k, j) = std::min(emphasis(k, j) * ratio * ratio, kMaxEmphasis);
+        changed = true;
+      }
+    }
+  }
+  return changed;
 }
 
 }  // namespace
 
-void SmoothRobotPath(const Robot& robot, const RobotTracker& tracker,
-                     const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
-                     std::vector<RobotIkResult>& samples) {
-  const Eigen::VectorXd weights = MotionWeights(robot);
-  const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
-  for (int sweep = 0; sweep < kSweeps; ++sweep) {
-    for (size_t k = 1; k + 1 < samples.size(); ++k) {
-      const ToolTarget& target = targets[k];
-      const TargetMode mode = target.mode();
-      if (robot.num_joints() <= (mode == TargetMode::kPose ? 6 : 3)) continue;
-      if (!Reached(samples[k - 1].status) || !Reached(samples[k].status) ||
-          !Reached(samples[k + 1].status)) {
-        continue;
+void SmoothRobotPath(const Robot& robot, const ik::Scene* scene,
+                     const std::vector<ToolTarget>& targets, const std::vector<double>& times,
+                     const RobotIkOptions& options, std::vector<RobotIkResult>& samples) {
+  if (samples.size() < 3) return;
+  PathState state;
+  for (const RobotIkResult& sample : samples) {
+    state.q.push_back(sample.q);
+    state.clearances.push_back(scene ? LinkClearances(robot, *scene, sample.q)
+                                     : std::vector<double>{});
+  }
+  const PathCost cost(robot, scene, times, options.safety_margin, state.q);
+  Eigen::MatrixXd emphasis = Eigen::MatrixXd::Ones(samples.size(), robot.num_joints());
+  double damping = kInitialDamping;
+  for (int iteration = 0; iteration < kLinearizations; ++iteration) {
+    const NullSpaces spaces = FreeDirections(robot, targets, samples, state);
+    if (spaces.size == 0) break;
+    LeastSquares model(spaces, /*gradients=*/true);
+    cost.AddTo(state, emphasis, model);
+    bool accepted = false;
+    double decrease = 0.0;
+    for (int attempt = 0; attempt < kAttempts && !accepted; ++attempt) {
+      PathState candidate =
+          Moved(robot, scene, targets, options, state, spaces, model.Step(damping));
+      LeastSquares check(spaces, /*gradients=*/false);
+      cost.AddTo(candidate, emphasis, check);
+      if (check.cost() < model.cost()) {
+        decrease = (model.cost() - check.cost()) / model.cost();
+        state = std::move(candidate);
+        damping = std::max(damping / 3.0, kLeastDamping);
+        accepted = true;
+      } else {
+        damping *= 10.0;
       }
-      RobotIkResult& sample = samples[k];
-      const Eigen::VectorXd wanted = SmoothestAt(samples, k) - sample.q;
-      if (!(wanted.cwiseAbs().maxCoeff() > kSettled)) continue;
-      const Eigen::Isometry3d goal = Goal(target, ToolPose(robot.spec(), sample.q));
-      Eigen::VectorXd q = sample.q + ToolStep(robot, sample.q, goal, mode, weights, wanted);
-      for (int n = 0; n < kNewtonSteps; ++n) q += ToolStep(robot, q, goal, mode, weights, none);
-      const auto [position_error, rotation_error] = ToolErrors(robot, q, target);
-      if (!(position_error <= options.position_tolerance) ||
-          !(rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q) > 0.0) {
-        continue;
-      }
-      const double clearance = tracker.MinClearance(q);
-      if (clearance < std::min(sample.min_clearance, options.safety_margin)) continue;
-      sample.q = q;
-      sample.sites = robot.SitesFromAngles(q);
-      sample.position_error = position_error;
-      sample.rotation_error = rotation_error;
-      sample.min_clearance = clearance;
+    }
+    if (!accepted) break;
+    if (!Reweigh(cost, state, emphasis) && decrease < kConverged) break;
+  }
+  for (size_t k = 1; k < samples.size(); ++k) {
+    if (state.q[k] == samples[k].q) continue;
+    RobotIkResult& sample = samples[k];
+    sample.q = state.q[k];
+    sample.sites = robot.SitesFromAngles(sample.q);
+    std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, targets[k]);
+    if (scene != nullptr) sample.min_clearance = MinOf(state.clearances[k]);
+    if (sample.status == RobotIkStatus::kInCollision && sample.min_clearance >= 0.0) {
+      sample.status = RobotIkStatus::kSolved;  // the rate check follows
     }
   }
 }

@@ -1,24 +1,31 @@
-// The path-level pass of PlanRobotPath (internal): a redundant arm's joint path smoothed in its
-// redundant directions, every sample's tool kept on its target.
+// The path-level pass of PlanRobotPath (internal): a redundant arm's joint path optimized as a
+// whole in its redundant directions, every sample's tool kept on its target.
 #pragma once
 
 #include <vector>
 
+#include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
 namespace ikd::robot::internal {
 
-// Gauss-Seidel sweeps over the interior samples: each moves toward the configuration that
-// minimizes the squared second differences of its neighbourhood,
-//   q_k* = (-q_{k-2} + 4 q_{k-1} + 4 q_{k+1} - q_{k+2}) / 6   (d/dq_k of sum |D2 q|^2 = 0),
-// through the least weighted joint motion that keeps the tool where it is (the null space of
-// the tool Jacobian), then Newton steps put the tool back on its target to 1e-12. A move is
-// kept only when the sample stays within the joint limits and tolerances and its clearance
-// does not fall below min(its clearance, the safety margin) (measured by `tracker`). Samples
-// next to one that is not reached stay as they are. Non-redundant targets are left alone.
-void SmoothRobotPath(const Robot& robot, const RobotTracker& tracker,
-                     const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
-                     std::vector<RobotIkResult>& samples);
+// Gauss-Newton (Levenberg-Marquardt) over the whole path, in the spirit of TrajOpt: every
+// sample moves only in the null space of its tool Jacobian, q_k + N_k z_k, and one sparse
+// (banded) least-squares system in all the z_k at once minimizes
+//   - the joint accelerations (second differences at `times`) over each joint's limit
+//     (max_acceleration, else max_velocity per second); where a declared acceleration limit is
+//     passed, a hinge above 90% of it and Lawson's reweighting toward the least maximum;
+//   - the joint speeds over their limits (least motion), with a hinge above 90% of a limit;
+//   - the distance from the tracker's path (its posture pull: no drift on closed paths);
+//   - the link clearances below 3 safety margins (a hinge; `scene` may be null).
+// After each solve Newton steps put every tool back on its target; a sample's move is kept
+// only within the joint limits and tolerances and when its clearance does not fall below
+// min(its clearance, the safety margin), and the whole step only when the cost fell. The
+// first and last samples, samples not on their targets, and non-redundant targets stay as
+// they are; a sample in collision that the clearance term pushes out becomes SOLVED.
+void SmoothRobotPath(const Robot& robot, const ik::Scene* scene,
+                     const std::vector<ToolTarget>& targets, const std::vector<double>& times,
+                     const RobotIkOptions& options, std::vector<RobotIkResult>& samples);
 
 }  // namespace ikd::robot::internal

@@ -11,10 +11,12 @@
 //    last (RobotTracker::MoveTo over the sample interval), whose steps take the least joint
 //    motion, weighted by the joints' velocity limits, that keeps the tool on its path, and use
 //    the redundant directions to keep away from the joint limits (robot_ik.h).
-// 2. A redundant arm's path is then smoothed as a whole in its redundant directions:
-//    Gauss-Seidel sweeps move each sample toward least squared joint acceleration through the
-//    null space of its tool Jacobian, the tool put back on its target by Newton steps, kept
-//    only within the limits, the tolerances and its clearance (robot_path_smoother.h).
+// 2. A redundant arm's path is then optimized as a whole in its redundant directions (the
+//    null space of each sample's tool Jacobian), Gauss-Newton on all samples at once: least
+//    squared joint acceleration and speed over the joints' limits, hinges on the rates above
+//    90% of the limits and on clearances below 3 safety margins, close to step 1's path; each
+//    tool put back on its target by Newton steps, a move kept only within the limits, the
+//    tolerances and its clearance (robot_path_smoother.h).
 // 3. The rate check: joint velocities and accelerations (finite differences of q) against the
 //    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
 //    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
