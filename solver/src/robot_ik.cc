@@ -444,9 +444,7 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   lock_key_.clear();
   locked_projectors_ = nullptr;
   const Eigen::Isometry3d start = robot_->ToolPoseFromSites(sites_);
-  Eigen::Isometry3d goal = start;
-  goal.translation() = target.position;
-  if (target.orientation) goal.linear() = target.orientation->toRotationMatrix();
+  const Eigen::Isometry3d goal = internal::ToolGoal(target, start);
   // Tool sites sit `spacing` from the TCP: a turn by theta moves them by at most spacing theta.
   const double s = robot_->spacing();
   const Path path{start, goal, Travel(start, target, s), target.mode()};

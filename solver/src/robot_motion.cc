@@ -63,6 +63,23 @@ bool HasRateLimits(const Robot& robot) {
   return false;
 }
 
+double VelocityLimit(const Robot& robot, int k) {
+  const auto& limits = robot.spec().joints[k].limits;
+  return limits ? limits->max_velocity : std::numeric_limits<double>::infinity();
+}
+
+double AccelerationLimit(const Robot& robot, int k) {
+  const auto& limits = robot.spec().joints[k].limits;
+  return limits ? limits->max_acceleration : std::numeric_limits<double>::infinity();
+}
+
+Eigen::Isometry3d ToolGoal(const ToolTarget& target, const Eigen::Isometry3d& now) {
+  Eigen::Isometry3d X = now;
+  X.translation() = target.position;
+  if (target.orientation) X.linear() = target.orientation->toRotationMatrix();
+  return X;
+}
+
 Eigen::VectorXd MotionWeights(const Robot& robot) {
   const int n = robot.num_joints();
   double v_ref = std::numeric_limits<double>::infinity();

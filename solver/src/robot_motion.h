@@ -27,6 +27,14 @@ std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& 
 // Whether some joint declares a finite velocity or acceleration limit.
 bool HasRateLimits(const Robot& robot);
 
+// Joint k's declared max_velocity (max_acceleration), +infinity where none is declared.
+double VelocityLimit(const Robot& robot, int k);
+double AccelerationLimit(const Robot& robot, int k);
+
+// The tool pose a target asks for: its position, and its orientation for a pose target, else
+// the orientation the tool has now (`now`).
+Eigen::Isometry3d ToolGoal(const ToolTarget& target, const Eigen::Isometry3d& now);
+
 // Per joint (v_ref / max_velocity_j)^2, v_ref the smallest finite max_velocity: a joint twice as
 // fast may move twice as far for the same cost. 1 for joints without a velocity limit (and for
 // all when none declares one).

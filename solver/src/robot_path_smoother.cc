@@ -57,33 +57,22 @@ bool Reached(RobotIkStatus status) {
          status == RobotIkStatus::kInCollision;
 }
 
-Eigen::Isometry3d Goal(const ToolTarget& target, const Eigen::Isometry3d& now) {
-  Eigen::Isometry3d X = now;
-  X.translation() = target.position;
-  if (target.orientation) X.linear() = target.orientation->toRotationMatrix();
-  return X;
-}
-
-// Per joint its velocity limit (+infinity where none) and the scale of its acceleration: the
-// acceleration limit, else the velocity limit per second, else 1.
+// Per joint its velocity and acceleration limits (+infinity where none) and the scale of its
+// acceleration: the acceleration limit, else the velocity limit per second, else 1.
 struct RateScales {
-  Eigen::VectorXd velocity, acceleration;
-  std::vector<bool> acceleration_limited;  // whether the joint declares max_acceleration
+  Eigen::VectorXd velocity, acceleration_limit, acceleration;
 };
 
 RateScales ScalesOf(const Robot& robot) {
   const int n = robot.num_joints();
-  RateScales s{Eigen::VectorXd::Constant(n, std::numeric_limits<double>::infinity()),
-               Eigen::VectorXd::Ones(n), std::vector<bool>(n, false)};
+  RateScales s{Eigen::VectorXd(n), Eigen::VectorXd(n), Eigen::VectorXd::Ones(n)};
   for (int j = 0; j < n; ++j) {
-    const auto& limits = robot.spec().joints[j].limits;
-    if (!limits) continue;
-    s.velocity[j] = limits->max_velocity;
-    if (std::isfinite(limits->max_acceleration)) {
-      s.acceleration[j] = limits->max_acceleration;
-      s.acceleration_limited[j] = true;
-    } else if (std::isfinite(limits->max_velocity)) {
-      s.acceleration[j] = limits->max_velocity;
+    s.velocity[j] = VelocityLimit(robot, j);
+    s.acceleration_limit[j] = AccelerationLimit(robot, j);
+    if (std::isfinite(s.acceleration_limit[j])) {
+      s.acceleration[j] = s.acceleration_limit[j];
+    } else if (std::isfinite(s.velocity[j])) {
+      s.acceleration[j] = s.velocity[j];
     }
   }
   return s;
@@ -199,7 +188,7 @@ class PathCost {
     AddPosture(state, ls);
   }
 
-  bool acceleration_limited(int j) const { return scales_.acceleration_limited[j]; }
+  bool acceleration_limited(int j) const { return std::isfinite(scales_.acceleration_limit[j]); }
 
   // The acceleration of joint j at sample k over its scale.
   double AccelerationRatio(const PathState& state, size_t k, int j) const {
@@ -231,7 +220,7 @@ class PathCost {
         ls.AddJointEntry(row, k, j, w * at);
         ls.AddJointEntry(row, k + 1, j, w * after);
         const double aim = kRateAim * scales_.acceleration[j];
-        if (!scales_.acceleration_limited[j] || !(std::abs(a) > aim)) continue;
+        if (!acceleration_limited(j) || !(std::abs(a) > aim)) continue;
         // A hinge on an acceleration above kRateAim of its declared limit, as on velocities.
         const double h = std::sqrt(kRateHingeWeight) / scales_.acceleration[j];
         const int hinge = ls.Add(h * (a - std::copysign(aim, a)));
@@ -315,7 +304,7 @@ PathState Moved(const Robot& robot, const ik::Scene* scene, const std::vector<To
     if (basis.cols() == 0) continue;
     const ToolTarget& target = targets[k];
     Eigen::VectorXd q = state.q[k] + basis * z.segment(spaces.offset[k], basis.cols());
-    const Eigen::Isometry3d goal = Goal(target, ToolPose(robot.spec(), q));
+    const Eigen::Isometry3d goal = ToolGoal(target, ToolPose(robot.spec(), q));
     for (int n = 0; n < kNewtonSteps; ++n) {
       const Eigen::VectorXd step = ToolStep(robot, q, goal, target.mode(), weights, none);
       q += step;
