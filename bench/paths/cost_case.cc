@@ -7,7 +7,7 @@
 #include <numbers>
 #include <vector>
 
-#include "bench_util.h"
+#include "paths_util.h"
 #include "ikd/ik/path.h"
 
 namespace ikd::bench::paths {
@@ -19,7 +19,7 @@ constexpr double kPi = std::numbers::pi;
 ik::Arm SevenLinkArm() {
   ik::ArmSpec spec;
   for (int k = 0; k < 7; ++k) spec.limbs.push_back({0.2, 0.02});
-  return UnwrapIn("paths_bench", ik::Arm::Create(spec), "Arm::Create");
+  return Unwrap(ik::Arm::Create(spec), "Arm::Create");
 }
 
 // 20 posts (capsules across the arm's plane, radius 0.03 m) on the far side of the hand circle
@@ -35,7 +35,7 @@ ik::Scene TwentyPosts() {
     posts.push_back({"post-" + std::to_string(k),
                      ik::Capsule{c - Eigen::Vector3d(0, 0, 0.5), c + Eigen::Vector3d(0, 0, 0.5), 0.03}});
   }
-  return UnwrapIn("paths_bench", ik::Scene::Create(std::move(posts)), "Scene::Create");
+  return Unwrap(ik::Scene::Create(std::move(posts)), "Scene::Create");
 }
 
 }  // namespace
@@ -46,12 +46,12 @@ void RunCostCase(int repeats) {
   // A full hand circle of radius 0.3 m about (0.8, 0) in 2 s, 200 intervals.
   const ik::Trajectory path = UnwrapIn(
       "paths_bench", ik::Trajectory::Arc({0.8, 0, 0}, {0, 0, 1}, {1.1, 0, 0}, 2 * kPi, 2.0), "Arc");
-  const std::vector<double> times = UnwrapIn("paths_bench", path.SampleTimes(0.01), "SampleTimes");
+  const std::vector<double> times = Unwrap(path.SampleTimes(0.01), "SampleTimes");
   std::vector<double> milliseconds;
   ik::PathSummary summary;
   for (int r = 0; r < repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    auto plan = UnwrapIn("paths_bench", ik::PlanPath(arm, &scene, path, times, ik::IkOptions{}), "PlanPath");
+    auto plan = Unwrap(ik::PlanPath(arm, &scene, path, times, ik::IkOptions{}), "PlanPath");
     milliseconds.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     summary = plan.summary;

@@ -23,7 +23,7 @@
 #include "absl/flags/usage.h"
 #include "checker.h"
 #include "cost_case.h"
-#include "bench_util.h"
+#include "paths_util.h"
 #include "ikd/ik/path.h"
 #include "robot_paths.h"
 #include "scenarios.h"
@@ -50,8 +50,6 @@ ABSL_FLAG(std::string, dump, "",
 
 namespace ikd::bench::paths {
 namespace {
-
-[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
 
 struct Solver {
   const char* name;

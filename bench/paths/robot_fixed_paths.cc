@@ -13,7 +13,7 @@
 #include <numbers>
 #include <string>
 
-#include "bench_util.h"
+#include "paths_util.h"
 #include "robot_paths.h"
 
 namespace ikd::bench::paths {
@@ -37,13 +37,8 @@ std::string Label(const RobotKind& kind, const FixedPath& p) {
 
 // The problem in the scenario's form (no witness, no obstacles), starting at the ready pose.
 RobotScenario MakeFixed(const RobotKind& kind, const FixedPath& p, int index) {
-  const RobotArm& arm = GetArm(kind.arm);
-  RobotScenario s;
-  s.kind = kind;
-  s.index = index;
-  s.arm = &arm;
-  s.model = arm.model;
-  s.model.pose = kind.pose;
+  RobotScenario s = EmptyRobotScenario(kind, index);
+  const RobotArm& arm = *s.arm;
   s.q0 = arm.ready;
   const RigidTransform X0 = ForwardKinematics(s.model, s.q0).tool;
   const Eigen::Vector3d inward = Eigen::Vector3d(-X0.p.x(), -X0.p.y(), 0.0).normalized();
@@ -58,8 +53,8 @@ RobotScenario MakeFixed(const RobotKind& kind, const FixedPath& p, int index) {
                  : Eigen::Vector3d(X0.p + p.size * (f - 0.5) * line);
     s.times.push_back(k * kDt);
     s.request.push_back({position, X0.R});
-    s.targets.push_back(kind.pose ? UnwrapIn("paths_bench", robot::ToolTarget::Pose(position, Eigen::Quaterniond(X0.R).normalized()), "ToolTarget::Pose")
-                                  : UnwrapIn("paths_bench", robot::ToolTarget::Position(position), "ToolTarget::Position"));
+    s.targets.push_back(kind.pose ? Unwrap(robot::ToolTarget::Pose(position, Eigen::Quaterniond(X0.R).normalized()), "ToolTarget::Pose")
+                                  : Unwrap(robot::ToolTarget::Position(position), "ToolTarget::Position"));
   }
   return s;
 }

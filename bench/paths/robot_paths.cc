@@ -6,14 +6,12 @@
 #include <cmath>
 #include <map>
 
-#include "bench_util.h"
+#include "paths_util.h"
 
 namespace ikd::bench::paths {
 namespace {
 
 constexpr double kDt = 0.01;
-
-[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
 
 void Disagree(RobotRun& run, const std::string& what, double checker, double library) {
   char line[200];

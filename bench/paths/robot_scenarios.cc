@@ -10,7 +10,7 @@
 #include <numbers>
 #include <random>
 
-#include "bench_util.h"
+#include "paths_util.h"
 #include "ikd/robot/presets.h"
 
 namespace ikd::bench::paths {
@@ -27,16 +27,6 @@ constexpr double kMinSigma = 0.05;     // m (per rad): least singular value alon
 constexpr double kMinHeight = 0.02;    // m: joint origins past the shoulder and the TCP above z=0
 constexpr double kSafetyMargin = 0.01;  // m: RobotIkOptions' default
 constexpr double kWitnessGap = kSafetyMargin + 0.02;  // m: the witness's least clearance
-
-[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
-
-template <class T>
-T Unwrap(absl::StatusOr<T> value, const char* what) {
-  return UnwrapIn("paths_bench", std::move(value), what);
-}
-
-double Range(std::mt19937_64& rng, double lo, double hi) { return UniformIn(rng, lo, hi); }
-int Count(std::mt19937_64& rng, int lo, int hi) { return UniformCount(rng, lo, hi); }
 
 uint64_t Mix(uint64_t x) {  // SplitMix64's finalizer, as scenarios.cc
   x += 0x9e3779b97f4a7c15ull;
@@ -290,10 +280,7 @@ Eigen::MatrixXd JointRows(const std::vector<robot::RobotIkResult>& results) {
   return q;
 }
 
-RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed) {
-  const std::string name = RobotKindName(kind) + " #" + std::to_string(index);
-  const uint64_t code = 0x100 + 4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
-  std::mt19937_64 rng(Mix(Mix(seed) ^ (code << 32) ^ uint64_t(index)));
+RobotScenario EmptyRobotScenario(const RobotKind& kind, int index) {
   const RobotArm& arm = GetArm(kind.arm);
   RobotScenario s;
   s.kind = kind;
@@ -301,6 +288,15 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
   s.arm = &arm;
   s.model = arm.model;
   s.model.pose = kind.pose;
+  return s;
+}
+
+RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed) {
+  const std::string name = RobotKindName(kind) + " #" + std::to_string(index);
+  const uint64_t code = 0x100 + 4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
+  std::mt19937_64 rng(Mix(Mix(seed) ^ (code << 32) ^ uint64_t(index)));
+  RobotScenario s = EmptyRobotScenario(kind, index);
+  const RobotArm& arm = *s.arm;
   std::optional<Eigen::MatrixXd> witness;
   while (!witness) {
     if (++s.draws > kMaxDraws) Die(name + ": no witness clear of singularities in " + std::to_string(kMaxDraws) + " draws");

@@ -76,6 +76,10 @@ struct RobotScenario {
 // Deterministic in (seed, kind, index) alone.
 RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed);
 
+// A scenario of `kind` with its arm and model set, and nothing else (no path, no q0): what
+// MakeRobotScenario and the fixed paths start from.
+RobotScenario EmptyRobotScenario(const RobotKind& kind, int index);
+
 // The plain baseline: one RobotTracker made at q0 with default options (and the scene), and
 // RobotTracker::Solve for every target in turn.
 std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot, const ik::Scene* scene,

@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "bench_util.h"
+#include "paths_util.h"
 #include "ikd/ik/path.h"
 #include "ikd/ik/tracker.h"
 
@@ -25,16 +25,6 @@ constexpr int kMaxDraws = 2000;     // witnesses per scenario before giving up
 constexpr double kLimitMargin = 0.1;  // rad the witness keeps from a position limit
 constexpr double kMinBend = 0.3;      // rad: spatial bends stay above, so azimuths are defined
 constexpr double kRateFactor = 1.5;   // declared limits over the witness's maxima
-
-[[noreturn]] void Die(const std::string& what) { DieIn("paths_bench", what); }
-
-template <class T>
-T Unwrap(absl::StatusOr<T> value, const char* what) {
-  return UnwrapIn("paths_bench", std::move(value), what);
-}
-
-double Range(std::mt19937_64& rng, double lo, double hi) { return UniformIn(rng, lo, hi); }
-int Count(std::mt19937_64& rng, int lo, int hi) { return UniformCount(rng, lo, hi); }
 
 // SplitMix64 finalizer: decorrelates the per-scenario seeds.
 uint64_t Mix(uint64_t x) {
