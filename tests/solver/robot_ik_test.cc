@@ -14,21 +14,12 @@
 
 #include "ikd/ik/scene.h"
 #include "ikd/robot/presets.h"
+#include "solver/robot_cases.h"
 
 namespace ikd::robot {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Case {
-  const char* name;
-  ChainSpec (*make)();
-  std::vector<double> ready;  // a working pose away from singularities and limits
-};
-const Case kRobots[] = {
-    {"ur5", presets::Ur5, {0.0, -1.2, 1.5, -1.8, -1.57, 0.0}},
-    {"panda", presets::Panda, {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785}},
-    {"iiwa14", presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}}};
 
 Eigen::VectorXd RandomInsideLimits(const Robot& robot, std::mt19937_64& rng) {
   Eigen::VectorXd q(robot.num_joints());
@@ -44,7 +35,7 @@ ToolTarget PoseTarget(const Robot& robot, const Eigen::VectorXd& q) {
   return *ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear()));
 }
 
-class RobotIkTest : public ::testing::TestWithParam<Case> {
+class RobotIkTest : public ::testing::TestWithParam<RobotCase> {
  protected:
   void SetUp() override {
     auto robot = Robot::Create(GetParam().make());
@@ -232,7 +223,7 @@ TEST_P(RobotIkTest, GivenFirstKeepsTheSeedsBranchAndRestartsFromTheAtlas) {
   EXPECT_LT(projections_atlas, projections_random) << GetParam().name << ", " << same << " first-attempt solves";
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, RobotIkTest, ::testing::ValuesIn(kRobots),
+INSTANTIATE_TEST_SUITE_P(Presets, RobotIkTest, ::testing::ValuesIn(kRobotCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Kastenmeier & Vesely step (c) on an industrial arm: a Panda holding its tool still (a position
@@ -244,7 +235,7 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
   spec.link_radii.assign(7, 0.05);
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
-  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(kRobots[1].ready.data(), 7);
+  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(kRobotCases[1].ready.data(), 7);
   const auto segments = LinkSegments(robot->spec(), q0);
   const Eigen::Vector3d a = segments[2].first, b = segments[2].second;  // joint 3 to joint 4
   const Eigen::Vector3d side = (b - a).cross(Eigen::Vector3d::UnitZ()).normalized();
@@ -278,7 +269,7 @@ TEST(RobotIkAvoidance, TrialsKeepWithinTheVelocityLimits) {
   spec.link_radii.assign(7, 0.05);
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
-  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(kRobots[1].ready.data(), 7);
+  const Eigen::VectorXd q0 = Eigen::Map<const Eigen::VectorXd>(kRobotCases[1].ready.data(), 7);
   const auto segments = LinkSegments(robot->spec(), q0);
   const Eigen::Vector3d a = segments[2].first, b = segments[2].second;
   const Eigen::Vector3d side = (b - a).cross(Eigen::Vector3d::UnitZ()).normalized();

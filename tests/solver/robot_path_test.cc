@@ -16,21 +16,12 @@
 
 #include "ikd/ik/scene.h"
 #include "ikd/robot/presets.h"
+#include "solver/robot_cases.h"
 
 namespace ikd::robot {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Case {
-  const char* name;
-  ChainSpec (*make)();
-  std::vector<double> ready;  // a working pose away from singularities and limits
-};
-const Case kRobots[] = {
-    {"ur5", presets::Ur5, {0.0, -1.2, 1.5, -1.8, -1.57, 0.0}},
-    {"panda", presets::Panda, {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785}},
-    {"iiwa14", presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}}};
 
 // The test's own forward kinematics: base, then per joint its origin and a turn about its axis,
 // then the tool offset (URDF's composition; every preset joint is revolute).
@@ -89,7 +80,7 @@ Path ToolPath(const Eigen::Isometry3d& X0, bool circle, double radius, double sp
   return path;
 }
 
-class RobotPathTest : public ::testing::TestWithParam<Case> {
+class RobotPathTest : public ::testing::TestWithParam<RobotCase> {
  protected:
   void SetUp() override {
     auto robot = Robot::Create(GetParam().make());
@@ -292,7 +283,7 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
   EXPECT_LT(clearance(*without), options.safety_margin);
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobots),
+INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RobotPathInput, ErrorsNameTheTimes) {
