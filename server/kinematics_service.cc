@@ -707,6 +707,15 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
 // first sample's delay stay bounded (a 10,000-sample plan of a 7-link arm: about 2 s, 3 MB).
 constexpr size_t kMaxPlannedSamples = 10000;
 
+// The rate fields of a planned path's summary: ik::PathSummary (chain arms) or
+// robot::RobotPathSummary (industrial arms), which name them alike.
+template <class Summary>
+void SetRateSummary(const Summary& s, v1::TrajectorySummary& summary) {
+  summary.set_feasible_time_scaling(s.feasible_time_scaling);
+  summary.set_max_velocity_ratio(s.max_velocity_ratio);
+  summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+}
+
 struct PlannedArmPath {
   std::optional<ik::PathResult> result;
   size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
@@ -780,11 +789,7 @@ absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* co
   }
   auto planned = std::make_shared<PlannedArmPath>();
   auto complete = [planned](v1::TrajectorySummary& summary) {
-    if (!planned->result) return;
-    const ik::PathSummary& s = planned->result->summary;
-    summary.set_feasible_time_scaling(s.feasible_time_scaling);
-    summary.set_max_velocity_ratio(s.max_velocity_ratio);
-    summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+    if (planned->result) SetRateSummary(planned->result->summary, summary);
   };
   return TrajectoryPlan{PlannedSamples(context, *problem, path, times, planned), names,
                         std::move(complete)};
@@ -858,11 +863,7 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(grpc::CallbackServerContext* 
   if (times.size() <= kMaxPlannedSamples && !request.options().no_path_optimization()) {
     auto planned = std::make_shared<PlannedRobotPath>();
     auto complete = [planned](v1::TrajectorySummary& summary) {
-      if (!planned->result) return;
-      const robot::RobotPathSummary& s = planned->result->summary;
-      summary.set_feasible_time_scaling(s.feasible_time_scaling);
-      summary.set_max_velocity_ratio(s.max_velocity_ratio);
-      summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+      if (planned->result) SetRateSummary(planned->result->summary, summary);
     };
     return TrajectoryPlan{
         PlannedRobotSamples(context, *problem, ToolTargets(*path, times, start->orientation),

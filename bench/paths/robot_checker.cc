@@ -141,23 +141,23 @@ RobotPathMeasures CheckRobotPath(const RobotCheckModel& model, const Eigen::Matr
       ok[k] = true;
     }
   }
+  // Rows of `rates` (row k: into or at sample k + 1) with a joint over its limit: counted, and
+  // their samples not confirmed.
+  auto count_over = [&](const Eigen::MatrixXd& rates, double RobotCheckJoint::*limit) {
+    int count = 0;
+    for (int k = 0; k < rates.rows(); ++k) {
+      bool over = false;
+      for (int j = 0; j < model.num_joints(); ++j) {
+        over = over || std::abs(rates(k, j)) > model.joints[j].*limit * (1.0 + kRateSlack);
+      }
+      count += over;
+      if (over) ok[k + 1] = false;
+    }
+    return count;
+  };
   const Eigen::MatrixXd v = Velocities(q, dt), a = Velocities(v, dt);
-  for (int k = 0; k < v.rows(); ++k) {
-    bool over = false;
-    for (int j = 0; j < model.num_joints(); ++j) {
-      over = over || std::abs(v(k, j)) > model.joints[j].max_velocity * (1.0 + kRateSlack);
-    }
-    m.velocity_violations += over;
-    if (over) ok[k + 1] = false;
-  }
-  for (int k = 0; k < a.rows(); ++k) {
-    bool over = false;
-    for (int j = 0; j < model.num_joints(); ++j) {
-      over = over || std::abs(a(k, j)) > model.joints[j].max_acceleration * (1.0 + kRateSlack);
-    }
-    m.acceleration_violations += over;
-    if (over) ok[k + 1] = false;
-  }
+  m.velocity_violations += count_over(v, &RobotCheckJoint::max_velocity);
+  m.acceleration_violations += count_over(a, &RobotCheckJoint::max_acceleration);
   m.confirmed = static_cast<int>(std::count(ok.begin(), ok.end(), true));
   m.rates = WeightedRates(model, q, dt);
   if (v.rows() > 0) m.raw.speed = v.cwiseAbs().maxCoeff();
