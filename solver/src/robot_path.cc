@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "robot_motion.h"
-#include "robot_path_smoother.h"
+#include "robot_path_optimizer.h"
 
 namespace ikd::robot {
 namespace {
@@ -125,7 +125,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
                                     : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
   }
-  internal::SmoothRobotPath(robot, scene, targets, times, path_options, result.samples);
+  internal::OptimizeRobotPath(robot, scene, targets, times, path_options, result.samples);
   result.summary = SummarizeRobotPath(robot, times, result.samples);
   return result;
 }

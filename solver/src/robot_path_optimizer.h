@@ -24,7 +24,7 @@ namespace ikd::robot::internal {
 // min(its clearance, the safety margin), and the whole step only when the cost fell. The
 // first and last samples, samples not on their targets, and non-redundant targets stay as
 // they are; a sample in collision that the clearance term pushes out becomes SOLVED.
-void SmoothRobotPath(const Robot& robot, const ik::Scene* scene,
+void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
                      const std::vector<ToolTarget>& targets, const std::vector<double>& times,
                      const RobotIkOptions& options, std::vector<RobotIkResult>& samples);
 

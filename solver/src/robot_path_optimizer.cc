@@ -1,4 +1,4 @@
-#include "robot_path_smoother.h"
+#include "robot_path_optimizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -345,7 +345,7 @@ bool Reweigh(const PathCost& cost, const PathState& state, Eigen::MatrixXd& emph
 
 }  // namespace
 
-void SmoothRobotPath(const Robot& robot, const ik::Scene* scene,
+void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
                      const std::vector<ToolTarget>& targets, const std::vector<double>& times,
                      const RobotIkOptions& options, std::vector<RobotIkResult>& samples) {
   if (samples.size() < 3) return;
