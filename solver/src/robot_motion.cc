@@ -32,7 +32,8 @@ double LimitDepth(const Robot& robot, const Eigen::VectorXd& q, int k, double* t
   if (!limits) return 0.0;
   const double buffer = kLimitBuffer * (limits->upper - limits->lower);
   if (!(buffer > 0.0)) return 0.0;
-  const double into_lower = (limits->lower + buffer - q[k]) / buffer;  // 0 at the edge, 1 at the bound
+  // 0 at the buffer's edge, 1 at the bound.
+  const double into_lower = (limits->lower + buffer - q[k]) / buffer;
   const double into_upper = (q[k] - (limits->upper - buffer)) / buffer;
   if (toward_middle) *toward_middle = into_lower > into_upper ? 1.0 : -1.0;
   return std::clamp(std::max(into_lower, into_upper), 0.0, 1.0);

@@ -33,7 +33,7 @@ absl::Status CheckTimes(const std::vector<ToolTarget>& targets, const std::vecto
   return absl::OkStatus();
 }
 
-// Step 2 of robot_path.h: velocity into sample k and acceleration at k, against the limits.
+// Step 3 of robot_path.h: velocity into sample k and acceleration at k, against the limits.
 void CheckRates(const Robot& robot, const std::vector<double>& times,
                 std::vector<RobotIkResult>& samples, RobotPathSummary& summary) {
   const int n = static_cast<int>(samples.size());
@@ -44,17 +44,22 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
   for (int k = 1; k < n; ++k) {
     double velocity_ratio = 0.0, acceleration_ratio = 0.0;
     for (int j = 0; j < joints; ++j) {
-      velocity_ratio = std::max(velocity_ratio, std::abs(velocity(k, j)) / internal::VelocityLimit(robot, j));
+      velocity_ratio =
+          std::max(velocity_ratio, std::abs(velocity(k, j)) / internal::VelocityLimit(robot, j));
       if (k + 1 < n) {
         // a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2)
-        const double a = 2.0 * (velocity(k + 1, j) - velocity(k, j)) / (times[k + 1] - times[k - 1]);
-        acceleration_ratio = std::max(acceleration_ratio, std::abs(a) / internal::AccelerationLimit(robot, j));
+        const double a =
+            2.0 * (velocity(k + 1, j) - velocity(k, j)) / (times[k + 1] - times[k - 1]);
+        acceleration_ratio =
+            std::max(acceleration_ratio, std::abs(a) / internal::AccelerationLimit(robot, j));
       }
     }
     summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
     summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
     RobotIkStatus& status = samples[k].status;
-    if (status != RobotIkStatus::kSolved && status != RobotIkStatus::kVelocityLimitExceeded) continue;
+    if (status != RobotIkStatus::kSolved && status != RobotIkStatus::kVelocityLimitExceeded) {
+      continue;
+    }
     if (velocity_ratio > 1.0 + kRateSlack) {
       status = RobotIkStatus::kVelocityLimitExceeded;
     } else if (acceleration_ratio > 1.0 + kRateSlack) {

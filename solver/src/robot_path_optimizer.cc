@@ -140,7 +140,9 @@ class LeastSquares {
   void AddGradient(int row, size_t k, const Eigen::VectorXd& gradient) {
     if (!gradients_) return;
     const Eigen::VectorXd in_z = spaces_.basis[k].transpose() * gradient;
-    for (int c = 0; c < in_z.size(); ++c) entries_.emplace_back(row, spaces_.offset[k] + c, in_z[c]);
+    for (int c = 0; c < in_z.size(); ++c) {
+      entries_.emplace_back(row, spaces_.offset[k] + c, in_z[c]);
+    }
   }
   bool wants_gradients() const { return gradients_; }
   bool free(size_t k) const { return spaces_.basis[k].cols() > 0; }
@@ -201,7 +203,8 @@ class PathCost {
   struct Coefficients {
     double before, at, after;
   };
-  // a_k = 2 / (t_{k+1} - t_{k-1}) ((q_{k+1} - q_k) / (t_{k+1} - t_k) - (q_k - q_{k-1}) / (t_k - t_{k-1}))
+  // a_k = 2 / (t_{k+1} - t_{k-1}) ((q_{k+1} - q_k) / (t_{k+1} - t_k)
+  //                                 - (q_k - q_{k-1}) / (t_k - t_{k-1}))
   Coefficients SecondDifference(size_t k) const {
     const double dt1 = times_[k] - times_[k - 1], dt2 = times_[k + 1] - times_[k];
     const double s = 2.0 / (dt1 + dt2);
@@ -214,7 +217,8 @@ class PathCost {
       const auto [before, at, after] = SecondDifference(k);
       for (int j = 0; j < robot_.num_joints(); ++j) {
         const double w = std::sqrt(emphasis(k, j)) / scales_.acceleration[j];
-        const double a = before * state.q[k - 1][j] + at * state.q[k][j] + after * state.q[k + 1][j];
+        const double a =
+            before * state.q[k - 1][j] + at * state.q[k][j] + after * state.q[k + 1][j];
         const int row = ls.Add(w * a);
         ls.AddJointEntry(row, k - 1, j, w * before);
         ls.AddJointEntry(row, k, j, w * at);
@@ -387,7 +391,8 @@ void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
     RobotIkResult& sample = samples[k];
     sample.q = state.q[k];
     sample.sites = robot.SitesFromAngles(sample.q);
-    std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, targets[k]);
+    std::tie(sample.position_error, sample.rotation_error) =
+        ToolErrors(robot, sample.q, targets[k]);
     if (scene != nullptr) sample.min_clearance = MinOf(state.clearances[k]);
     if (sample.status == RobotIkStatus::kInCollision && sample.min_clearance >= 0.0) {
       sample.status = RobotIkStatus::kSolved;  // the rate check follows
