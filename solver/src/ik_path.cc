@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "ik_path_backward.h"
 #include "ik_path_optimizer.h"
 
 namespace ikd::ik {
@@ -12,6 +13,8 @@ namespace {
 
 // Further driver starts (other trial seeds) where the first path collides or is blocked.
 constexpr int kExtraStarts = 3;
+// PathSummary::start of a path joined with a backward pass (ik_path_backward.h).
+constexpr int kBackwardStart = kExtraStarts + 1;
 // A rate counts as over its limit beyond this relative slack (rounding of the differences).
 constexpr double kRateSlack = 1e-9;
 // The optimizer's KKT blocks are dense per sample (angles^2 entries, factored in angles^3):
@@ -176,12 +179,21 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
       best_start = start;
     }
   }
+  auto projector = ArmTracker::Create(arm, scene, options, initial_sites);
+  if (!projector.ok()) return projector.status();
+  if (Failures(*best) > 0) {
+    auto joined = internal::JoinBackwardPath(arm, scene, trajectory, times, options, *projector,
+                                             *best, stop);
+    if (!joined.ok()) return joined.status();
+    if (joined->has_value()) {
+      best = **std::move(joined);
+      best_start = kBackwardStart;
+    }
+  }
   PathResult result;
   result.steps = *std::move(best);
   int iterations = 0;
   if (options.optimize_path && result.steps.size() >= 3 && arm.num_angles() <= kMaxOptimizedAngles) {
-    auto projector = ArmTracker::Create(arm, scene, options, initial_sites);
-    if (!projector.ok()) return projector.status();
     auto ran = internal::OptimizePath(arm, scene, *projector, options.safety_margin, result.steps, stop);
     if (!ran.ok()) return ran.status();
     iterations = *ran;

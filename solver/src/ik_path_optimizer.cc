@@ -23,6 +23,17 @@ constexpr double kStallGain = 0.01;
 // fixes the redundant directions that acceleration alone leaves free.
 constexpr double kVelocityWeight = 1e-1;
 constexpr double kAccelerationWeight = 1.0;
+// Rates are aimed at this fraction of their joint's declared limits, so that the projection
+// and the remaining nonlinearity do not carry one over: a rate above it pays its own term
+// kRateHingeWeight times more on the excess, and weighs more each round it stays there
+// (Lawson's reweighting towards the least maximum, capped at kMaxEmphasis), as in the
+// industrial arms' optimizer (robot_path_optimizer.cc).
+constexpr double kRateAim = 0.9;
+constexpr double kRateHingeWeight = 100.0;
+constexpr double kMaxEmphasis = 1e4;
+// Rounds of reweighting after the first descent, and the iterations of each.
+constexpr int kRateRounds = 8;
+constexpr int kRateIterations = 15;
 
 }  // namespace
 
@@ -42,17 +53,18 @@ Eigen::MatrixXd UnwrappedAngles(const std::vector<IkStep>& steps) {
   return q;
 }
 
+namespace {
+
 // The path optimizer (path.h, step 2): Levenberg-Marquardt steps of
-//   min 1/2 sum_j w_j (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2)
+//   min 1/2 sum_j w_j sum_rows e_r (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2)
+//         + 1/2 w_h sum_rows (|D q_j| - aim)_+^2  (after the first descent, declared limits)
 //       + 1/2 w_c sum_contacts (d* - d)^2 + 1/2 w_b sum_spatial_bends (b* - bend)_+^2
 //   s.t. hand(q_k) = p_k,
 // the hand constraint and the contact distances d linearized at each sample (J_k dq_k = 0:
 // the hand is on the path already), one sparse KKT solve per iteration for the whole path;
 // then every sample is rebuilt from its new angles and projected onto the constraints by the
 // tracker (SHAKE family), kept only where its clearance holds. The first sample and blocked
-namespace {
-
-// samples stay where they are.
+// samples stay where they are. e_r: Lawson's weights of the rate rows, 1 in the first descent.
 class PathOptimizer {
  public:
   PathOptimizer(const Arm& arm, const Scene* scene, ArmTracker& projector, double margin)
@@ -62,7 +74,12 @@ class PathOptimizer {
         margin_(margin),
         contact_distance_(kContactBuffer * margin),
         m_(arm.num_angles()) {
-    for (int j = 0; j < m_; ++j) weights_.push_back(JointWeight(j));
+    for (int j = 0; j < m_; ++j) {
+      weights_.push_back(JointWeight(j));
+      const JointRateLimit& limit = arm.RateLimit(arm.JointOfAngle(j));
+      velocity_aim_.push_back(kRateAim * limit.max_velocity);
+      acceleration_aim_.push_back(kRateAim * limit.max_acceleration);
+    }
     for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
   }
 
@@ -71,23 +88,48 @@ class PathOptimizer {
     for (const IkStep& s : steps) times_.push_back(s.time);
     h_ = (times_.back() - times_.front()) / (n_ - 1);
     q_ = UnwrappedAngles(steps);
+    emphasis_.assign(m_ * (2 * n_ - 3), 1.0);  // n - 1 velocity and n - 2 acceleration rows
     for (const IkStep& s : steps) clearance_.push_back(s.min_clearance);
-    // Levenberg-Marquardt: a step that does not lower the cost is undone and the damping
-    // raised; one that does is kept and the damping lowered.
+    // The rate limits join once the smooth path is found: charged from the start, the
+    // driver's rates (tens of times the limits) drown the other terms and the descent stalls
+    // far from it (bench/paths' spatial arms). A reweighted descent lowers its own cost, not
+    // always the largest rate: the path with the least largest rate ratio is the one kept.
+    absl::StatusOr<int> first = Descend(steps, stop, kMaxIterations);
+    if (!first.ok()) return first;
+    int iterations = *first;
+    double least_ratio = MaxRateRatio();
+    Snapshot best = Take(steps);
+    for (int round = 0; round < kRateRounds && MaxRateRatio() > 1.0 && Reweigh(); ++round) {
+      hinges_ = true;
+      const absl::StatusOr<int> more = Descend(steps, stop, kRateIterations);
+      if (!more.ok()) return more;
+      iterations += *more;
+      if (const double ratio = MaxRateRatio(); ratio < least_ratio) {
+        least_ratio = ratio;
+        best = Take(steps);
+      }
+    }
+    Restore(std::move(best), steps);
+    for (int k = 1; k < n_; ++k) Finish(clearance_[k], steps[k]);
+    return iterations;
+  }
+
+ private:
+  // Levenberg-Marquardt on the current cost, at most `limit` iterations: a step that does not
+  // lower the cost is undone and the damping raised; one that does is kept and the damping
+  // lowered. Returns the iterations run.
+  absl::StatusOr<int> Descend(std::vector<IkStep>& steps, const StopCheck& stop, int limit) {
     double cost = Evaluate(steps), damping = kInitialDamping;
     std::vector<double> costs = {cost};  // after each iteration
     int iteration = 0;
-    while (iteration < kMaxIterations && damping <= kMaxDamping && !Stalled(costs)) {
+    while (iteration < limit && damping <= kMaxDamping && !Stalled(costs)) {
       if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
       ++iteration;
       if (!Factor(steps, damping)) break;
       const Eigen::MatrixXd trial = q_ + Solve(gradient_);
       const Eigen::MatrixXd corrected = trial + Solve(HandResiduals(steps, trial));
-      const Eigen::MatrixXd kept_q = q_;
-      const std::vector<double> kept_clearance = clearance_;
+      Snapshot kept = Take(steps);
       const std::vector<Contact> kept_contacts = contacts_;
-      std::vector<Eigen::Matrix3Xd> kept_sites;
-      for (const IkStep& s : steps) kept_sites.push_back(s.sites);
       for (int k = 1; k < n_; ++k) {
         if (!Movable(steps[k])) continue;
         Eigen::RowVectorXd angles = q_.row(k);
@@ -103,13 +145,10 @@ class PathOptimizer {
         if (settled) break;
         continue;
       }
-      q_ = kept_q;
-      clearance_ = kept_clearance;
+      Restore(std::move(kept), steps);
       contacts_ = kept_contacts;
-      for (int k = 0; k < n_; ++k) steps[k].sites = kept_sites[k];
       damping *= 10.0;
     }
-    for (int k = 1; k < n_; ++k) Finish(clearance_[k], steps[k]);
     return iteration;
   }
 
@@ -147,32 +186,86 @@ class PathOptimizer {
     return std::isfinite(tightest) && std::isfinite(own) ? Square(tightest / own) : 1.0;
   }
 
-  // Calls row(j, weight, {(sample, coefficient), ...}) for every difference row of the
-  // smoothness terms (in sample units: D1 q ~ q' h, D2 q ~ q'' h^2), so that the path's
-  // geometry does not depend on its timing and the time scaling of step 3 is exact.
+  // Calls row(index, j, weight, aim, {(sample, coefficient), ...}) for every difference row
+  // of the smoothness terms (in sample units: D1 q ~ q' h, D2 q ~ q'' h^2, so that the path's
+  // geometry does not depend on its timing and the time scaling of step 3 is exact); `aim` is
+  // kRateAim of the row's rate limit in the same units (+inf: none), `index` counts the rows.
   template <typename Row>
   void ForEachDifference(Row&& row) const {
+    int index = 0;
     for (int j = 0; j < m_; ++j) {
       for (int k = 0; k + 1 < n_; ++k) {
         const double r = h_ / (times_[k + 1] - times_[k]);
-        row(j, weights_[j] * kVelocityWeight, {{k, -r}, {k + 1, r}});
+        row(index++, j, weights_[j] * kVelocityWeight, velocity_aim_[j] * h_, {{k, -r}, {k + 1, r}});
       }
       for (int k = 1; k + 1 < n_; ++k) {
         const double a = times_[k] - times_[k - 1], b = times_[k + 1] - times_[k];
         const double s = 2.0 * h_ * h_ / (a + b);
-        row(j, weights_[j] * kAccelerationWeight, {{k - 1, s / a}, {k, -s / a - s / b}, {k + 1, s / b}});
+        row(index++, j, weights_[j] * kAccelerationWeight, acceleration_aim_[j] * h_ * h_,
+            {{k - 1, s / a}, {k, -s / a - s / b}, {k + 1, s / b}});
       }
     }
   }
+  // A difference row's value at q_.
+  double ValueOf(int j, std::initializer_list<std::pair<int, double>> row) const {
+    double value = 0.0;
+    for (const auto& [k, c] : row) value += c * q_(k, j);
+    return value;
+  }
+  // How far a row's value lies beyond its aim (signed like the value; 0 within it).
+  static double Excess(double value, double aim) {
+    return std::abs(value) > aim ? value - std::copysign(aim, value) : 0.0;
+  }
+
+  // The largest rate over its limit, over every joint and sample (0 without limits).
+  double MaxRateRatio() const {
+    double largest = 0.0;
+    ForEachDifference([&](int, int j, double, double aim, Coefficients row) {
+      largest = std::max(largest, kRateAim * std::abs(ValueOf(j, row)) / aim);
+    });
+    return largest;
+  }
+
+  // The optimized state of the path, to go back to.
+  struct Snapshot {
+    Eigen::MatrixXd q;
+    std::vector<double> clearance;
+    std::vector<Eigen::Matrix3Xd> sites;
+  };
+  Snapshot Take(const std::vector<IkStep>& steps) const {
+    Snapshot s{q_, clearance_, {}};
+    for (const IkStep& step : steps) s.sites.push_back(step.sites);
+    return s;
+  }
+  void Restore(Snapshot s, std::vector<IkStep>& steps) {
+    q_ = std::move(s.q);
+    clearance_ = std::move(s.clearance);
+    for (int k = 0; k < n_; ++k) steps[k].sites.swap(s.sites[k]);
+  }
+
+  // Lawson's reweighting: a rate still above its aim weighs (value / aim)^2 more next time.
+  // Returns whether some weight changed.
+  bool Reweigh() {
+    bool changed = false;
+    ForEachDifference([&](int index, int j, double, double aim, Coefficients row) {
+      const double ratio = std::abs(ValueOf(j, row)) / aim;
+      if (ratio > 1.0 && emphasis_[index] < kMaxEmphasis) {
+        emphasis_[index] = std::min(emphasis_[index] * ratio * ratio, kMaxEmphasis);
+        changed = true;
+      }
+    });
+    return changed;
+  }
+
   using Coefficients = std::initializer_list<std::pair<int, double>>;
 
   // The whole cost at q_ and the steps' sites; collects contacts_ for the next step.
   double Evaluate(const std::vector<IkStep>& steps) {
     double cost = 0.0;
-    ForEachDifference([&](int j, double weight, Coefficients row) {
-      double value = 0.0;
-      for (const auto& [k, c] : row) value += c * q_(k, j);
-      cost += 0.5 * weight * value * value;
+    ForEachDifference([&](int index, int j, double weight, double aim, Coefficients row) {
+      const double value = ValueOf(j, row), excess = Excess(value, aim);
+      const double hinge = hinges_ ? kRateHingeWeight : 0.0;
+      cost += 0.5 * weight * (emphasis_[index] * value * value + hinge * excess * excess);
     });
     contacts_.clear();
     for (int k = 1; k < n_; ++k) {
@@ -274,12 +367,15 @@ class PathOptimizer {
     StartFill();
     Eigen::VectorXd& rhs = gradient_;
     rhs = Eigen::VectorXd::Zero(size);
-    ForEachDifference([&](int j, double weight, Coefficients row) {
-      double value = 0.0;
-      for (const auto& [k, c] : row) value += c * q_(k, j);
+    ForEachDifference([&](int index, int j, double weight, double aim, Coefficients row) {
+      const double value = ValueOf(j, row), excess = Excess(value, aim);
+      // The row's Gauss-Newton curvature and gradient, with its hinge where it is active.
+      const double hinge = hinges_ ? kRateHingeWeight : 0.0;
+      const double curvature = weight * (emphasis_[index] + (excess != 0.0 ? hinge : 0.0));
+      const double slope = weight * (emphasis_[index] * value + hinge * excess);
       for (const auto& [k, ck] : row) {
-        rhs[Index(k) + j] -= weight * value * ck;
-        for (const auto& [l, cl] : row) Add(Index(k) + j, Index(l) + j, weight * ck * cl);
+        rhs[Index(k) + j] -= slope * ck;
+        for (const auto& [l, cl] : row) Add(Index(k) + j, Index(l) + j, curvature * ck * cl);
       }
     });
     size_t next_contact = 0;
@@ -455,6 +551,9 @@ class PathOptimizer {
   const double contact_distance_;
   const int m_;  // joint angles per sample
   std::vector<double> weights_;
+  std::vector<double> velocity_aim_, acceleration_aim_;  // per angle, rad/s and rad/s^2
+  std::vector<double> emphasis_;                         // per difference row
+  bool hinges_ = false;  // the rate hinges are charged (after the first descent)
   std::vector<double> radii_;
   int n_ = 0;
   double h_ = 0.0;
