@@ -130,7 +130,11 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
                                     : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
   }
-  internal::OptimizeRobotPath(robot, scene, targets, times, path_options, result.samples);
+  if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
+                                                   result.samples, stop);
+      !s.ok()) {
+    return s;
+  }
   result.summary = SummarizeRobotPath(robot, times, result.samples);
   return result;
 }

@@ -349,10 +349,12 @@ bool Reweigh(const PathCost& cost, const PathState& state, Eigen::MatrixXd& emph
 
 }  // namespace
 
-void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
-                     const std::vector<ToolTarget>& targets, const std::vector<double>& times,
-                     const RobotIkOptions& options, std::vector<RobotIkResult>& samples) {
-  if (samples.size() < 3) return;
+absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
+                               const std::vector<ToolTarget>& targets,
+                               const std::vector<double>& times, const RobotIkOptions& options,
+                               std::vector<RobotIkResult>& samples,
+                               const std::function<bool()>& stop) {
+  if (samples.size() < 3) return absl::OkStatus();
   PathState state;
   for (const RobotIkResult& sample : samples) {
     state.q.push_back(sample.q);
@@ -363,6 +365,7 @@ void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
   Eigen::MatrixXd emphasis = Eigen::MatrixXd::Ones(samples.size(), robot.num_joints());
   double damping = kInitialDamping;
   for (int iteration = 0; iteration < kLinearizations; ++iteration) {
+    if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
     const NullSpaces spaces = FreeDirections(robot, targets, samples, state);
     if (spaces.size == 0) break;
     LeastSquares model(spaces, /*gradients=*/true);
@@ -398,6 +401,7 @@ void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
       sample.status = RobotIkStatus::kSolved;  // the rate check follows
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace ikd::robot::internal

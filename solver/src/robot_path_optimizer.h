@@ -2,7 +2,10 @@
 // whole in its redundant directions, every sample's tool kept on its target.
 #pragma once
 
+#include <functional>
 #include <vector>
+
+#include "absl/status/status.h"
 
 #include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
@@ -24,8 +27,11 @@ namespace ikd::robot::internal {
 // min(its clearance, the safety margin), and the whole step only when the cost fell. The
 // first and last samples, samples not on their targets, and non-redundant targets stay as
 // they are; a sample in collision that the clearance term pushes out becomes SOLVED.
-void OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
-                     const std::vector<ToolTarget>& targets, const std::vector<double>& times,
-                     const RobotIkOptions& options, std::vector<RobotIkResult>& samples);
+// `stop` is asked before every linearization: Cancelled when it says so (`samples` untouched).
+absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
+                               const std::vector<ToolTarget>& targets,
+                               const std::vector<double>& times, const RobotIkOptions& options,
+                               std::vector<RobotIkResult>& samples,
+                               const std::function<bool()>& stop = {});
 
 }  // namespace ikd::robot::internal

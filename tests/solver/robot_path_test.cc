@@ -302,5 +302,25 @@ TEST(RobotPathInput, ErrorsNameTheTimes) {
   EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled);
 }
 
+// A stop that comes after every sample is tracked still cancels: the whole-path optimizer asks
+// too (a deadline can pass during it), and says so rather than returning a partial plan.
+TEST(RobotPathInput, StopDuringTheOptimizationCancels) {
+  auto robot = Robot::Create(presets::Ur5());
+  ASSERT_TRUE(robot.ok());
+  const Eigen::VectorXd q0 = robot->MidRange();
+  const Eigen::Vector3d start = ToolPose(robot->spec(), q0).translation();
+  std::vector<ToolTarget> targets;
+  std::vector<double> times;
+  for (int k = 0; k < 20; ++k) {
+    targets.push_back(*ToolTarget::Position(start + Eigen::Vector3d(0.002 * k, 0.0, 0.0)));
+    times.push_back(0.01 * k);
+  }
+  int asked = 0;
+  auto plan = PlanRobotPath(*robot, nullptr, targets, times, RobotIkOptions{}, q0,
+                            [&] { return ++asked > static_cast<int>(targets.size()); });
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kCancelled) << plan.status();
+  EXPECT_EQ(asked, static_cast<int>(targets.size()) + 1);
+}
+
 }  // namespace
 }  // namespace ikd::robot

@@ -63,7 +63,7 @@ struct RobotPathResult {
   RobotPathSummary summary;
 };
 
-// Asked between samples: true stops the plan (Cancelled).
+// Asked between samples and optimizer linearizations: true stops the plan (Cancelled).
 using RobotStopCheck = std::function<bool()>;
 
 // Plans the joint path through `targets` at `times` (as many, increasing, finite) from joint
