@@ -16,9 +16,12 @@ constexpr double kPi = std::numbers::pi;
 constexpr int kMaxIterations = 60;
 // The optimizer stops when an iteration lowers the path cost by less than this fraction.
 constexpr double kSettled = 1e-6;
-// ... or when kStallIterations iterations gained less than kStallGain of the cost.
+// ... or when kStallIterations iterations gained less than kStallGain of the cost: the tail
+// beyond is mostly steps refused at new contacts (bench/paths' cost case: 1% ran 52
+// iterations to a cost 13% below that of the 21 that 5% runs, in 2.5x the time; the 200
+// scenarios' verdicts agreed but for one borderline acceleration).
 constexpr size_t kStallIterations = 8;
-constexpr double kStallGain = 0.01;
+constexpr double kStallGain = 0.05;
 // Weights of the path cost in sample units: acceleration, and a little least motion, which
 // fixes the redundant directions that acceleration alone leaves free.
 constexpr double kVelocityWeight = 1e-1;
