@@ -1,4 +1,4 @@
-#include "../solver/src/ziggurat.h"
+#include "../solver/ik/ziggurat.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 // seed, so a solve is deterministic. The steps of a path (MoveTo outside a Solve) start from
 // the least joint motion, weighted by the joints' velocity limits, that moves the tool
 // (Whitney's weighted resolved rate), with the redundant directions drawing joints off their
-// limits and back to the path's starting posture (robot_motion.h): slow tool motion never
+// limits and back to the path's starting posture (solver/robot/motion.h): slow tool motion never
 // needs fast joints, and a closed tool path gives a closed joint path. A single-pose Solve
 // steps by secant (its path is only a way to get there).
 //

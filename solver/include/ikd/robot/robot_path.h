@@ -16,7 +16,7 @@
 //    squared joint acceleration and speed over the joints' limits, hinges on the rates above
 //    90% of the limits and on clearances below 3 safety margins, close to step 1's path; each
 //    tool put back on its target by Newton steps, a move kept only within the limits, the
-//    tolerances and its clearance (robot_path_optimizer.h).
+//    tolerances and its clearance (solver/robot/path_optimizer.h).
 // 3. The rate check: joint velocities and accelerations (finite differences of q) against the
 //    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
 //    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ikd/robot/seed_atlas.h"
-#include "robot_motion.h"
+#include "motion.h"
 
 namespace ikd::robot {
 namespace {

@@ -5,8 +5,8 @@
 #include <limits>
 #include <tuple>
 
-#include "rate_range.h"
-#include "robot_motion.h"
+#include "ik/rate_range.h"
+#include "motion.h"
 
 namespace ikd::robot {
 

@@ -1,4 +1,4 @@
-#include "robot_motion.h"
+#include "motion.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "ik_path_backward.h"
+#include "path_backward.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ik_path_optimizer.h"
+#include "path_optimizer.h"
 #include "rate_range.h"
 
 namespace ikd::ik {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "robot_motion.h"
-#include "robot_path_optimizer.h"
+#include "motion.h"
+#include "path_optimizer.h"
 
 namespace ikd::robot {
 namespace {

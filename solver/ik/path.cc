@@ -5,15 +5,15 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "ik_path_backward.h"
-#include "ik_path_optimizer.h"
+#include "path_backward.h"
+#include "path_optimizer.h"
 
 namespace ikd::ik {
 namespace {
 
 // Further driver starts (other trial seeds) where the first path collides or is blocked.
 constexpr int kExtraStarts = 3;
-// PathSummary::start of a path joined with a backward pass (ik_path_backward.h).
+// PathSummary::start of a path joined with a backward pass (path_backward.h).
 constexpr int kBackwardStart = kExtraStarts + 1;
 // A rate counts as over its limit beyond this relative slack (rounding of the differences).
 constexpr double kRateSlack = 1e-9;

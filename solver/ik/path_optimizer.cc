@@ -1,4 +1,4 @@
-#include "ik_path_optimizer.h"
+#include "path_optimizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +30,7 @@ constexpr double kAccelerationWeight = 1.0;
 // and the remaining nonlinearity do not carry one over: a rate above it pays its own term
 // kRateHingeWeight times more on the excess, and weighs more each round it stays there
 // (Lawson's reweighting towards the least maximum, capped at kMaxEmphasis), as in the
-// industrial arms' optimizer (robot_path_optimizer.cc).
+// industrial arms' optimizer (robot/path_optimizer.cc).
 constexpr double kRateAim = 0.9;
 constexpr double kRateHingeWeight = 100.0;
 constexpr double kMaxEmphasis = 1e4;

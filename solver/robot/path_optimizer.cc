@@ -1,4 +1,4 @@
-#include "robot_path_optimizer.h"
+#include "path_optimizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
-#include "robot_motion.h"
+#include "motion.h"
 
 namespace ikd::robot::internal {
 namespace {
@@ -42,7 +42,7 @@ constexpr double kRateHingeWeight = 100.0;
 // least joint motion (item 5's preference) where the accelerations leave a choice.
 constexpr double kSpeedWeight = 1.0;
 // The joints' distance from the tracker's path, squared (rad^2), weighs this much: that path
-// carries the tracker's posture pull (robot_motion.h), so that a closed tool path closes the
+// carries the tracker's posture pull (motion.h), so that a closed tool path closes the
 // joint path too instead of letting the redundant joints drift from turn to turn.
 constexpr double kPostureWeight = 1.0;
 // Links closer than this many safety margins to an obstacle are pushed out (the tracker's pull
