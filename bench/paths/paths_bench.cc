@@ -28,6 +28,7 @@
 #include "robot_paths.h"
 #include "scenarios.h"
 #include "trace.h"
+#include "track_case.h"
 
 ABSL_FLAG(uint64_t, seed, 1, "seed of the scenarios (the solvers keep IkOptions' seed 1)");
 ABSL_FLAG(int, scenarios, 50, "scenarios per kind");
@@ -43,6 +44,9 @@ ABSL_FLAG(std::string, trace, "",
 ABSL_FLAG(bool, cost, false,
           "instead of the scenarios, time the issue's cost case (a 200-sample path of a 7-link "
           "chain among 20 obstacles, 5 plans)");
+ABSL_FLAG(bool, track, false,
+          "instead of the scenarios, measure live Track within servo limits (a hand circle at "
+          "0.2-0.8 m/s, the rate-limited tracker of ik/rate_limit.h)");
 ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
           "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
@@ -387,6 +391,10 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_cost)) {
     RunCostCase(5);
+    return 0;
+  }
+  if (absl::GetFlag(FLAGS_track)) {
+    RunTrackCase();
     return 0;
   }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);

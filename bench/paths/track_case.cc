@@ -1,0 +1,133 @@
+#include "track_case.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <vector>
+
+#include "ikd/ik/rate_limit.h"
+#include "paths_util.h"
+
+namespace ikd::bench::paths {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+constexpr double kPeriod = 0.01;  // s between targets: a 100 Hz controller
+const Eigen::Vector3d kCentre(0.8, 0.0, 0.0);
+constexpr double kRadius = 0.3;
+
+// The quick-start arm (7 limbs of 0.2 m in the plane z = 0) with one servo limit for all joints.
+ik::Arm SevenLinkArm(ik::JointRateLimit limit) {
+  ik::ArmSpec spec;
+  for (int k = 0; k < 7; ++k) spec.limbs.push_back({0.2, 0.02});
+  spec.default_rate_limit = limit;
+  return Unwrap(ik::Arm::Create(spec), "Arm::Create");
+}
+
+Eigen::Vector3d OnCircle(double angle) {
+  return kCentre + kRadius * Eigen::Vector3d(std::cos(angle), std::sin(angle), 0.0);
+}
+
+// The bench's own planar joint angles: limb 0's heading, then the turn from each limb to the
+// next, each continued from `previous` (empty: none) across +-pi.
+std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites, const std::vector<double>& previous) {
+  std::vector<double> q;
+  double heading = 0.0;
+  for (int k = 0; k + 1 < sites.cols(); ++k) {
+    const Eigen::Vector3d d = sites.col(k + 1) - sites.col(k);
+    const double absolute = std::atan2(d.y(), d.x());
+    q.push_back(k == 0 ? absolute : std::remainder(absolute - heading, 2 * kPi));
+    heading = absolute;
+  }
+  for (size_t j = 0; j < previous.size(); ++j) {
+    q[j] = previous[j] + std::remainder(q[j] - previous[j], 2 * kPi);
+  }
+  return q;
+}
+
+struct TrackFigures {
+  int answers = 0, reached = 0, velocity_limited = 0, acceleration_limited = 0, other = 0;
+  double max_lag = 0.0, late_lag = 0.0;  // m
+  double speed_ratio = 0.0, acceleration_ratio = 0.0;
+  double microseconds = 0.0;  // per answer
+};
+
+// One turn of the circle at `speed` m/s, the arm first settled at the circle's start by the
+// unlimited tracker (200 held targets from home), then streamed to the rate-limited tracker.
+TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
+  const ik::Arm free_arm = SevenLinkArm({});
+  const ik::Arm arm = SevenLinkArm(limit);
+  auto settle = Unwrap(ik::ArmTracker::Create(free_arm, nullptr, ik::IkOptions{}), "Create");
+  for (int k = 0; k < 200; ++k) Unwrap(settle.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
+  auto limited = Unwrap(
+      ik::RateLimitedTracker::Create(arm, nullptr, ik::IkOptions{}, settle.sites()), "Create");
+  const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
+  TrackFigures f;
+  std::vector<double> q_last, v_last;
+  double late_sum = 0.0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k <= n; ++k) {
+    const double t = k * kPeriod;
+    const Eigen::Vector3d target = OnCircle(speed * t / kRadius);
+    const ik::IkStep step = Unwrap(limited.StepTo(target, t), "StepTo");
+    ++f.answers;
+    switch (step.status) {
+      case ik::StepStatus::kReached: ++f.reached; break;
+      case ik::StepStatus::kVelocityLimited: ++f.velocity_limited; break;
+      case ik::StepStatus::kAccelerationLimited: ++f.acceleration_limited; break;
+      default: ++f.other; break;
+    }
+    const double lag = (step.sites.col(arm.hand()) - target).norm();
+    f.max_lag = std::max(f.max_lag, lag);
+    if (2 * k >= n) late_sum += lag;
+    const std::vector<double> q = PlanarAngles(step.sites, q_last);
+    if (!q_last.empty()) {
+      std::vector<double> v;
+      for (size_t j = 0; j < q.size(); ++j) {
+        v.push_back((q[j] - q_last[j]) / kPeriod);
+        f.speed_ratio = std::max(f.speed_ratio, std::abs(v[j]) / limit.max_velocity);
+        if (!v_last.empty()) {
+          f.acceleration_ratio = std::max(
+              f.acceleration_ratio, std::abs(v[j] - v_last[j]) / kPeriod / limit.max_acceleration);
+        }
+      }
+      v_last = v;
+    }
+    q_last = q;
+  }
+  f.microseconds = std::chrono::duration<double, std::micro>(
+                       std::chrono::steady_clock::now() - start).count() / f.answers;
+  f.late_lag = late_sum / (n - n / 2 + (n % 2 == 0 ? 1 : 0));
+  return f;
+}
+
+}  // namespace
+
+void RunTrackCase() {
+  std::printf(
+      "Track (rate-limited, future unknown): the quick-start arm (7 limbs of 0.2 m, planar, free "
+      "space), hand once round a circle of radius %.1f m about (%.1f, %.1f) at a constant speed, "
+      "a target every %.0f ms, the arm settled at the start first. Lag: |hand - target| of each "
+      "answer (largest; mean over the second half of the turn). Rates: finite differences of "
+      "the bench's own joint angles over the declared limits (<= 1: within; the first answer "
+      "starts from rest).\n\n",
+      kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
+  std::printf(
+      "| servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / velocity- / "
+      "acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / acceleration "
+      "over the limits | us per answer |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const ik::JointRateLimit limit : {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
+    for (const double speed : {0.2, 0.4, 0.8}) {
+      const TrackFigures f = RunOne(limit, speed);
+      std::printf("| %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | %.0f |\n",
+                  limit.max_velocity, limit.max_acceleration, speed, f.answers, f.reached,
+                  f.velocity_limited, f.acceleration_limited,
+                  f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",
+                  f.max_lag, f.late_lag, f.speed_ratio, f.acceleration_ratio, f.microseconds);
+    }
+  }
+}
+
+}  // namespace ikd::bench::paths
