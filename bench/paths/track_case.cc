@@ -103,6 +103,29 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
   return f;
 }
 
+// The unlimited tracker's joint speeds on the same turn (median, 90th percentile and largest
+// over the answers of each answer's fastest joint, rad/s): what the limiter has to cut.
+std::vector<double> UnlimitedSpeeds(double speed) {
+  const ik::Arm arm = SevenLinkArm({});
+  auto tracker = Unwrap(ik::ArmTracker::Create(arm, nullptr, ik::IkOptions{}), "Create");
+  for (int k = 0; k < 200; ++k) Unwrap(tracker.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
+  const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
+  std::vector<double> q_last, fastest;
+  for (int k = 0; k <= n; ++k) {
+    const double t = k * kPeriod;
+    const ik::IkStep step = Unwrap(tracker.StepTo(OnCircle(speed * t / kRadius), t), "StepTo");
+    const std::vector<double> q = PlanarAngles(step.sites, q_last);
+    if (!q_last.empty()) {
+      double largest = 0.0;
+      for (size_t j = 0; j < q.size(); ++j) largest = std::max(largest, std::abs(q[j] - q_last[j]) / kPeriod);
+      fastest.push_back(largest);
+    }
+    q_last = q;
+  }
+  std::sort(fastest.begin(), fastest.end());
+  return {fastest[fastest.size() / 2], fastest[fastest.size() * 9 / 10], fastest.back()};
+}
+
 }  // namespace
 
 void RunTrackCase() {
@@ -114,6 +137,13 @@ void RunTrackCase() {
       "the bench's own joint angles over the declared limits (<= 1: within; the first answer "
       "starts from rest).\n\n",
       kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
+  std::printf("| hand speed (m/s) | the unlimited tracker's fastest joint per answer: median / p90 / "
+              "max (rad/s) |\n|---:|---:|\n");
+  for (const double speed : {0.2, 0.4, 0.8}) {
+    const std::vector<double> s = UnlimitedSpeeds(speed);
+    std::printf("| %.1f | %.2f / %.2f / %.2f |\n", speed, s[0], s[1], s[2]);
+  }
+  std::printf("\n");
   std::printf(
       "| servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / velocity- / "
       "acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / acceleration "
