@@ -32,7 +32,8 @@ Eigen::Vector3d OnCircle(double angle) {
 
 // The bench's own planar joint angles: limb 0's heading, then the turn from each limb to the
 // next, each continued from `previous` (empty: none) across +-pi.
-std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites, const std::vector<double>& previous) {
+std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites,
+                                 const std::vector<double>& previous) {
   std::vector<double> q;
   double heading = 0.0;
   for (int k = 0; k + 1 < sites.cols(); ++k) {
@@ -117,7 +118,9 @@ std::vector<double> UnlimitedSpeeds(double speed) {
     const std::vector<double> q = PlanarAngles(step.sites, q_last);
     if (!q_last.empty()) {
       double largest = 0.0;
-      for (size_t j = 0; j < q.size(); ++j) largest = std::max(largest, std::abs(q[j] - q_last[j]) / kPeriod);
+      for (size_t j = 0; j < q.size(); ++j) {
+        largest = std::max(largest, std::abs(q[j] - q_last[j]) / kPeriod);
+      }
       fastest.push_back(largest);
     }
     q_last = q;
@@ -137,8 +140,8 @@ void RunTrackCase() {
       "the bench's own joint angles over the declared limits (<= 1: within; the first answer "
       "starts from rest).\n\n",
       kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
-  std::printf("| hand speed (m/s) | the unlimited tracker's fastest joint per answer: median / p90 / "
-              "max (rad/s) |\n|---:|---:|\n");
+  std::printf("| hand speed (m/s) | the unlimited tracker's fastest joint per answer: median / "
+              "p90 / max (rad/s) |\n|---:|---:|\n");
   for (const double speed : {0.2, 0.4, 0.8}) {
     const std::vector<double> s = UnlimitedSpeeds(speed);
     std::printf("| %.1f | %.2f / %.2f / %.2f |\n", speed, s[0], s[1], s[2]);
@@ -148,10 +151,12 @@ void RunTrackCase() {
       "| servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / velocity- / "
       "acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / acceleration "
       "over the limits | us per answer |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const ik::JointRateLimit limit : {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
+  for (const ik::JointRateLimit limit :
+       {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
     for (const double speed : {0.2, 0.4, 0.8}) {
       const TrackFigures f = RunOne(limit, speed);
-      std::printf("| %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | %.0f |\n",
+      std::printf("| %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | %.0f "
+                  "|\n",
                   limit.max_velocity, limit.max_acceleration, speed, f.answers, f.reached,
                   f.velocity_limited, f.acceleration_limited,
                   f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",

@@ -142,8 +142,9 @@ absl::StatusOr<std::optional<std::vector<IkStep>>> JoinBackwardPath(
     bool clear = true;
     for (int k = from + 1; k < to && clear; ++k) {
       const double x = (times[k] - times[from]) / (times[to] - times[from]);
+      const double share = x * x * (3.0 - 2.0 * x);  // smoothstep
       std::optional<IkStep> step =
-          Blended(arm, options.safety_margin, projector, forward[k], (*backward)[k], x * x * (3.0 - 2.0 * x));
+          Blended(arm, options.safety_margin, projector, forward[k], (*backward)[k], share);
       clear = step.has_value();
       if (clear) joined.push_back(*std::move(step));
     }

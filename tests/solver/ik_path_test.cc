@@ -299,7 +299,8 @@ TEST(PlanPathTest, BackwardPassFindsTheWayTheGreedyDriverMisses) {
   ASSERT_TRUE(driver.ok());
   double greedy_clearance = std::numeric_limits<double>::infinity();
   for (double t : times) {
-    greedy_clearance = std::min(greedy_clearance, PostClearance(driver->StepTo(t)->sites, 0.02, posts));
+    const Eigen::Matrix3Xd sites = driver->StepTo(t)->sites;
+    greedy_clearance = std::min(greedy_clearance, PostClearance(sites, 0.02, posts));
   }
   EXPECT_LT(greedy_clearance, 0.0);
   for (const bool optimize : {false, true}) {
