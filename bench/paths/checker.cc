@@ -30,18 +30,6 @@ Eigen::Vector3d MinimalRotation(const Eigen::Vector3d& t, const Eigen::Vector3d&
   return v - (s.dot(v) / (1.0 + t.dot(d))) * s + 2.0 * t.dot(v) * d;
 }
 
-std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites) {
-  std::vector<double> angles;
-  double previous = 0.0;  // direction of the arm-frame x axis
-  for (int k = 0; k + 1 < sites.cols(); ++k) {
-    const Eigen::Vector3d d = sites.col(k + 1) - sites.col(k);
-    const double direction = std::atan2(d.y(), d.x());
-    angles.push_back(Wrap(direction - previous));
-    previous = direction;
-  }
-  return angles;
-}
-
 // Bend and azimuth per limb in the frame (t, n) carried along the chain by minimal rotations.
 std::vector<double> SpatialAngles(const Eigen::Matrix3Xd& sites) {
   std::vector<double> angles;
@@ -112,6 +100,18 @@ void CheckRates(const CheckModel& model, const Eigen::MatrixXd& q, double dt, Pa
 }
 
 }  // namespace
+
+std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites) {
+  std::vector<double> angles;
+  double previous = 0.0;  // direction of the arm-frame x axis
+  for (int k = 0; k + 1 < sites.cols(); ++k) {
+    const Eigen::Vector3d d = sites.col(k + 1) - sites.col(k);
+    const double direction = std::atan2(d.y(), d.x());
+    angles.push_back(Wrap(direction - previous));
+    previous = direction;
+  }
+  return angles;
+}
 
 double PointSegmentDistance(const Eigen::Vector3d& x, const Eigen::Vector3d& a,
                             const Eigen::Vector3d& b) {

@@ -42,6 +42,9 @@ double LimbObstacleClearance(const CheckModel& model, const Eigen::Matrix3Xd& si
 double MinObstacleClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites);
 double MinSelfClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites);
 
+// A planar arm's joint angles in arm.h's convention (limb 0's heading, then the turn from each
+// limb to the next, in (-pi, pi]), computed from the sites alone.
+std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites);
 // Joint angles in arm.h's convention, computed from the sites alone.
 std::vector<double> JointAngles(const CheckModel& model, const Eigen::Matrix3Xd& sites);
 // Rows: samples; each column continued across +-pi from the previous sample.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ikd/ik/rate_limit.h"
+#include "checker.h"
 #include "paths_util.h"
 
 namespace ikd::bench::paths {
@@ -30,18 +31,11 @@ Eigen::Vector3d OnCircle(double angle) {
   return kCentre + kRadius * Eigen::Vector3d(std::cos(angle), std::sin(angle), 0.0);
 }
 
-// The bench's own planar joint angles: limb 0's heading, then the turn from each limb to the
-// next, each continued from `previous` (empty: none) across +-pi.
-std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites,
-                                 const std::vector<double>& previous) {
-  std::vector<double> q;
-  double heading = 0.0;
-  for (int k = 0; k + 1 < sites.cols(); ++k) {
-    const Eigen::Vector3d d = sites.col(k + 1) - sites.col(k);
-    const double absolute = std::atan2(d.y(), d.x());
-    q.push_back(k == 0 ? absolute : std::remainder(absolute - heading, 2 * kPi));
-    heading = absolute;
-  }
+// The checker's planar joint angles (checker.h), each continued from `previous` (empty: none)
+// across +-pi.
+std::vector<double> ContinuedAngles(const Eigen::Matrix3Xd& sites,
+                                    const std::vector<double>& previous) {
+  std::vector<double> q = PlanarAngles(sites);
   for (size_t j = 0; j < previous.size(); ++j) {
     q[j] = previous[j] + std::remainder(q[j] - previous[j], 2 * kPi);
   }
@@ -83,7 +77,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
     const double lag = (step.sites.col(arm.hand()) - target).norm();
     f.max_lag = std::max(f.max_lag, lag);
     if (2 * k >= n) late_sum += lag;
-    const std::vector<double> q = PlanarAngles(step.sites, q_last);
+    const std::vector<double> q = ContinuedAngles(step.sites, q_last);
     if (!q_last.empty()) {
       std::vector<double> v;
       for (size_t j = 0; j < q.size(); ++j) {
@@ -115,7 +109,7 @@ std::vector<double> UnlimitedSpeeds(double speed) {
   for (int k = 0; k <= n; ++k) {
     const double t = k * kPeriod;
     const ik::IkStep step = Unwrap(tracker.StepTo(OnCircle(speed * t / kRadius), t), "StepTo");
-    const std::vector<double> q = PlanarAngles(step.sites, q_last);
+    const std::vector<double> q = ContinuedAngles(step.sites, q_last);
     if (!q_last.empty()) {
       double largest = 0.0;
       for (size_t j = 0; j < q.size(); ++j) {
@@ -137,7 +131,7 @@ void RunTrackCase() {
       "space), hand once round a circle of radius %.1f m about (%.1f, %.1f) at a constant speed, "
       "a target every %.0f ms, the arm settled at the start first. Lag: |hand - target| of each "
       "answer (largest; mean over the second half of the turn). Rates: finite differences of "
-      "the bench's own joint angles over the declared limits (<= 1: within; the first answer "
+      "the checker's joint angles over the declared limits (<= 1: within; the first answer "
       "starts from rest).\n\n",
       kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
   std::printf("| hand speed (m/s) | the unlimited tracker's fastest joint per answer: median / "
