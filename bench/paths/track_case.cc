@@ -42,6 +42,14 @@ std::vector<double> ContinuedAngles(const Eigen::Matrix3Xd& sites,
   return q;
 }
 
+// The unlimited tracker of `free_arm` (which must outlive it), settled at the circle's start:
+// 200 held targets from home.
+ik::ArmTracker SettledAtStart(const ik::Arm& free_arm) {
+  auto tracker = Unwrap(ik::ArmTracker::Create(free_arm, nullptr, ik::IkOptions{}), "Create");
+  for (int k = 0; k < 200; ++k) Unwrap(tracker.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
+  return tracker;
+}
+
 struct TrackFigures {
   int answers = 0, reached = 0, velocity_limited = 0, acceleration_limited = 0, other = 0;
   double max_lag = 0.0, late_lag = 0.0;  // m
@@ -54,14 +62,14 @@ struct TrackFigures {
 TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
   const ik::Arm free_arm = SevenLinkArm({});
   const ik::Arm arm = SevenLinkArm(limit);
-  auto settle = Unwrap(ik::ArmTracker::Create(free_arm, nullptr, ik::IkOptions{}), "Create");
-  for (int k = 0; k < 200; ++k) Unwrap(settle.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
+  const ik::ArmTracker settled = SettledAtStart(free_arm);
   auto limited = Unwrap(
-      ik::RateLimitedTracker::Create(arm, nullptr, ik::IkOptions{}, settle.sites()), "Create");
+      ik::RateLimitedTracker::Create(arm, nullptr, ik::IkOptions{}, settled.sites()), "Create");
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   TrackFigures f;
   std::vector<double> q_last, v_last;
   double late_sum = 0.0;
+  int late_count = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k <= n; ++k) {
     const double t = k * kPeriod;
@@ -76,7 +84,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
     }
     const double lag = (step.sites.col(arm.hand()) - target).norm();
     f.max_lag = std::max(f.max_lag, lag);
-    if (2 * k >= n) late_sum += lag;
+    if (2 * k >= n) late_sum += lag, ++late_count;
     const std::vector<double> q = ContinuedAngles(step.sites, q_last);
     if (!q_last.empty()) {
       std::vector<double> v;
@@ -94,7 +102,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
   }
   f.microseconds = std::chrono::duration<double, std::micro>(
                        std::chrono::steady_clock::now() - start).count() / f.answers;
-  f.late_lag = late_sum / (n - n / 2 + (n % 2 == 0 ? 1 : 0));
+  f.late_lag = late_sum / late_count;
   return f;
 }
 
@@ -102,8 +110,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
 // over the answers of each answer's fastest joint, rad/s): what the limiter has to cut.
 std::vector<double> UnlimitedSpeeds(double speed) {
   const ik::Arm arm = SevenLinkArm({});
-  auto tracker = Unwrap(ik::ArmTracker::Create(arm, nullptr, ik::IkOptions{}), "Create");
-  for (int k = 0; k < 200; ++k) Unwrap(tracker.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
+  ik::ArmTracker tracker = SettledAtStart(arm);
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   std::vector<double> q_last, fastest;
   for (int k = 0; k <= n; ++k) {

@@ -24,9 +24,7 @@ constexpr int kMaxOptimizedAngles = 32;
 
 uint64_t StartSeed(uint64_t seed, int start) { return seed + 0x9E3779B97F4A7C15ull * start; }
 
-bool Failed(const IkStep& step) {
-  return step.status == StepStatus::kInCollision || step.status == StepStatus::kJointLimitBlocked;
-}
+using internal::Failed;
 
 int Failures(const std::vector<IkStep>& steps) {
   return static_cast<int>(std::count_if(steps.begin(), steps.end(), Failed));

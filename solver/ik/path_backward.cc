@@ -66,11 +66,11 @@ std::optional<IkStep> Blended(const Arm& arm, double margin, ArmTracker& project
   return step;
 }
 
+}  // namespace
+
 bool Failed(const IkStep& step) {
   return step.status == StepStatus::kInCollision || step.status == StepStatus::kJointLimitBlocked;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<IkStep>> TrackBackward(const Arm& arm, const Scene* scene,
                                                   const Trajectory& trajectory,

@@ -16,6 +16,9 @@
 
 namespace ikd::ik::internal {
 
+// A sample the driver could not place: in collision or blocked by a joint limit.
+bool Failed(const IkStep& step);
+
 // The driver run backwards: from `end_sites` at the last of `times` to the first, the hand
 // following the path between samples (sub-steps as the forward driver's).
 absl::StatusOr<std::vector<IkStep>> TrackBackward(const Arm& arm, const Scene* scene,
