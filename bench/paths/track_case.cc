@@ -4,10 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 #include <numbers>
 #include <vector>
 
 #include "ikd/ik/rate_limit.h"
+#include "ikd/ik/scene.h"
 #include "checker.h"
 #include "paths_util.h"
 
@@ -27,6 +30,39 @@ ik::Arm SevenLinkArm(ik::JointRateLimit limit) {
   return Unwrap(ik::Arm::Create(spec), "Arm::Create");
 }
 
+// The arm's surroundings: free space, or the quick-start scene's three pillars (vertical
+// capsules through the arm's plane; its floor and crate lie below that plane).
+struct Surroundings {
+  const char* name;
+  std::vector<CheckCapsule> obstacles;
+};
+
+std::vector<Surroundings> AllSurroundings() {
+  const Eigen::Vector3d up(0.0, 0.0, 0.6);
+  auto pillar = [&](double x, double y, double r) {
+    return CheckCapsule{Eigen::Vector3d(x, y, 0.0) - up, Eigen::Vector3d(x, y, 0.0) + up, r};
+  };
+  return {{"free", {}},
+          {"pillars", {pillar(0.55, 0.35, 0.06), pillar(0.55, -0.35, 0.06), pillar(-0.4, 0.6, 0.08)}}};
+}
+
+ik::Scene SceneOf(const Surroundings& surroundings) {
+  std::vector<ik::Obstacle> obstacles;
+  for (const CheckCapsule& o : surroundings.obstacles) {
+    obstacles.push_back({"pillar" + std::to_string(obstacles.size()), ik::Capsule{o.a, o.b, o.radius}});
+  }
+  return Unwrap(ik::Scene::Create(std::move(obstacles)), "Scene::Create");
+}
+
+// The checker's copy of the arm and its surroundings (its own distances).
+CheckModel CheckModelOf(const Surroundings& surroundings) {
+  CheckModel model;
+  model.lengths.assign(7, 0.2);
+  model.radii.assign(7, 0.02);
+  model.obstacles = surroundings.obstacles;
+  return model;
+}
+
 Eigen::Vector3d OnCircle(double angle) {
   return kCentre + kRadius * Eigen::Vector3d(std::cos(angle), std::sin(angle), 0.0);
 }
@@ -42,10 +78,10 @@ std::vector<double> ContinuedAngles(const Eigen::Matrix3Xd& sites,
   return q;
 }
 
-// The unlimited tracker of `free_arm` (which must outlive it), settled at the circle's start:
-// 200 held targets from home.
-ik::ArmTracker SettledAtStart(const ik::Arm& free_arm) {
-  auto tracker = Unwrap(ik::ArmTracker::Create(free_arm, nullptr, ik::IkOptions{}), "Create");
+// The unlimited tracker of `free_arm` in `scene` (both must outlive it), settled at the
+// circle's start: 200 held targets from home.
+ik::ArmTracker SettledAtStart(const ik::Arm& free_arm, const ik::Scene& scene) {
+  auto tracker = Unwrap(ik::ArmTracker::Create(free_arm, &scene, ik::IkOptions{}), "Create");
   for (int k = 0; k < 200; ++k) Unwrap(tracker.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
   return tracker;
 }
@@ -54,17 +90,20 @@ struct TrackFigures {
   int answers = 0, reached = 0, velocity_limited = 0, acceleration_limited = 0, other = 0;
   double max_lag = 0.0, late_lag = 0.0;  // m
   double speed_ratio = 0.0, acceleration_ratio = 0.0;
+  double min_clearance = std::numeric_limits<double>::infinity();  // m: obstacles and self
   double microseconds = 0.0;  // per answer
 };
 
 // One turn of the circle at `speed` m/s, the arm first settled at the circle's start by the
 // unlimited tracker (200 held targets from home), then streamed to the rate-limited tracker.
-TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
+TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& surroundings) {
   const ik::Arm free_arm = SevenLinkArm({});
   const ik::Arm arm = SevenLinkArm(limit);
-  const ik::ArmTracker settled = SettledAtStart(free_arm);
+  const ik::Scene scene = SceneOf(surroundings);
+  const CheckModel model = CheckModelOf(surroundings);
+  const ik::ArmTracker settled = SettledAtStart(free_arm, scene);
   auto limited = Unwrap(
-      ik::RateLimitedTracker::Create(arm, nullptr, ik::IkOptions{}, settled.sites()), "Create");
+      ik::RateLimitedTracker::Create(arm, &scene, ik::IkOptions{}, settled.sites()), "Create");
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   TrackFigures f;
   std::vector<double> q_last, v_last;
@@ -84,6 +123,8 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
     }
     const double lag = (step.sites.col(arm.hand()) - target).norm();
     f.max_lag = std::max(f.max_lag, lag);
+    f.min_clearance = std::min({f.min_clearance, MinObstacleClearance(model, step.sites),
+                                MinSelfClearance(model, step.sites)});
     if (2 * k >= n) late_sum += lag, ++late_count;
     const std::vector<double> q = ContinuedAngles(step.sites, q_last);
     if (!q_last.empty()) {
@@ -108,9 +149,10 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed) {
 
 // The unlimited tracker's joint speeds on the same turn (median, 90th percentile and largest
 // over the answers of each answer's fastest joint, rad/s): what the limiter has to cut.
-std::vector<double> UnlimitedSpeeds(double speed) {
+std::vector<double> UnlimitedSpeeds(double speed, const Surroundings& surroundings) {
   const ik::Arm arm = SevenLinkArm({});
-  ik::ArmTracker tracker = SettledAtStart(arm);
+  const ik::Scene scene = SceneOf(surroundings);
+  ik::ArmTracker tracker = SettledAtStart(arm, scene);
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   std::vector<double> q_last, fastest;
   for (int k = 0; k <= n; ++k) {
@@ -134,34 +176,44 @@ std::vector<double> UnlimitedSpeeds(double speed) {
 
 void RunTrackCase() {
   std::printf(
-      "Track (rate-limited, future unknown): the quick-start arm (7 limbs of 0.2 m, planar, free "
-      "space), hand once round a circle of radius %.1f m about (%.1f, %.1f) at a constant speed, "
-      "a target every %.0f ms, the arm settled at the start first. Lag: |hand - target| of each "
-      "answer (largest; mean over the second half of the turn). Rates: finite differences of "
-      "the checker's joint angles over the declared limits (<= 1: within; the first answer "
-      "starts from rest).\n\n",
+      "Track (rate-limited, future unknown): the quick-start arm (7 limbs of 0.2 m, planar), in "
+      "free space and among the quick-start scene's pillars (capsules of radius 0.06 m about "
+      "(0.55, +-0.35) and 0.08 m about (-0.4, 0.6)), hand once round a circle of radius %.1f m "
+      "about (%.1f, %.1f) at a constant speed, a target every %.0f ms, the arm settled at the "
+      "start first. Lag: |hand - target| of each answer (largest; mean over the second half of "
+      "the turn). Rates: finite differences of the checker's joint angles over the declared "
+      "limits (<= 1: within; the first answer starts from rest). Clearance: the checker's own "
+      "distances, obstacles and limb to limb.\n\n",
       kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
-  std::printf("| hand speed (m/s) | the unlimited tracker's fastest joint per answer: median / "
-              "p90 / max (rad/s) |\n|---:|---:|\n");
-  for (const double speed : {0.2, 0.4, 0.8}) {
-    const std::vector<double> s = UnlimitedSpeeds(speed);
-    std::printf("| %.1f | %.2f / %.2f / %.2f |\n", speed, s[0], s[1], s[2]);
+  const std::vector<Surroundings> all = AllSurroundings();
+  std::printf("| scene | hand speed (m/s) | the unlimited tracker's fastest joint per answer: "
+              "median / p90 / max (rad/s) |\n|---|---:|---:|\n");
+  for (const Surroundings& surroundings : all) {
+    for (const double speed : {0.2, 0.4, 0.8}) {
+      const std::vector<double> s = UnlimitedSpeeds(speed, surroundings);
+      std::printf("| %s | %.1f | %.2f / %.2f / %.2f |\n", surroundings.name, speed, s[0], s[1],
+                  s[2]);
+    }
   }
   std::printf("\n");
   std::printf(
-      "| servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / velocity- / "
-      "acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / acceleration "
-      "over the limits | us per answer |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const ik::JointRateLimit limit :
-       {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
-    for (const double speed : {0.2, 0.4, 0.8}) {
-      const TrackFigures f = RunOne(limit, speed);
-      std::printf("| %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | %.0f "
-                  "|\n",
-                  limit.max_velocity, limit.max_acceleration, speed, f.answers, f.reached,
-                  f.velocity_limited, f.acceleration_limited,
-                  f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",
-                  f.max_lag, f.late_lag, f.speed_ratio, f.acceleration_ratio, f.microseconds);
+      "| scene | servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / "
+      "velocity- / acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / "
+      "acceleration over the limits | min clearance (m) | us per answer |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Surroundings& surroundings : all) {
+    for (const ik::JointRateLimit limit :
+         {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
+      for (const double speed : {0.2, 0.4, 0.8}) {
+        const TrackFigures f = RunOne(limit, speed, surroundings);
+        std::printf("| %s | %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | "
+                    "%.3g | %.0f |\n",
+                    surroundings.name, limit.max_velocity, limit.max_acceleration, speed,
+                    f.answers, f.reached, f.velocity_limited, f.acceleration_limited,
+                    f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",
+                    f.max_lag, f.late_lag, f.speed_ratio, f.acceleration_ratio, f.min_clearance,
+                    f.microseconds);
+      }
     }
   }
 }

@@ -1,13 +1,14 @@
 // How live Track follows a moving hand within declared servo limits (issue 16, item 4): the
-// rate-limited tracker of ik/rate_limit.h on a hand circle at rising speeds, measured from the
-// answers' own sites.
+// rate-limited tracker of ik/rate_limit.h on a hand circle at rising speeds, in free space and
+// among the quick-start scene's pillars, measured from the answers' own sites.
 #pragma once
 
 namespace ikd::bench::paths {
 
-// Prints one Markdown table row per (servo limits, hand speed): the answers by status, the
-// hand's lag behind its target (largest, and mean over the second half of the turn), the
-// joints' largest speed and acceleration over their limits, and the time per answer.
+// Prints one Markdown table row per (scene, servo limits, hand speed): the answers by status,
+// the hand's lag behind its target (largest, and mean over the second half of the turn), the
+// joints' largest speed and acceleration over their limits, the least clearance (the
+// checker's distances) and the time per answer.
 void RunTrackCase();
 
 }  // namespace ikd::bench::paths

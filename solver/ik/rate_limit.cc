@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
+#include "boxed_least_squares.h"
 #include "path_optimizer.h"
 #include "rate_range.h"
 
@@ -17,11 +19,12 @@ absl::StatusOr<RateLimitedTracker> RateLimitedTracker::Create(
     std::optional<Eigen::Matrix3Xd> initial_sites) {
   auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
   if (!tracker.ok()) return tracker.status();
-  return RateLimitedTracker(arm, *std::move(tracker));
+  return RateLimitedTracker(arm, scene, *std::move(tracker), options.safety_margin);
 }
 
-RateLimitedTracker::RateLimitedTracker(const Arm& arm, ArmTracker tracker)
-    : arm_(&arm), tracker_(std::move(tracker)) {}
+RateLimitedTracker::RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker,
+                                       double safety_margin)
+    : arm_(&arm), scene_(scene), tracker_(std::move(tracker)), safety_margin_(safety_margin) {}
 
 absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {
   const Eigen::Matrix3Xd last = tracker_.sites();  // the last answer: the tracker goes on from it
@@ -55,9 +58,9 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
       step->status = AtSpeedLimit(dt, q) ? StepStatus::kVelocityLimited
                                          : StepStatus::kAccelerationLimited;
     }
+    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q);
     tracker_.Restart(step->sites);
     v_ = (q - q_) / dt;
-    lagging_ = true;
   } else {
     v_ = (q - q_) / dt;
     lagging_ = false;
@@ -143,6 +146,177 @@ bool RateLimitedTracker::Clamp(double dt, Eigen::VectorXd& q) const {
     q[j] = q_[j] + v * dt;
   }
   return clamped;
+}
+
+bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt,
+                                                 IkStep& step, Eigen::VectorXd& q) {
+  // The tracker's way cut to the limits moves the hand only as far as its slowest joint
+  // allows; the other joints can make up the rest.
+  IkStep closest = step;
+  const Eigen::VectorXd q_closest = ClosestWithinLimits(target, dt);
+  if (!Rebuild(q_closest, closest)) return false;
+  closest.hand_error = (closest.sites.col(arm_->hand()) - target).norm();
+  // Clearance first: inside the safety margin the clearer state wins; else the closer one,
+  // if it keeps the clearance the step has or the last answer had (up to the margin).
+  const double kept = std::min(safety_margin_, std::max(step.min_clearance, clearance_));
+  const bool safer = step.min_clearance < safety_margin_ && closest.min_clearance > step.min_clearance;
+  const bool closer = closest.hand_error < step.hand_error && closest.min_clearance >= kept;
+  if (!safer && !closer) return false;
+  const bool on_target = closest.hand_error <= kReachedWithin;
+  if (closest.status != StepStatus::kInCollision) {
+    closest.status = on_target               ? StepStatus::kReached
+                     : AtSpeedLimit(dt, q_closest) ? StepStatus::kVelocityLimited
+                                                   : StepStatus::kAccelerationLimited;
+  }
+  step = std::move(closest);
+  q = q_closest;
+  return on_target && step.status == StepStatus::kReached;
+}
+
+std::optional<Eigen::Matrix3Xd> RateLimitedTracker::SitesAt(const Eigen::VectorXd& q) const {
+  absl::StatusOr<Eigen::Matrix3Xd> sites =
+      arm_->SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
+  if (!sites.ok()) return std::nullopt;
+  return *std::move(sites);
+}
+
+Eigen::VectorXd RateLimitedTracker::ClosestWithinLimits(const Eigen::Vector3d& target,
+                                                        double dt) const {
+  const int n = static_cast<int>(q_.size());
+  Eigen::VectorXd lo(n), hi(n);
+  StepBox(dt, lo, hi);
+  const Eigen::VectorXd weight = MotionWeights();
+  const double braking = BrakingIntervals(dt);
+  Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
+  for (int pass = 0; pass < kLinearizations; ++pass) {
+    const Eigen::VectorXd q = q_ + step;
+    const std::optional<Eigen::Matrix3Xd> sites = SitesAt(q);
+    if (!sites) break;
+    // The hand's Jacobian and the near pairs' clearance gradients, by forward differences.
+    const std::vector<NearPair> pairs = NearPairs(*sites, kLookahead * safety_margin_);
+    const int p = static_cast<int>(pairs.size());
+    Eigen::VectorXd clearance(p);
+    for (int i = 0; i < p; ++i) clearance[i] = PairClearance(pairs[i], *sites);
+    Eigen::MatrixXd rows(3 + p, n);
+    for (int j = 0; j < n; ++j) {
+      Eigen::VectorXd shifted = q;
+      shifted[j] += kJacobianStep;
+      const std::optional<Eigen::Matrix3Xd> moved = SitesAt(shifted);
+      if (!moved) {
+        rows.col(j).setZero();
+        continue;
+      }
+      rows.col(j).head<3>() = (moved->col(arm_->hand()) - sites->col(arm_->hand())) / kJacobianStep;
+      for (int i = 0; i < p; ++i) {
+        rows(3 + i, j) = (PairClearance(pairs[i], *moved) - clearance[i]) / kJacobianStep;
+      }
+    }
+    // Levenberg-Marquardt's damping relative to the hand's Jacobian (scale-free).
+    const double mu = kDamping *
+                          (rows.topRows<3>() * weight.cwiseInverse().asDiagonal() *
+                           rows.topRows<3>().transpose()).trace() / 3.0 + 1e-300;
+    // Clearance as active inequalities: a pair may close in on the safety margin by at most
+    // 1 / (1 + k) of the way left, k the intervals the joints need to brake at their
+    // acceleration limits (so that the arm can still stop outside the margin), and inside the
+    // margin it moves back out as fast. A pair whose step closes in faster joins the rows with
+    // that change asked for, kClearanceWeight times as heavy as the hand, and the step is
+    // solved again.
+    const Eigen::VectorXd allowed =
+        (Eigen::VectorXd::Constant(p, safety_margin_) - clearance) / (1.0 + braking);
+    std::vector<int> active;
+    Eigen::VectorXd d;
+    for (int round = 0; round <= p; ++round) {
+      Eigen::MatrixXd a(3 + active.size(), n);
+      Eigen::VectorXd b(a.rows());
+      a.topRows<3>() = rows.topRows<3>();
+      b.head<3>() = target - sites->col(arm_->hand());
+      for (size_t i = 0; i < active.size(); ++i) {
+        a.row(3 + i) = kClearanceWeight * rows.row(3 + active[i]);
+        b[3 + i] = kClearanceWeight * allowed[active[i]];
+      }
+      d = internal::BoxedLeastSquares(a, b, weight, lo - step, hi - step, mu);
+      const size_t before = active.size();
+      for (int i = 0; i < p; ++i) {
+        const bool known = std::find(active.begin(), active.end(), i) != active.end();
+        if (!known && rows.row(3 + i).dot(d) < allowed[i]) active.push_back(i);
+      }
+      if (active.size() == before) break;
+    }
+    step += d;
+  }
+  return q_ + step;
+}
+
+double RateLimitedTracker::BrakingIntervals(double dt) const {
+  double intervals = 0.0;
+  for (int j = 0; j < q_.size(); ++j) {
+    const double reach = arm_->RateLimit(arm_->JointOfAngle(j)).max_acceleration * dt;
+    if (std::isfinite(reach) && reach > 0.0) intervals = std::max(intervals, std::abs(v_[j]) / reach);
+  }
+  return intervals;
+}
+
+std::vector<RateLimitedTracker::NearPair> RateLimitedTracker::NearPairs(
+    const Eigen::Matrix3Xd& sites, double within) const {
+  std::vector<NearPair> pairs;
+  const int limbs = arm_->num_limbs();
+  for (int k = 0; k < limbs; ++k) {
+    if (scene_ != nullptr) {
+      const double radius = arm_->spec().limbs[k].radius;
+      for (const auto& [o, distance] :
+           scene_->SignedDistancesBelow(sites.col(k), sites.col(k + 1), radius, within)) {
+        pairs.push_back({k, o, true});
+      }
+    }
+    for (int l = k + 2; l < limbs; ++l) {
+      if (PairClearance({k, l, false}, sites) < within) pairs.push_back({k, l, false});
+    }
+  }
+  return pairs;
+}
+
+double RateLimitedTracker::PairClearance(const NearPair& pair, const Eigen::Matrix3Xd& sites) const {
+  const auto& limbs = arm_->spec().limbs;
+  const int k = pair.limb;
+  if (pair.obstacle) {
+    return SignedDistance(scene_->obstacles()[pair.other].shape, sites.col(k), sites.col(k + 1),
+                          limbs[k].radius);
+  }
+  const int l = pair.other;
+  return SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(l), sites.col(l + 1)) -
+         limbs[k].radius - limbs[l].radius;
+}
+
+void RateLimitedTracker::StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
+  for (int j = 0; j < q_.size(); ++j) {
+    // Braked for the target within the plain range (the brake alone may leave it).
+    const auto [p_lo, p_hi] = VelocityRange(j, dt, false);
+    const auto [b_lo, b_hi] = VelocityRange(j, dt, true);
+    lo[j] = std::clamp(b_lo, p_lo, p_hi) * dt;
+    hi[j] = std::clamp(b_hi, p_lo, p_hi) * dt;
+    if (const std::optional<JointLimit> range = PositionLimit(j)) {
+      // The position limits first (as Clamp): a joint too fast to stop at one stops on it.
+      const double to_min = std::min(0.0, range->min - q_[j]);
+      const double to_max = std::max(0.0, range->max - q_[j]);
+      lo[j] = std::clamp(lo[j], to_min, to_max);
+      hi[j] = std::clamp(hi[j], to_min, to_max);
+    }
+  }
+}
+
+Eigen::VectorXd RateLimitedTracker::MotionWeights() const {
+  const int n = static_cast<int>(q_.size());
+  double slowest = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < n; ++j) {
+    slowest = std::min(slowest, arm_->RateLimit(arm_->JointOfAngle(j)).max_velocity);
+  }
+  Eigen::VectorXd weight(n);
+  for (int j = 0; j < n; ++j) {
+    const double v_max = arm_->RateLimit(arm_->JointOfAngle(j)).max_velocity;
+    const double ratio = std::isfinite(slowest) && std::isfinite(v_max) ? slowest / v_max : 1.0;
+    weight[j] = ratio * ratio;
+  }
+  return weight;
 }
 
 bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkStep& step) {

@@ -517,29 +517,49 @@ absl::Status Scene::Move(const std::string& id, const Eigen::Vector3d& translati
   return absl::OkStatus();
 }
 
-double Scene::MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
-                                int* closest, double cutoff) const {
+template <typename Limit, typename Visit>
+void Scene::ForEachWithin(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
+                          Limit&& limit, Visit&& visit) const {
   // A ball around the capsule: the gap between two balls bounds the distance from below, and
-  // an obstacle whose bound cannot beat the running best (ties keep the first) is skipped.
+  // an obstacle whose bound cannot beat the limit (ties keep the first) is skipped.
   const Eigen::Vector3d center = 0.5 * (p + q);
   const double reach = kBallSlack * (0.5 * (q - p).norm() + radius);
-  double best = kInf;
-  int best_k = -1;
   for (size_t k = 0; k < obstacles_.size(); ++k) {
-    const double limit = std::min(best, cutoff);
-    if ((bounds_[k].center - center).norm() - bounds_[k].radius - reach >= limit) continue;
+    const double below = limit();
+    if ((bounds_[k].center - center).norm() - bounds_[k].radius - reach >= below) continue;
     // A capsule (a post across the arm) is far longer than thick: the distance from the
     // capsule's axis to the ball's center bounds tighter than its own ball.
     const Capsule* capsule = std::get_if<Capsule>(&obstacles_[k].shape);
     if (capsule != nullptr && PointSegmentDistance(center, capsule->a, capsule->b) -
-                                      kBallSlack * capsule->radius - reach >= limit) {
+                                      kBallSlack * capsule->radius - reach >= below) {
       continue;
     }
-    const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
-    if (d < best) best = d, best_k = static_cast<int>(k);
+    visit(static_cast<int>(k));
   }
+}
+
+double Scene::MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
+                                int* closest, double cutoff) const {
+  double best = kInf;
+  int best_k = -1;
+  ForEachWithin(p, q, radius, [&] { return std::min(best, cutoff); }, [&](int k) {
+    const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
+    if (d < best) best = d, best_k = k;
+  });
   if (closest != nullptr) *closest = best_k;
   return best;
+}
+
+std::vector<std::pair<int, double>> Scene::SignedDistancesBelow(const Eigen::Vector3d& p,
+                                                                const Eigen::Vector3d& q,
+                                                                double radius,
+                                                                double cutoff) const {
+  std::vector<std::pair<int, double>> near;
+  ForEachWithin(p, q, radius, [&] { return cutoff; }, [&](int k) {
+    const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
+    if (d < cutoff) near.emplace_back(k, d);
+  });
+  return near;
 }
 
 }  // namespace ikd::ik

@@ -364,7 +364,8 @@ TEST(SceneTest, CulledSelfClearanceMatchesExhaustiveSearch) {
 
 // 30 random obstacles of every kind, moved, added and removed: the bounding-ball culled
 // MinSignedDistance equals the minimum over every obstacle's SignedDistance, with the first
-// closest index; with a cutoff it is that minimum when below the cutoff and >= it otherwise.
+// closest index; with a cutoff it is that minimum when below the cutoff and >= it otherwise;
+// SignedDistancesBelow lists exactly the obstacles nearer than the cutoff.
 TEST(SceneTest, CulledMinSignedDistanceMatchesExhaustiveSearch) {
   std::mt19937_64 rng(13);
   std::vector<Obstacle> obstacles;
@@ -396,6 +397,13 @@ TEST(SceneTest, CulledMinSignedDistanceMatchesExhaustiveSearch) {
     } else {
       EXPECT_GE(culled, cutoff);
     }
+    // Every obstacle below the cutoff, in index order with its exact distance, and no other.
+    std::vector<std::pair<int, double>> below;
+    for (int k = 0; k < scene->size(); ++k) {
+      const double d = SignedDistance(scene->obstacles()[k].shape, p, q, radius);
+      if (d < cutoff) below.emplace_back(k, d);
+    }
+    EXPECT_EQ(scene->SignedDistancesBelow(p, q, radius, cutoff), below) << "trial " << trial;
   }
 }
 

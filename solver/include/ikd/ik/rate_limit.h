@@ -5,11 +5,15 @@
 // from the last answer with the hand only the feasible fraction of the way (its configurations
 // keep their clearance), any excess left is clamped joint by joint (the arm rebuilt by forward
 // kinematics: exact limb lengths; a clamped arm that would collide goes half as far, up to
-// four times), and the answer says VELOCITY_LIMITED or
-// ACCELERATION_LIMITED with the hand short of the target. Never a jump: the arm catches up
-// over the next targets, braking for the target as for a position limit (its velocity read
-// from the last two targets solved from the same start), so that it arrives with the target's
-// velocity instead of swinging past it.
+// four times). That cut way moves the hand only as far as its slowest joint allows, so the
+// answer is then the closest state within every joint's range instead, where it is closer
+// and keeps the clearance: the hand as near the target as the ranges allow, the least joint
+// motion weighted by the limits, and the clearance kept off the safety margin by a braking
+// rule (ClosestWithinLimits). The answer says VELOCITY_LIMITED or ACCELERATION_LIMITED with
+// the hand short of the target, or REACHED where the closest state is on it. Never a jump: the
+// arm catches up over the next targets, braking for the target as for a position limit (its
+// velocity read from the last two targets solved from the same start), so that it arrives
+// with the target's velocity instead of swinging past it.
 //
 //   auto limited = ikd::ik::RateLimitedTracker::Create(*arm, &scene, options);
 //   for (const auto& [time, target] : stream) auto step = limited->StepTo(target, time);
@@ -20,6 +24,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -43,7 +48,14 @@ class RateLimitedTracker {
   const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
 
  private:
-  RateLimitedTracker(const Arm& arm, ArmTracker tracker);
+  RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker,
+                     double safety_margin);
+  // A limb and an obstacle (`other`: its index in the scene) or another limb.
+  struct NearPair {
+    int limb = 0;
+    int other = 0;
+    bool obstacle = false;
+  };
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkStep& step) const;
   // The velocities angle j may take over dt after the last answer: |v| <= v_max,
@@ -69,9 +81,34 @@ class RateLimitedTracker {
   bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkStep& step);
+  // Replaces `step` (angles q) by the closest state within the limits where its hand is closer
+  // to `target` (or it is clear where the step collides) and it keeps the clearance the step has or the last answer had (up to the
+  // safety margin); true when that state is on the target (REACHED).
+  bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkStep& step,
+                               Eigen::VectorXd& q);
+  // The angles within every joint's range over dt (braked for the target) that bring the hand
+  // closest to `target`, with the least joint motion weighted by the limits, and that grow the
+  // clearance back to the safety margin where it is less: box-constrained Levenberg-Marquardt
+  // on finite-difference Jacobians. The caller checks the result's clearance.
+  Eigen::VectorXd ClosestWithinLimits(const Eigen::Vector3d& target, double dt) const;
+  // The pairs of limb and obstacle or limb and limb (not adjacent) closer than `within`.
+  std::vector<NearPair> NearPairs(const Eigen::Matrix3Xd& sites, double within) const;
+  // A pair's signed clearance (capsule to shape, capsule to capsule) at `sites`.
+  double PairClearance(const NearPair& pair, const Eigen::Matrix3Xd& sites) const;
+  // The intervals of dt the fastest joint needs to stop at its acceleration limit.
+  double BrakingIntervals(double dt) const;
+  // The step from q_ each angle may take over dt: [lo, hi] (velocity ranges braked for the
+  // target, and the position limits).
+  void StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const;
+  // Per angle, the weight of its motion: (slowest joint's max velocity / its own)^2.
+  Eigen::VectorXd MotionWeights() const;
+  // The sites at angles q (forward kinematics), or nullopt where none are defined.
+  std::optional<Eigen::Matrix3Xd> SitesAt(const Eigen::VectorXd& q) const;
 
   const Arm* arm_;
+  const Scene* scene_;  // may be null (free space)
   ArmTracker tracker_;
+  double safety_margin_;
   bool answered_ = false;
   double time_ = 0.0;   // of the last answer
   Eigen::VectorXd q_;   // its joint angles, unwrapped along the stream
@@ -82,6 +119,12 @@ class RateLimitedTracker {
   Eigen::VectorXd approach_;         // per angle, distance left to the target (empty: none)
   Eigen::VectorXd target_velocity_;  // per angle, the target's own velocity
   static constexpr int kRetries = 4;
+  static constexpr int kLinearizations = 3;      // of the closest state within the limits
+  static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
+  static constexpr double kDamping = 1e-6;  // Levenberg-Marquardt, relative (boxed_least_squares.h)
+  static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
+  static constexpr double kLookahead = 3.0;  // pairs nearer than this many safety margins
+  static constexpr double kReachedWithin = 1e-9;  // m: the closest state is on the target
 };
 
 }  // namespace ikd::ik

@@ -191,7 +191,18 @@ class Scene {
                            int* closest = nullptr,
                            double cutoff = std::numeric_limits<double>::infinity()) const;
 
+  // The obstacles (index, signed distance) closer than `cutoff` to the capsule.
+  std::vector<std::pair<int, double>> SignedDistancesBelow(const Eigen::Vector3d& p,
+                                                           const Eigen::Vector3d& q, double radius,
+                                                           double cutoff) const;
+
  private:
+  // Calls visit(k) for every obstacle k whose bounds do not rule out a distance below limit()
+  // (asked before each obstacle, so that a running minimum may tighten it).
+  template <typename Limit, typename Visit>
+  void ForEachWithin(const Eigen::Vector3d& p, const Eigen::Vector3d& q, double radius,
+                     Limit&& limit, Visit&& visit) const;
+
   struct Ball {
     Eigen::Vector3d center = Eigen::Vector3d::Zero();
     double radius = 0.0;  // +infinity: unbounded (half-spaces)
