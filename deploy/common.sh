@@ -17,6 +17,7 @@ IKD_BASE_PACKAGES=(build-essential cmake ccache pkg-config libeigen3-dev libabsl
 # store and replicas tests start a real server; libyaml-cpp-dev: the deploy manifests test.
 IKD_TEST_PACKAGES=("${IKD_BASE_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev
   openssl postgresql libyaml-cpp-dev
+  python3-grpcio python3-protobuf python3-numpy  # clients/python and its test
   clang libclang-rt-14-dev)  # clang + libFuzzer runtime: tests/fuzz (IKD_BUILD_FUZZERS)
 
 ikd_install_packages() {
