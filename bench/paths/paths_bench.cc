@@ -395,6 +395,7 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_track)) {
     RunTrackCase();
+    RunRobotTrackCase();
     return 0;
   }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);

@@ -11,4 +11,8 @@ namespace ikd::bench::paths {
 // checker's distances) and the time per answer.
 void RunTrackCase();
 
+// The same for the UR5, Panda and iiwa14 (robot_track_case.cc): a tool circle about each
+// arm's ready pose, position only and full pose, measured by the robot checker.
+void RunRobotTrackCase();
+
 }  // namespace ikd::bench::paths

@@ -4,7 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <vector>
 
+#include <Eigen/Geometry>
+
+#include "ik/boxed_least_squares.h"
 #include "ik/rate_range.h"
 #include "motion.h"
 
@@ -15,11 +19,18 @@ absl::StatusOr<RateLimitedRobotTracker> RateLimitedRobotTracker::Create(
     const ik::Scene* scene) {
   auto tracker = RobotTracker::Create(robot, options, q0, scene);
   if (!tracker.ok()) return tracker.status();
-  return RateLimitedRobotTracker(robot, *std::move(tracker));
+  return RateLimitedRobotTracker(robot, *std::move(tracker), scene, options);
 }
 
-RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker)
-    : robot_(&robot), tracker_(std::move(tracker)) {}
+RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker,
+                                                 const ik::Scene* scene,
+                                                 const RobotIkOptions& options)
+    : robot_(&robot),
+      tracker_(std::move(tracker)),
+      scene_(scene),
+      safety_margin_(options.safety_margin),
+      position_tolerance_(options.position_tolerance),
+      rotation_tolerance_(options.rotation_tolerance) {}
 
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
@@ -48,9 +59,9 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       result.status = AtSpeedLimit(dt, q) ? RobotIkStatus::kVelocityLimitExceeded
                                           : RobotIkStatus::kAccelerationLimitExceeded;
     }
+    lagging_ = !TakeClosestWithinLimits(target, dt, result, q);
     tracker_.Reset(q);
     v_ = (q - q_) / dt;
-    lagging_ = true;
   } else {
     v_ = (q - q_) / dt;
     lagging_ = false;
@@ -141,6 +152,131 @@ void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget
   std::tie(result.position_error, result.rotation_error) = internal::ToolErrors(*robot_, q, target);
   result.min_clearance = tracker_.MinClearance(q);
   if (result.min_clearance < 0.0) result.status = RobotIkStatus::kInCollision;
+}
+
+bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, double dt,
+                                                      RobotIkResult& result, Eigen::VectorXd& q) {
+  // The tracker's way cut to the limits moves the tool only as far as its slowest joint
+  // allows; the other joints can make up the rest.
+  RobotIkResult closest = result;
+  const Eigen::VectorXd q_closest = ClosestWithinLimits(target, dt);
+  Rebuild(q_closest, target, closest);
+  const auto distance = [&](const RobotIkResult& r) {
+    return r.position_error + kRotationLength * r.rotation_error;
+  };
+  // Clearance first: inside the safety margin the clearer state wins; else the closer one,
+  // if it keeps the clearance the result has or the last answer had (up to the margin).
+  const double kept = std::min(safety_margin_, std::max(result.min_clearance, clearance_));
+  const bool safer =
+      result.min_clearance < safety_margin_ && closest.min_clearance > result.min_clearance;
+  const bool closer = distance(closest) < distance(result) && closest.min_clearance >= kept;
+  if (!safer && !closer) return false;
+  const bool on_target = closest.position_error <= position_tolerance_ &&
+                         (!target.orientation || closest.rotation_error <= rotation_tolerance_);
+  if (closest.status != RobotIkStatus::kInCollision) {
+    closest.status = on_target                    ? RobotIkStatus::kSolved
+                     : AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimitExceeded
+                                                   : RobotIkStatus::kAccelerationLimitExceeded;
+  }
+  result = std::move(closest);
+  q = q_closest;
+  return on_target && result.status == RobotIkStatus::kSolved;
+}
+
+Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,
+                                                   const Eigen::VectorXd& q) const {
+  const Eigen::Isometry3d X = ToolPose(robot_->spec(), q);
+  Eigen::VectorXd error(target.orientation ? 6 : 3);
+  error.head<3>() = target.position - X.translation();
+  if (target.orientation) {
+    const Eigen::AngleAxisd turn(target.orientation->normalized().toRotationMatrix() *
+                                 X.linear().transpose());
+    error.tail<3>() = kRotationLength * turn.angle() * turn.axis();
+  }
+  return error;
+}
+
+void RateLimitedRobotTracker::StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
+  for (int j = 0; j < q_.size(); ++j) {
+    // Braked for the target within the plain range (the brake alone may leave it), then the
+    // position limits first (as Clamp): a joint too fast to stop at one stops on it.
+    const auto [p_lo, p_hi] = VelocityRange(j, dt, false);
+    const auto [b_lo, b_hi] = VelocityRange(j, dt, true);
+    lo[j] = std::clamp(b_lo, p_lo, p_hi) * dt;
+    hi[j] = std::clamp(b_hi, p_lo, p_hi) * dt;
+    if (const auto& limits = robot_->spec().joints[j].limits) {
+      const double to_min = std::min(0.0, limits->lower - q_[j]);
+      const double to_max = std::max(0.0, limits->upper - q_[j]);
+      lo[j] = std::clamp(lo[j], to_min, to_max);
+      hi[j] = std::clamp(hi[j], to_min, to_max);
+    }
+  }
+}
+
+Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& target,
+                                                             double dt) const {
+  const int n = static_cast<int>(q_.size());
+  Eigen::VectorXd lo(n), hi(n), weight(n);
+  StepBox(dt, lo, hi);
+  double slowest = std::numeric_limits<double>::infinity(), braking = 0.0;
+  for (int j = 0; j < n; ++j) slowest = std::min(slowest, internal::VelocityLimit(*robot_, j));
+  for (int j = 0; j < n; ++j) {
+    const double v_max = internal::VelocityLimit(*robot_, j);
+    const double ratio = std::isfinite(slowest) && std::isfinite(v_max) ? slowest / v_max : 1.0;
+    weight[j] = ratio * ratio;
+    const auto& limits = robot_->spec().joints[j].limits;
+    if (limits && std::isfinite(limits->max_acceleration) && limits->max_acceleration > 0.0) {
+      braking = std::max(braking, std::abs(v_[j]) / (limits->max_acceleration * dt));
+    }
+  }
+  Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
+  for (int pass = 0; pass < kLinearizations; ++pass) {
+    const Eigen::VectorXd q = q_ + step;
+    Eigen::MatrixXd jacobian = ToolJacobian(robot_->spec(), q);
+    if (!target.orientation) jacobian.conservativeResize(3, n);
+    else jacobian.bottomRows<3>() *= kRotationLength;
+    const Eigen::VectorXd error = ToolError(target, q);
+    const int m = static_cast<int>(jacobian.rows());
+    const double mu =
+        kDamping * (jacobian * weight.cwiseInverse().asDiagonal() * jacobian.transpose()).trace() /
+            m + 1e-300;
+    Eigen::VectorXd d =
+        ikd::ik::internal::BoxedLeastSquares(jacobian, error, weight, lo - step, hi - step, mu);
+    // Links near an obstacle: a link may close in on the safety margin by at most 1 / (1 + k)
+    // of the way left, k the intervals the joints need to brake (see ik/rate_limit.h); a link
+    // whose step closes in faster joins the rows, kClearanceWeight times as heavy.
+    if (scene_ != nullptr && scene_->size() > 0) {
+      const std::vector<double> clearance = internal::LinkClearances(*robot_, *scene_, q);
+      std::vector<int> near;
+      for (int l = 0; l < static_cast<int>(clearance.size()); ++l) {
+        if (clearance[l] < kLookahead * safety_margin_) near.push_back(l);
+      }
+      if (!near.empty()) {
+        const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, *scene_, q);
+        std::vector<int> active;
+        for (int round = 0; round <= static_cast<int>(near.size()); ++round) {
+          const size_t before = active.size();
+          for (const int l : near) {
+            const double allowed = (safety_margin_ - clearance[l]) / (1.0 + braking);
+            const bool known = std::find(active.begin(), active.end(), l) != active.end();
+            if (!known && gradients.row(l).dot(d) < allowed) active.push_back(l);
+          }
+          if (active.size() == before) break;
+          Eigen::MatrixXd a(m + active.size(), n);
+          Eigen::VectorXd b(a.rows());
+          a.topRows(m) = jacobian;
+          b.head(m) = error;
+          for (size_t i = 0; i < active.size(); ++i) {
+            a.row(m + i) = kClearanceWeight * gradients.row(active[i]);
+            b[m + i] = kClearanceWeight * (safety_margin_ - clearance[active[i]]) / (1.0 + braking);
+          }
+          d = ikd::ik::internal::BoxedLeastSquares(a, b, weight, lo - step, hi - step, mu);
+        }
+      }
+    }
+    step += d;
+  }
+  return q_ + step;
 }
 
 ToolTarget RateLimitedRobotTracker::PartWay(const ToolTarget& target, double fraction) const {

@@ -6,7 +6,11 @@
 // clamped joint by joint (any joint values are a valid arm: the tool lags, the links stay
 // exact), halving the fraction while the clamped arm would collide (up to four times); the
 // answer says VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED with its errors against
-// the requested target. Never a jump: the arm catches up over the next targets, braking for
+// the requested target. That cut way moves the tool only as far as its slowest joint allows,
+// so the answer is then the closest state within every joint's range instead, where it is
+// closer and keeps the clearance (as ik/rate_limit.h: box-constrained Levenberg-Marquardt on
+// the tool's Jacobian, the least joint motion weighted by the velocity limits, the links kept
+// off the obstacles by a braking rule); SOLVED where that state is on the target. Never a jump: the arm catches up over the next targets, braking for
 // the target (its joint velocity read from the last two targets solved from the same start)
 // so that it arrives with the target's velocity instead of swinging past it.
 //
@@ -41,7 +45,24 @@ class RateLimitedRobotTracker {
   RobotIkResult StepTo(const ToolTarget& target, double time);
 
  private:
-  RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker);
+  RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker, const ik::Scene* scene,
+                          const RobotIkOptions& options);
+  // Replaces `result` (joint values q) by the closest state within the limits where its tool
+  // is closer to `target` (or it is clear where the result collides) and it keeps the
+  // clearance the result has or the last answer had (up to the safety margin); true when that
+  // state is on the target (SOLVED).
+  bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
+                               Eigen::VectorXd& q);
+  // The joint values within every joint's range over dt (braked for the target) that bring
+  // the tool closest to `target` (rotation weighted by kRotationLength), with the least joint
+  // motion weighted by the velocity limits, the links near an obstacle closing in on the
+  // margin no faster than they can brake: box-constrained Levenberg-Marquardt.
+  Eigen::VectorXd ClosestWithinLimits(const ToolTarget& target, double dt) const;
+  // The tool's error rows at q: position (m) and, for a pose target, the rotation vector that
+  // takes the tool to the target's orientation, times kRotationLength.
+  Eigen::VectorXd ToolError(const ToolTarget& target, const Eigen::VectorXd& q) const;
+  // The step from q_ each joint may take over dt: [lo, hi].
+  void StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const;
   // The velocities joint j may take over dt after the last answer; `braked`: also slow enough
   // to arrive at a lagged-behind target with its velocity (how far the tool goes; the clamp
   // leaves it out, so it never forces a joint off the tracker's way round obstacles).
@@ -63,6 +84,9 @@ class RateLimitedRobotTracker {
 
   const Robot* robot_;
   RobotTracker tracker_;
+  const ik::Scene* scene_;  // may be null (free space)
+  double safety_margin_;
+  double position_tolerance_, rotation_tolerance_;
   bool answered_ = false;
   double time_ = 0.0;   // of the last answer
   Eigen::VectorXd q_;   // its joint values
@@ -73,6 +97,11 @@ class RateLimitedRobotTracker {
   Eigen::VectorXd approach_;               // per joint, distance left to the target (empty: none)
   Eigen::VectorXd target_velocity_;        // per joint, the target's own velocity
   static constexpr int kRetries = 4;
+  static constexpr int kLinearizations = 3;      // of the closest state within the limits
+  static constexpr double kDamping = 1e-6;       // Levenberg-Marquardt, relative
+  static constexpr double kRotationLength = 1.0;  // m per rad of tool rotation error
+  static constexpr double kClearanceWeight = 1e3;  // clearance rows vs tool error
+  static constexpr double kLookahead = 3.0;  // links nearer than this many safety margins
 };
 
 }  // namespace ikd::robot
