@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -156,12 +157,10 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   const Eigen::VectorXd q_closest = ClosestWithinLimits(target, dt);
   if (!Rebuild(q_closest, closest)) return false;
   closest.hand_error = (closest.sites.col(arm_->hand()) - target).norm();
-  // Clearance first: inside the safety margin the clearer state wins; else the closer one,
-  // if it keeps the clearance the step has or the last answer had (up to the margin).
-  const double kept = std::min(safety_margin_, std::max(step.min_clearance, clearance_));
-  const bool safer = step.min_clearance < safety_margin_ && closest.min_clearance > step.min_clearance;
-  const bool closer = closest.hand_error < step.hand_error && closest.min_clearance >= kept;
-  if (!safer && !closer) return false;
+  if (!ikd::internal::PreferClosest(closest.min_clearance, closest.hand_error, step.min_clearance,
+                                    step.hand_error, clearance_, safety_margin_)) {
+    return false;
+  }
   const bool on_target = closest.hand_error <= kReachedWithin;
   if (closest.status != StepStatus::kInCollision) {
     closest.status = on_target               ? StepStatus::kReached
@@ -289,18 +288,12 @@ double RateLimitedTracker::PairClearance(const NearPair& pair, const Eigen::Matr
 
 void RateLimitedTracker::StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
   for (int j = 0; j < q_.size(); ++j) {
-    // Braked for the target within the plain range (the brake alone may leave it).
-    const auto [p_lo, p_hi] = VelocityRange(j, dt, false);
-    const auto [b_lo, b_hi] = VelocityRange(j, dt, true);
-    lo[j] = std::clamp(b_lo, p_lo, p_hi) * dt;
-    hi[j] = std::clamp(b_hi, p_lo, p_hi) * dt;
+    std::optional<std::pair<double, double>> position;
     if (const std::optional<JointLimit> range = PositionLimit(j)) {
-      // The position limits first (as Clamp): a joint too fast to stop at one stops on it.
-      const double to_min = std::min(0.0, range->min - q_[j]);
-      const double to_max = std::max(0.0, range->max - q_[j]);
-      lo[j] = std::clamp(lo[j], to_min, to_max);
-      hi[j] = std::clamp(hi[j], to_min, to_max);
+      position = std::make_pair(range->min, range->max);
     }
+    std::tie(lo[j], hi[j]) = ikd::internal::StepRange(
+        VelocityRange(j, dt, false), VelocityRange(j, dt, true), dt, position, q_[j]);
   }
 }
 

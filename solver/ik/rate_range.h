@@ -56,4 +56,34 @@ inline std::pair<double, double> BrakedForTarget(std::pair<double, double> range
   return {std::min(lo, hi), std::max(lo, hi)};
 }
 
+// The step a joint at q may take over dt: its braked velocity range kept inside its plain one
+// (the brake alone may leave it), times dt, then clipped to its position range, which comes
+// first (a joint too fast to stop at a limit stops on it).
+inline std::pair<double, double> StepRange(std::pair<double, double> plain,
+                                           std::pair<double, double> braked, double dt,
+                                           std::optional<std::pair<double, double>> position,
+                                           double q) {
+  double lo = std::clamp(braked.first, plain.first, plain.second) * dt;
+  double hi = std::clamp(braked.second, plain.first, plain.second) * dt;
+  if (position) {
+    const double to_min = std::min(0.0, position->first - q);
+    const double to_max = std::max(0.0, position->second - q);
+    lo = std::clamp(lo, to_min, to_max);
+    hi = std::clamp(hi, to_min, to_max);
+  }
+  return {lo, hi};
+}
+
+// Whether a limited answer takes the closest state within the limits over the cut way (the
+// tracker's own answer cut to the limits): clearance first, so inside the safety margin the
+// clearer state wins; else the closer one to the target, if it keeps the clearance the cut
+// way has or the last answer had (up to the margin).
+inline bool PreferClosest(double closest_clearance, double closest_distance, double cut_clearance,
+                          double cut_distance, double last_clearance, double margin) {
+  const double kept = std::min(margin, std::max(cut_clearance, last_clearance));
+  const bool safer = cut_clearance < margin && closest_clearance > cut_clearance;
+  const bool closer = closest_distance < cut_distance && closest_clearance >= kept;
+  return safer || closer;
+}
+
 }  // namespace ikd::internal

@@ -164,13 +164,10 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   const auto distance = [&](const RobotIkResult& r) {
     return r.position_error + kRotationLength * r.rotation_error;
   };
-  // Clearance first: inside the safety margin the clearer state wins; else the closer one,
-  // if it keeps the clearance the result has or the last answer had (up to the margin).
-  const double kept = std::min(safety_margin_, std::max(result.min_clearance, clearance_));
-  const bool safer =
-      result.min_clearance < safety_margin_ && closest.min_clearance > result.min_clearance;
-  const bool closer = distance(closest) < distance(result) && closest.min_clearance >= kept;
-  if (!safer && !closer) return false;
+  if (!ikd::internal::PreferClosest(closest.min_clearance, distance(closest), result.min_clearance,
+                                    distance(result), clearance_, safety_margin_)) {
+    return false;
+  }
   const bool on_target = closest.position_error <= position_tolerance_ &&
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
   if (closest.status != RobotIkStatus::kInCollision) {
@@ -198,18 +195,12 @@ Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,
 
 void RateLimitedRobotTracker::StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
   for (int j = 0; j < q_.size(); ++j) {
-    // Braked for the target within the plain range (the brake alone may leave it), then the
-    // position limits first (as Clamp): a joint too fast to stop at one stops on it.
-    const auto [p_lo, p_hi] = VelocityRange(j, dt, false);
-    const auto [b_lo, b_hi] = VelocityRange(j, dt, true);
-    lo[j] = std::clamp(b_lo, p_lo, p_hi) * dt;
-    hi[j] = std::clamp(b_hi, p_lo, p_hi) * dt;
+    std::optional<std::pair<double, double>> position;
     if (const auto& limits = robot_->spec().joints[j].limits) {
-      const double to_min = std::min(0.0, limits->lower - q_[j]);
-      const double to_max = std::max(0.0, limits->upper - q_[j]);
-      lo[j] = std::clamp(lo[j], to_min, to_max);
-      hi[j] = std::clamp(hi[j], to_min, to_max);
+      position = std::make_pair(limits->lower, limits->upper);
     }
+    std::tie(lo[j], hi[j]) = ikd::internal::StepRange(
+        VelocityRange(j, dt, false), VelocityRange(j, dt, true), dt, position, q_[j]);
   }
 }
 
