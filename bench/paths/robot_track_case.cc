@@ -35,8 +35,8 @@ struct RobotTrackFigures {
 RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
   const Eigen::Vector3d centre = ForwardKinematics(arm.model, arm.ready).tool.p;
   const Eigen::Matrix3d held = ForwardKinematics(arm.model, arm.ready).tool.R;
-  auto limited = robot::RateLimitedRobotTracker::Create(*arm.robot, robot::RobotIkOptions{},
-                                                        arm.ready);
+  auto limited =
+      robot::RateLimitedRobotTracker::Create(*arm.robot, robot::RobotIkOptions{}, arm.ready);
   if (!limited.ok()) std::abort();
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   RobotTrackFigures f;
@@ -66,8 +66,9 @@ RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
     if (pose) f.max_rotation = std::max(f.max_rotation, RotationAngleBetween(fk.tool.R, held));
     if (2 * k >= n) late_sum += lag, ++late_count;
   }
-  f.microseconds = std::chrono::duration<double, std::micro>(
-                       std::chrono::steady_clock::now() - start).count() / f.answers;
+  f.microseconds =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      f.answers;
   f.late_lag = late_sum / late_count;
   f.rates = WeightedRates(arm.model, q.bottomRows(n), kPeriod);  // from rest: sample 1 on
   return f;
@@ -85,19 +86,20 @@ void RunRobotTrackCase() {
       "differences over the declared limits (from sample 1 on; <= 1: within; the UR5 and the "
       "iiwa14 declare no accelerations: theirs is |a| / max_velocity per second, not a limit).\n\n",
       kRadius * 100, kPeriod * 1e3);
-  std::printf("| arm | target | tool speed (m/s) | answers | SOLVED / limited | max lag (m) | "
-              "mean lag, 2nd half (m) | max rotation (rad) | max speed / acceleration over the "
-              "limits | us per answer |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| arm | target | tool speed (m/s) | answers | SOLVED / limited | max lag (m) | "
+      "mean lag, 2nd half (m) | max rotation (rad) | max speed / acceleration over the "
+      "limits | us per answer |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const ArmId id : kArms) {
     const RobotArm& arm = GetArm(id);
     for (const bool pose : {false, true}) {
       for (const double speed : {0.2, 0.4, 0.8}) {
         const RobotTrackFigures f = RunOne(arm, pose, speed);
-        std::printf("| %s | %s | %.1f | %d | %d / %d%s | %.3g | %.3g | %.3g | %.3g / %.3g | %.0f |\n",
-                    arm.name, pose ? "pose" : "position", speed, f.answers, f.solved, f.limited,
-                    f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",
-                    f.max_lag, f.late_lag, f.max_rotation, f.rates.speed, f.rates.acceleration,
-                    f.microseconds);
+        std::printf(
+            "| %s | %s | %.1f | %d | %d / %d%s | %.3g | %.3g | %.3g | %.3g / %.3g | %.0f |\n",
+            arm.name, pose ? "pose" : "position", speed, f.answers, f.solved, f.limited,
+            f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "", f.max_lag,
+            f.late_lag, f.max_rotation, f.rates.speed, f.rates.acceleration, f.microseconds);
       }
     }
   }

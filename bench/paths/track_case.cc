@@ -42,14 +42,16 @@ std::vector<Surroundings> AllSurroundings() {
   auto pillar = [&](double x, double y, double r) {
     return CheckCapsule{Eigen::Vector3d(x, y, 0.0) - up, Eigen::Vector3d(x, y, 0.0) + up, r};
   };
-  return {{"free", {}},
-          {"pillars", {pillar(0.55, 0.35, 0.06), pillar(0.55, -0.35, 0.06), pillar(-0.4, 0.6, 0.08)}}};
+  return {
+      {"free", {}},
+      {"pillars", {pillar(0.55, 0.35, 0.06), pillar(0.55, -0.35, 0.06), pillar(-0.4, 0.6, 0.08)}}};
 }
 
 ik::Scene SceneOf(const Surroundings& surroundings) {
   std::vector<ik::Obstacle> obstacles;
   for (const CheckCapsule& o : surroundings.obstacles) {
-    obstacles.push_back({"pillar" + std::to_string(obstacles.size()), ik::Capsule{o.a, o.b, o.radius}});
+    obstacles.push_back(
+        {"pillar" + std::to_string(obstacles.size()), ik::Capsule{o.a, o.b, o.radius}});
   }
   return Unwrap(ik::Scene::Create(std::move(obstacles)), "Scene::Create");
 }
@@ -186,8 +188,9 @@ void RunTrackCase() {
       "distances, obstacles and limb to limb.\n\n",
       kRadius, kCentre.x(), kCentre.y(), kPeriod * 1e3);
   const std::vector<Surroundings> all = AllSurroundings();
-  std::printf("| scene | hand speed (m/s) | the unlimited tracker's fastest joint per answer: "
-              "median / p90 / max (rad/s) |\n|---|---:|---:|\n");
+  std::printf(
+      "| scene | hand speed (m/s) | the unlimited tracker's fastest joint per answer: "
+      "median / p90 / max (rad/s) |\n|---|---:|---:|\n");
   for (const Surroundings& surroundings : all) {
     for (const double speed : {0.2, 0.4, 0.8}) {
       const std::vector<double> s = UnlimitedSpeeds(speed, surroundings);
@@ -206,13 +209,13 @@ void RunTrackCase() {
          {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
       for (const double speed : {0.2, 0.4, 0.8}) {
         const TrackFigures f = RunOne(limit, speed, surroundings);
-        std::printf("| %s | %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | "
-                    "%.3g | %.0f |\n",
-                    surroundings.name, limit.max_velocity, limit.max_acceleration, speed,
-                    f.answers, f.reached, f.velocity_limited, f.acceleration_limited,
-                    f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "",
-                    f.max_lag, f.late_lag, f.speed_ratio, f.acceleration_ratio, f.min_clearance,
-                    f.microseconds);
+        std::printf(
+            "| %s | %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | "
+            "%.3g | %.0f |\n",
+            surroundings.name, limit.max_velocity, limit.max_acceleration, speed, f.answers,
+            f.reached, f.velocity_limited, f.acceleration_limited,
+            f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "", f.max_lag,
+            f.late_lag, f.speed_ratio, f.acceleration_ratio, f.min_clearance, f.microseconds);
       }
     }
   }

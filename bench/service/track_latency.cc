@@ -67,7 +67,7 @@ namespace v1 = ikd::v1;
 using Clock = std::chrono::steady_clock;
 using TrackStream = grpc::ClientReaderWriter<v1::TrackRequest, v1::TrackResponse>;
 
-constexpr double kPeriod = 1e-3;        // s: a 1 kHz controller
+constexpr double kPeriod = 1e-3;         // s: a 1 kHz controller
 constexpr double kMissAfterUs = 1000.0;  // an answer later than one period is a missed cycle
 constexpr double kLoopSeconds = 2.0;     // the hand goes once round its circle in 2 s
 
@@ -254,8 +254,8 @@ class Ikd {
   explicit Ikd(const std::string& binary, const std::vector<std::string>& flags) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) Fail("pipe");
-    std::vector<std::string> argv = {binary, "--listen=127.0.0.1:0", "--store=:memory:",
-                                     "--access_log=false"};
+    std::vector<std::string> argv = {binary, "--listen=127.0.0.1:0",
+                                     "--store=:memory:", "--access_log=false"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     pid_ = Spawn(argv, fds[1]);
     close(fds[1]);
@@ -315,7 +315,7 @@ double Percentile(std::vector<double> v, double q) {
 struct Run {
   int streams = 0, sent = 0, answered = 0, missed = 0, failed_streams = 0;
   std::vector<double> round_trip_us;
-  double ikd_cores = 0.0;  // ikd's CPU time over the paced window's wall time
+  double ikd_cores = 0.0;         // ikd's CPU time over the paced window's wall time
   double controller_cores = 0.0;  // the controllers' CPU time (configuring included) over it
 };
 
@@ -337,11 +337,11 @@ Run RunStreams(const ArmCase& c, const Ikd& ikd, const std::string& self, int st
   std::vector<pid_t> pids;
   for (int i = 0; i < streams; ++i) {
     const int64_t phase = static_cast<int64_t>(i * kPeriod * 1e9 / streams);
-    pids.push_back(Spawn({self, "--controller", "--arms=" + c.name, "--address=" + ikd.address(),
-                          "--start_ns=" + std::to_string(start + phase),
-                          "--seconds=" + std::to_string(n * kPeriod),
-                          "--out=" + (dir / std::to_string(i)).string()},
-                         -1));
+    pids.push_back(Spawn(
+        {self, "--controller", "--arms=" + c.name, "--address=" + ikd.address(),
+         "--start_ns=" + std::to_string(start + phase), "--seconds=" + std::to_string(n * kPeriod),
+         "--out=" + (dir / std::to_string(i)).string()},
+        -1));
   }
   std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(start)));
   const double cpu_before = ProcessCpuSeconds(ikd.pid());
@@ -393,7 +393,8 @@ double InProcessMicroseconds(const ArmCase& c, int n) {
     ik::ArmSpec spec;
     spec.planar = true;
     const int limbs = c.name == "snake100" ? 100 : 7;
-    for (int k = 0; k < limbs; ++k) spec.limbs.push_back({1.4 / limbs, limbs == 100 ? 0.002 : 0.02});
+    for (int k = 0; k < limbs; ++k)
+      spec.limbs.push_back({1.4 / limbs, limbs == 100 ? 0.002 : 0.02});
     auto arm = ik::Arm::Create(spec);
     if (!arm.ok()) Fail(arm.status().ToString());
     ik::IkOptions options;
@@ -413,8 +414,8 @@ std::string DefaultIkd(const char* argv0) {
 
 int Orchestrate(const char* argv0) {
   const std::string self = std::filesystem::canonical(argv0).string();
-  const std::string binary = absl::GetFlag(FLAGS_ikd).empty() ? DefaultIkd(argv0)
-                                                              : absl::GetFlag(FLAGS_ikd);
+  const std::string binary =
+      absl::GetFlag(FLAGS_ikd).empty() ? DefaultIkd(argv0) : absl::GetFlag(FLAGS_ikd);
   const int n = static_cast<int>(std::lround(absl::GetFlag(FLAGS_seconds) / kPeriod));
   std::printf(
       "Track latency, controllers in their own processes (each its own connection, 1 kHz, "
@@ -422,11 +423,13 @@ int Orchestrate(const char* argv0) {
       "started with %s. Round trip: target written -> its joint state read, over every "
       "answer of every stream. Missed: answers later than 1 ms after their target was sent, "
       "plus targets never answered. ikd CPU: its user + system time over the paced window "
-      "(cores); controllers' CPU: theirs (configuring included) over the same window. In process: the same targets solved one after another in this program.\n\n",
+      "(cores); controllers' CPU: theirs (configuring included) over the same window. In process: "
+      "the same targets solved one after another in this program.\n\n",
       n, binary.c_str(), absl::StrJoin(absl::GetFlag(FLAGS_ikd_flags), " ").c_str());
-  std::printf("| arm | streams | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) | "
-              "missed | failed streams | ikd CPU (cores) | controllers' CPU (cores) | in process "
-              "(us per target) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| arm | streams | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) | "
+      "missed | failed streams | ikd CPU (cores) | controllers' CPU (cores) | in process "
+      "(us per target) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& name : absl::GetFlag(FLAGS_arms)) {
     const ArmCase c = MakeCase(name);
     const double in_process = InProcessMicroseconds(c, 2000);
@@ -434,11 +437,12 @@ int Orchestrate(const char* argv0) {
       const Ikd ikd(binary, absl::GetFlag(FLAGS_ikd_flags));
       if (c.full_pose) StorePanda(ikd.address());
       const Run run = RunStreams(c, ikd, self, std::stoi(count), n);
-      std::printf("| %s | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f | %.2f | %.1f |\n",
-                  name.c_str(), run.streams, run.answered, run.sent,
-                  Percentile(run.round_trip_us, 0.5), Percentile(run.round_trip_us, 0.99),
-                  Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0),
-                  run.missed, run.failed_streams, run.ikd_cores, run.controller_cores, in_process);
+      std::printf(
+          "| %s | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f | %.2f | %.1f |\n",
+          name.c_str(), run.streams, run.answered, run.sent, Percentile(run.round_trip_us, 0.5),
+          Percentile(run.round_trip_us, 0.99), Percentile(run.round_trip_us, 0.999),
+          Percentile(run.round_trip_us, 1.0), run.missed, run.failed_streams, run.ikd_cores,
+          run.controller_cores, in_process);
       std::fflush(stdout);
     }
   }

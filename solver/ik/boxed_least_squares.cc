@@ -28,8 +28,10 @@ Eigen::VectorXd BoxedLeastSquares(const Eigen::MatrixXd& a, const Eigen::VectorX
     Eigen::VectorXd rest = b;
     Eigen::MatrixXd normal = mu * Eigen::MatrixXd::Identity(m, m);
     for (int j = 0; j < n; ++j) {
-      if (held[j]) rest -= a.col(j) * d[j];
-      else normal += scaled.col(j) * a.col(j).transpose();
+      if (held[j])
+        rest -= a.col(j) * d[j];
+      else
+        normal += scaled.col(j) * a.col(j).transpose();
     }
     const Eigen::VectorXd multiplier = normal.ldlt().solve(rest);
     double step = 1.0;

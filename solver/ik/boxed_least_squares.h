@@ -1,5 +1,5 @@
-// Damped least squares within per-variable bounds (internal): the rate-limited tracker's
-// closest state within the servo limits (rate_limit.cc).
+// Damped least squares within per-variable bounds (internal): the rate-limited trackers'
+// closest state within the servo limits (ik/rate_limit.cc, robot/robot_rate_limit.cc).
 #pragma once
 
 #include <Eigen/Core>

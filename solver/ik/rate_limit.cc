@@ -162,11 +162,11 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
     return false;
   }
   const bool on_target = closest.hand_error <= kReachedWithin;
-  if (closest.status != StepStatus::kInCollision) {
-    closest.status = on_target               ? StepStatus::kReached
-                     : AtSpeedLimit(dt, q_closest) ? StepStatus::kVelocityLimited
-                                                   : StepStatus::kAccelerationLimited;
-  }
+  // Its own status (the copy carries the cut way's, which may have collided).
+  closest.status = closest.min_clearance < 0.0   ? StepStatus::kInCollision
+                   : on_target                   ? StepStatus::kReached
+                   : AtSpeedLimit(dt, q_closest) ? StepStatus::kVelocityLimited
+                                                 : StepStatus::kAccelerationLimited;
   step = std::move(closest);
   q = q_closest;
   return on_target && step.status == StepStatus::kReached;
@@ -211,9 +211,12 @@ Eigen::VectorXd RateLimitedTracker::ClosestWithinLimits(const Eigen::Vector3d& t
       }
     }
     // Levenberg-Marquardt's damping relative to the hand's Jacobian (scale-free).
-    const double mu = kDamping *
-                          (rows.topRows<3>() * weight.cwiseInverse().asDiagonal() *
-                           rows.topRows<3>().transpose()).trace() / 3.0 + 1e-300;
+    const double mu =
+        kDamping *
+            (rows.topRows<3>() * weight.cwiseInverse().asDiagonal() * rows.topRows<3>().transpose())
+                .trace() /
+            3.0 +
+        1e-300;
     // Clearance as active inequalities: a pair may close in on the safety margin by at most
     // 1 / (1 + k) of the way left, k the intervals the joints need to brake at their
     // acceleration limits (so that the arm can still stop outside the margin), and inside the
@@ -250,7 +253,8 @@ double RateLimitedTracker::BrakingIntervals(double dt) const {
   double intervals = 0.0;
   for (int j = 0; j < q_.size(); ++j) {
     const double reach = arm_->RateLimit(arm_->JointOfAngle(j)).max_acceleration * dt;
-    if (std::isfinite(reach) && reach > 0.0) intervals = std::max(intervals, std::abs(v_[j]) / reach);
+    if (std::isfinite(reach) && reach > 0.0)
+      intervals = std::max(intervals, std::abs(v_[j]) / reach);
   }
   return intervals;
 }
@@ -274,7 +278,8 @@ std::vector<RateLimitedTracker::NearPair> RateLimitedTracker::NearPairs(
   return pairs;
 }
 
-double RateLimitedTracker::PairClearance(const NearPair& pair, const Eigen::Matrix3Xd& sites) const {
+double RateLimitedTracker::PairClearance(const NearPair& pair,
+                                         const Eigen::Matrix3Xd& sites) const {
   const auto& limbs = arm_->spec().limbs;
   const int k = pair.limb;
   if (pair.obstacle) {

@@ -531,7 +531,8 @@ void Scene::ForEachWithin(const Eigen::Vector3d& p, const Eigen::Vector3d& q, do
     // capsule's axis to the ball's center bounds tighter than its own ball.
     const Capsule* capsule = std::get_if<Capsule>(&obstacles_[k].shape);
     if (capsule != nullptr && PointSegmentDistance(center, capsule->a, capsule->b) -
-                                      kBallSlack * capsule->radius - reach >= below) {
+                                      kBallSlack * capsule->radius - reach >=
+                                  below) {
       continue;
     }
     visit(static_cast<int>(k));
@@ -542,10 +543,12 @@ double Scene::MinSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d&
                                 int* closest, double cutoff) const {
   double best = kInf;
   int best_k = -1;
-  ForEachWithin(p, q, radius, [&] { return std::min(best, cutoff); }, [&](int k) {
-    const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
-    if (d < best) best = d, best_k = k;
-  });
+  ForEachWithin(
+      p, q, radius, [&] { return std::min(best, cutoff); },
+      [&](int k) {
+        const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
+        if (d < best) best = d, best_k = k;
+      });
   if (closest != nullptr) *closest = best_k;
   return best;
 }
@@ -555,10 +558,12 @@ std::vector<std::pair<int, double>> Scene::SignedDistancesBelow(const Eigen::Vec
                                                                 double radius,
                                                                 double cutoff) const {
   std::vector<std::pair<int, double>> near;
-  ForEachWithin(p, q, radius, [&] { return cutoff; }, [&](int k) {
-    const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
-    if (d < cutoff) near.emplace_back(k, d);
-  });
+  ForEachWithin(
+      p, q, radius, [&] { return cutoff; },
+      [&](int k) {
+        const double d = SignedDistance(obstacles_[k].shape, p, q, radius);
+        if (d < cutoff) near.emplace_back(k, d);
+      });
   return near;
 }
 

@@ -170,11 +170,11 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   }
   const bool on_target = closest.position_error <= position_tolerance_ &&
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
-  if (closest.status != RobotIkStatus::kInCollision) {
-    closest.status = on_target                    ? RobotIkStatus::kSolved
-                     : AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimitExceeded
-                                                   : RobotIkStatus::kAccelerationLimitExceeded;
-  }
+  // Its own status (the copy carries the cut way's, which may have collided).
+  closest.status = closest.min_clearance < 0.0   ? RobotIkStatus::kInCollision
+                   : on_target                   ? RobotIkStatus::kSolved
+                   : AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimitExceeded
+                                                 : RobotIkStatus::kAccelerationLimitExceeded;
   result = std::move(closest);
   q = q_closest;
   return on_target && result.status == RobotIkStatus::kSolved;
@@ -224,13 +224,16 @@ Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& t
   for (int pass = 0; pass < kLinearizations; ++pass) {
     const Eigen::VectorXd q = q_ + step;
     Eigen::MatrixXd jacobian = ToolJacobian(robot_->spec(), q);
-    if (!target.orientation) jacobian.conservativeResize(3, n);
-    else jacobian.bottomRows<3>() *= kRotationLength;
+    if (!target.orientation)
+      jacobian.conservativeResize(3, n);
+    else
+      jacobian.bottomRows<3>() *= kRotationLength;
     const Eigen::VectorXd error = ToolError(target, q);
     const int m = static_cast<int>(jacobian.rows());
     const double mu =
         kDamping * (jacobian * weight.cwiseInverse().asDiagonal() * jacobian.transpose()).trace() /
-            m + 1e-300;
+            m +
+        1e-300;
     Eigen::VectorXd d =
         ikd::ik::internal::BoxedLeastSquares(jacobian, error, weight, lo - step, hi - step, mu);
     // Links near an obstacle: a link may close in on the safety margin by at most 1 / (1 + k)

@@ -34,7 +34,6 @@ TEST_F(IntegrationTest, MockArmTracksCircle) {
   EXPECT_LT(std::stod(summary["max_limb_error"]), 1e-9);
 }
 
-
 // The README quick start: the planar 7-link arm in the plane z = 0.3 follows a 4 s circle at
 // 100 Hz that takes its limbs between two pillars (a crate below, a floor) with the servo at
 // the arm's declared limits (4 rad/s, 200 rad/s^2): every state answered in order, no collision

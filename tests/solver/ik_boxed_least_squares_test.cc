@@ -51,7 +51,8 @@ Eigen::VectorXd BruteForce(const Problem& p) {
       for (int r = 0; r < f; ++r) d[free[r]] = x[r];
     }
     bool inside = true;
-    for (int j = 0; j < n; ++j) inside = inside && d[j] >= p.lo[j] - 1e-12 && d[j] <= p.hi[j] + 1e-12;
+    for (int j = 0; j < n; ++j)
+      inside = inside && d[j] >= p.lo[j] - 1e-12 && d[j] <= p.hi[j] + 1e-12;
     if (inside && Objective(p, d) < best_cost) best_cost = Objective(p, d), best = d;
   }
   return best;

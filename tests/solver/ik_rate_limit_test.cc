@@ -54,8 +54,9 @@ double SelfClearance(const Eigen::Matrix3Xd& sites, double r) {
   double least = std::numeric_limits<double>::infinity();
   for (int i = 0; i + 1 < sites.cols(); ++i) {
     for (int j = i + 2; j + 1 < sites.cols(); ++j) {
-      least = std::min(least, SegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j),
-                                              sites.col(j + 1)) - 2 * r);
+      least = std::min(
+          least,
+          SegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j), sites.col(j + 1)) - 2 * r);
     }
   }
   return least;
@@ -116,15 +117,16 @@ struct Pillar {
   Eigen::Vector3d a, b;
   double radius;
 };
-const std::vector<Pillar> kPillars = {
-    {{0.55, 0.35, -0.6}, {0.55, 0.35, 0.6}, 0.06}, {{0.55, -0.35, -0.6}, {0.55, -0.35, 0.6}, 0.06}};
+const std::vector<Pillar> kPillars = {{{0.55, 0.35, -0.6}, {0.55, 0.35, 0.6}, 0.06},
+                                      {{0.55, -0.35, -0.6}, {0.55, -0.35, 0.6}, 0.06}};
 
 // Least clearance of the limbs (radius r) to the pillars, the test's own segment distances.
 double PillarClearance(const Eigen::Matrix3Xd& sites, double r) {
   double least = std::numeric_limits<double>::infinity();
   for (int k = 0; k + 1 < sites.cols(); ++k) {
     for (const Pillar& p : kPillars) {
-      least = std::min(least, SegmentDistance(sites.col(k), sites.col(k + 1), p.a, p.b) - r - p.radius);
+      least =
+          std::min(least, SegmentDistance(sites.col(k), sites.col(k + 1), p.a, p.b) - r - p.radius);
     }
   }
   return least;

@@ -113,14 +113,16 @@ TEST_P(PandaCircleTest, OtherJointsMakeUpForTheOneAtItsLimit) {
   for (int k = 0; k <= n; ++k) {
     const double angle = speed * k * dt / radius;
     ToolTarget target;
-    target.position = ready.translation() + radius * Eigen::Vector3d(std::cos(angle), std::sin(angle), 0);
+    target.position =
+        ready.translation() + radius * Eigen::Vector3d(std::cos(angle), std::sin(angle), 0);
     if (pose) target.orientation = Eigen::Quaterniond(ready.linear());
     const RobotIkResult answer = limited->StepTo(target, k * dt);
     ASSERT_EQ(answer.q.size(), 7);
     const Eigen::Isometry3d X = ToolFrame(robot->spec(), answer.q);
     max_lag = std::max(max_lag, (X.translation() - target.position).norm());
     if (pose) {
-      max_turn = std::max(max_turn, Eigen::AngleAxisd(X.linear() * ready.linear().transpose()).angle());
+      max_turn =
+          std::max(max_turn, Eigen::AngleAxisd(X.linear() * ready.linear().transpose()).angle());
     }
     if (k > 0) {
       const Eigen::VectorXd v = (answer.q - q_prev) / dt;

@@ -48,8 +48,7 @@ class RateLimitedTracker {
   const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
 
  private:
-  RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker,
-                     double safety_margin);
+  RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker, double safety_margin);
   // A limb and an obstacle (`other`: its index in the scene) or another limb.
   struct NearPair {
     int limb = 0;
@@ -81,15 +80,16 @@ class RateLimitedTracker {
   bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkStep& step);
-  // Replaces `step` (angles q) by the closest state within the limits where its hand is closer
-  // to `target` (or it is clear where the step collides) and it keeps the clearance the step has or the last answer had (up to the
-  // safety margin); true when that state is on the target (REACHED).
+  // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
+  // (rate_range.h) says so: clearance first, then the hand nearer `target`; true when that
+  // state is on the target (REACHED).
   bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkStep& step,
                                Eigen::VectorXd& q);
   // The angles within every joint's range over dt (braked for the target) that bring the hand
-  // closest to `target`, with the least joint motion weighted by the limits, and that grow the
-  // clearance back to the safety margin where it is less: box-constrained Levenberg-Marquardt
-  // on finite-difference Jacobians. The caller checks the result's clearance.
+  // closest to `target`, with the least joint motion weighted by the limits, the near pairs
+  // closing in on the safety margin no faster than the joints can brake (and growing back to
+  // it where less): box-constrained Levenberg-Marquardt on finite-difference Jacobians. The
+  // caller checks the result's clearance.
   Eigen::VectorXd ClosestWithinLimits(const Eigen::Vector3d& target, double dt) const;
   // The pairs of limb and obstacle or limb and limb (not adjacent) closer than `within`.
   std::vector<NearPair> NearPairs(const Eigen::Matrix3Xd& sites, double within) const;
@@ -123,8 +123,8 @@ class RateLimitedTracker {
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
   static constexpr double kDamping = 1e-6;  // Levenberg-Marquardt, relative (boxed_least_squares.h)
   static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
-  static constexpr double kLookahead = 3.0;  // pairs nearer than this many safety margins
-  static constexpr double kReachedWithin = 1e-9;  // m: the closest state is on the target
+  static constexpr double kLookahead = 3.0;        // pairs nearer than this many safety margins
+  static constexpr double kReachedWithin = 1e-9;   // m: the closest state is on the target
 };
 
 }  // namespace ikd::ik

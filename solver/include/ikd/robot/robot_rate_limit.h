@@ -10,9 +10,10 @@
 // so the answer is then the closest state within every joint's range instead, where it is
 // closer and keeps the clearance (as ik/rate_limit.h: box-constrained Levenberg-Marquardt on
 // the tool's Jacobian, the least joint motion weighted by the velocity limits, the links kept
-// off the obstacles by a braking rule); SOLVED where that state is on the target. Never a jump: the arm catches up over the next targets, braking for
-// the target (its joint velocity read from the last two targets solved from the same start)
-// so that it arrives with the target's velocity instead of swinging past it.
+// off the obstacles by a braking rule); SOLVED where that state is on the target. Never a
+// jump: the arm catches up over the next targets, braking for the target (its joint velocity
+// read from the last two targets solved from the same start) so that it arrives with the
+// target's velocity instead of swinging past it.
 //
 //   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
 //   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
@@ -47,10 +48,9 @@ class RateLimitedRobotTracker {
  private:
   RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker, const ik::Scene* scene,
                           const RobotIkOptions& options);
-  // Replaces `result` (joint values q) by the closest state within the limits where its tool
-  // is closer to `target` (or it is clear where the result collides) and it keeps the
-  // clearance the result has or the last answer had (up to the safety margin); true when that
-  // state is on the target (SOLVED).
+  // Replaces `result` (joint values q) by the closest state within the limits where
+  // PreferClosest (ik/rate_range.h) says so: clearance first, then the tool nearer `target`;
+  // true when that state is on the target (SOLVED).
   bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
                                Eigen::VectorXd& q);
   // The joint values within every joint's range over dt (braked for the target) that bring
@@ -97,11 +97,11 @@ class RateLimitedRobotTracker {
   Eigen::VectorXd approach_;               // per joint, distance left to the target (empty: none)
   Eigen::VectorXd target_velocity_;        // per joint, the target's own velocity
   static constexpr int kRetries = 4;
-  static constexpr int kLinearizations = 3;      // of the closest state within the limits
-  static constexpr double kDamping = 1e-6;       // Levenberg-Marquardt, relative
-  static constexpr double kRotationLength = 1.0;  // m per rad of tool rotation error
+  static constexpr int kLinearizations = 3;        // of the closest state within the limits
+  static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative
+  static constexpr double kRotationLength = 1.0;   // m per rad of tool rotation error
   static constexpr double kClearanceWeight = 1e3;  // clearance rows vs tool error
-  static constexpr double kLookahead = 3.0;  // links nearer than this many safety margins
+  static constexpr double kLookahead = 3.0;        // links nearer than this many safety margins
 };
 
 }  // namespace ikd::robot
