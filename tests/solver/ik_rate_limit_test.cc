@@ -35,6 +35,20 @@ std::vector<double> Angles(const Eigen::Matrix3Xd& sites) {
   return q;
 }
 
+// Step k's joint velocities (the test's own angles of `sites` against `q`, the previous
+// answer's) within v_max, and their change from `v` within a_max dt; q and v move on to them.
+void ExpectWithinRateLimits(const Eigen::Matrix3Xd& sites, double v_max, double a_max, double dt,
+                            int k, std::vector<double>& q, std::vector<double>& v) {
+  const std::vector<double> now = Angles(sites);
+  for (size_t j = 0; j < q.size(); ++j) {
+    const double velocity = std::remainder(now[j] - q[j], 2 * kPi) / dt;
+    EXPECT_LE(std::abs(velocity), v_max * (1 + 1e-9)) << "joint " << j << " at step " << k;
+    EXPECT_LE(std::abs(velocity - v[j]), a_max * dt * (1 + 1e-9) + 1e-9) << "joint " << j;
+    v[j] = velocity;
+  }
+  q = now;
+}
+
 // Least distance between two segments, sampled finely along one (the test's own geometry,
 // exact to ~1e-4 m at these lengths).
 double SegmentDistance(const Eigen::Vector3d& a0, const Eigen::Vector3d& a1,
@@ -81,14 +95,7 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
   for (int k = 1; k <= 400 && !reached; ++k) {
     auto step = tracker->StepTo(goal, k * dt);
     ASSERT_TRUE(step.ok()) << step.status();
-    const std::vector<double> now = Angles(step->sites);
-    for (size_t j = 0; j < q.size(); ++j) {
-      const double velocity = std::remainder(now[j] - q[j], 2 * kPi) / dt;
-      EXPECT_LE(std::abs(velocity), v_max * (1 + 1e-9)) << "joint " << j << " at step " << k;
-      EXPECT_LE(std::abs(velocity - v[j]), a_max * dt * (1 + 1e-9) + 1e-9) << "joint " << j;
-      v[j] = velocity;
-    }
-    q = now;
+    ExpectWithinRateLimits(step->sites, v_max, a_max, dt, k, q, v);
     for (int l = 0; l < arm.num_limbs(); ++l) {
       EXPECT_NEAR((step->sites.col(l + 1) - step->sites.col(l)).norm(), 1.4 / 5, 1e-9);
     }
@@ -173,14 +180,11 @@ TEST_P(CircleTrackTest, OtherJointsMakeUpForTheOneAtItsLimit) {
     auto step = tracker->StepTo(target, k * dt);
     ASSERT_TRUE(step.ok()) << step.status();
     max_lag = std::max(max_lag, (step->sites.col(arm.hand()) - target).norm());
-    const std::vector<double> now = Angles(step->sites);
-    for (size_t j = 0; k > 0 && j < q.size(); ++j) {
-      const double velocity = std::remainder(now[j] - q[j], 2 * kPi) / dt;
-      EXPECT_LE(std::abs(velocity), v_max * (1 + 1e-9)) << "joint " << j << " at step " << k;
-      EXPECT_LE(std::abs(velocity - v[j]), a_max * dt * (1 + 1e-9) + 1e-9) << "joint " << j;
-      v[j] = velocity;
+    if (k > 0) {
+      ExpectWithinRateLimits(step->sites, v_max, a_max, dt, k, q, v);
+    } else {
+      q = Angles(step->sites);  // the first answer starts from rest (not limited)
     }
-    q = now;
     for (int l = 0; l < arm.num_limbs(); ++l) {
       EXPECT_NEAR((step->sites.col(l + 1) - step->sites.col(l)).norm(), 0.2, 1e-9);
     }

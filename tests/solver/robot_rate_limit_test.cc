@@ -29,6 +29,24 @@ Eigen::Vector3d ToolPosition(const ChainSpec& spec, const Eigen::VectorXd& q) {
   return ToolFrame(spec, q).translation();
 }
 
+// Sample k's joint velocities from the previous answer's values (the test's own finite
+// differences) within every joint's declared velocity limit, and their change within its
+// acceleration limit from sample 2 on (the first answer starts from rest); returns them.
+Eigen::VectorXd ExpectWithinRateLimits(const Robot& robot, const Eigen::VectorXd& q,
+                                       const Eigen::VectorXd& q_prev,
+                                       const Eigen::VectorXd& v_prev, int k, double dt) {
+  const Eigen::VectorXd v = (q - q_prev) / dt;
+  for (int j = 0; j < v.size(); ++j) {
+    const JointLimits& l = *robot.spec().joints[j].limits;
+    EXPECT_LE(std::abs(v[j]), l.max_velocity * (1 + 1e-9)) << "sample " << k << " joint " << j;
+    if (k > 1) {
+      EXPECT_LE(std::abs(v[j] - v_prev[j]) / dt, l.max_acceleration * (1 + 1e-6))
+          << "sample " << k << " joint " << j;
+    }
+  }
+  return v;
+}
+
 const Eigen::VectorXd kPandaReady =
     (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
 
@@ -50,14 +68,9 @@ TEST(RobotRateLimit, JumpingTargetIsFollowedWithinTheLimitsAndCaughtUp) {
     last = limited->StepTo(*ToolTarget::Position(target), k * dt);
     ASSERT_EQ(last.q.size(), 7);
     if (k > 0) {
-      const Eigen::VectorXd v = (last.q - q_prev) / dt;
+      const Eigen::VectorXd v = ExpectWithinRateLimits(*robot, last.q, q_prev, v_prev, k, dt);
       for (int j = 0; j < 7; ++j) {
         const JointLimits& l = *robot->spec().joints[j].limits;
-        EXPECT_LE(std::abs(v[j]), l.max_velocity * (1 + 1e-9)) << "sample " << k << " joint " << j;
-        if (k > 1) {
-          EXPECT_LE(std::abs(v[j] - v_prev[j]) / dt, l.max_acceleration * (1 + 1e-6))
-              << "sample " << k << " joint " << j;
-        }
         EXPECT_GE(last.q[j], l.lower);
         EXPECT_LE(last.q[j], l.upper);
       }
@@ -124,18 +137,7 @@ TEST_P(PandaCircleTest, OtherJointsMakeUpForTheOneAtItsLimit) {
       max_turn =
           std::max(max_turn, Eigen::AngleAxisd(X.linear() * ready.linear().transpose()).angle());
     }
-    if (k > 0) {
-      const Eigen::VectorXd v = (answer.q - q_prev) / dt;
-      for (int j = 0; j < 7; ++j) {
-        const JointLimits& l = *robot->spec().joints[j].limits;
-        EXPECT_LE(std::abs(v[j]), l.max_velocity * (1 + 1e-9)) << "sample " << k << " joint " << j;
-        if (k > 1) {
-          EXPECT_LE(std::abs(v[j] - v_prev[j]) / dt, l.max_acceleration * (1 + 1e-6))
-              << "sample " << k << " joint " << j;
-        }
-      }
-      v_prev = v;
-    }
+    if (k > 0) v_prev = ExpectWithinRateLimits(*robot, answer.q, q_prev, v_prev, k, dt);
     q_prev = answer.q;
   }
   EXPECT_LE(max_lag, pose ? 0.015 : 0.01);
