@@ -1,0 +1,92 @@
+#include "ikd/robot/robot_branches.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace ikd::robot {
+namespace {
+
+constexpr double kTwoPi = 2.0 * std::numbers::pi;
+
+// A configuration drawn uniformly inside the joint limits (a full turn about 0 where a joint
+// has none).
+Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
+  const auto& joints = robot.spec().joints;
+  Eigen::VectorXd q(static_cast<int>(joints.size()));
+  for (int j = 0; j < q.size(); ++j) {
+    const double lo = joints[j].limits ? joints[j].limits->lower : -std::numbers::pi;
+    const double hi = joints[j].limits ? joints[j].limits->upper : std::numbers::pi;
+    q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
+  }
+  return q;
+}
+
+}  // namespace
+
+absl::Status BranchOptions::Validate() const {
+  if (max_solutions < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_solutions must be >= 1, got ", max_solutions));
+  }
+  if (attempts < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("attempts must be >= 1, got ", attempts));
+  }
+  if (!(min_separation > 0.0) || !std::isfinite(min_separation)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_separation must be finite and > 0, got ", min_separation));
+  }
+  if (!(max_seed_distance > 0.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_seed_distance must be > 0, got ", max_seed_distance));
+  }
+  return absl::OkStatus();
+}
+
+double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+  double largest = 0.0;
+  for (int j = 0; j < a.size(); ++j) {
+    largest = std::max(largest, std::abs(std::remainder(a[j] - b[j], kTwoPi)));
+  }
+  return largest;
+}
+
+absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
+                                                         const ToolTarget& target,
+                                                         const Eigen::VectorXd& seed,
+                                                         const RobotIkOptions& options,
+                                                         const BranchOptions& branches) {
+  if (absl::Status s = branches.Validate(); !s.ok()) return s;
+  // Each attempt continues from its own start only (no restarts of its own, no atlas): the
+  // branch it ends on is its start's.
+  RobotIkOptions single = options;
+  single.max_restarts = 0;
+  single.starts = SolveStarts::kGivenThenRandom;
+  std::mt19937_64 rng(options.seed);
+  std::vector<RobotIkResult> found;
+  for (int attempt = 0; attempt < branches.attempts; ++attempt) {
+    const Eigen::VectorXd start = attempt == 0 ? seed : RandomConfiguration(robot, rng);
+    auto tracker = RobotTracker::Create(robot, single, start);
+    if (!tracker.ok()) return tracker.status();
+    RobotIkResult result = tracker->Solve(target);
+    if (result.status != RobotIkStatus::kSolved) continue;
+    if (BranchDistance(result.q, seed) > branches.max_seed_distance) continue;
+    const bool known = std::any_of(found.begin(), found.end(), [&](const RobotIkResult& r) {
+      return BranchDistance(r.q, result.q) < branches.min_separation;
+    });
+    if (!known) found.push_back(std::move(result));
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const RobotIkResult& a, const RobotIkResult& b) {
+                     return BranchDistance(a.q, seed) < BranchDistance(b.q, seed);
+                   });
+  if (static_cast<int>(found.size()) > branches.max_solutions) {
+    found.resize(branches.max_solutions);
+  }
+  return found;
+}
+
+}  // namespace ikd::robot
