@@ -20,6 +20,7 @@
 #include "ikd/ik/rate_limit.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
 #include "ikd/robot/robot_path.h"
 #include "ikd/robot/robot_rate_limit.h"
@@ -660,8 +661,32 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   v1::TrackResponse response_;  // the message being written (holds the last state)
 };
 
+// SolveRequest.max_solutions (2..kMaxSolutions asks for the branches) and max_seed_distance.
+constexpr int kMaxSolutions = 64;
+
+// The branch options of a Solve, or nullopt for a single answer; errors name the field.
+absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
+    const v1::SolveRequest& request) {
+  if (request.max_solutions() < 0 || request.max_solutions() > kMaxSolutions) {
+    return FieldViolation("max_solutions", absl::StrCat("must be between 0 and ", kMaxSolutions,
+                                                        ", got ", request.max_solutions()));
+  }
+  if (!std::isfinite(request.max_seed_distance()) || request.max_seed_distance() < 0.0) {
+    return FieldViolation("max_seed_distance", absl::StrCat("must be finite and >= 0, got ",
+                                                            request.max_seed_distance()));
+  }
+  if (request.max_solutions() < 2) return std::nullopt;
+  robot::BranchOptions branches;
+  branches.max_solutions = request.max_solutions();
+  // Enough starts to meet every branch of a 6-DOF arm (8) several times over.
+  branches.attempts = std::max(64, 8 * request.max_solutions());
+  if (request.max_seed_distance() > 0.0) branches.max_seed_distance = request.max_seed_distance();
+  return branches;
+}
+
 // Single-pose IK of an industrial arm: continuation from the seed with restarts
-// (robot::SolveRobotIk), on the pool like the chain arms' Solve.
+// (robot::SolveRobotIk), on the pool like the chain arms' Solve; with max_solutions >= 2 also
+// the distinct branches (robot::SolveBranches).
 grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
                                      const v1::SolveRequest& request, const ResolvedArmSpec& arm,
                                      v1::SolveResponse* response, WorkerPool& pool,
@@ -679,7 +704,13 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     reactor->Finish(ToGrpcStatus(target.status()));
     return reactor;
   }
-  auto solve = [context, reactor, response, &metrics, problem = *problem, target = *target] {
+  absl::StatusOr<std::optional<robot::BranchOptions>> branches = BranchOptionsFromProto(request);
+  if (!branches.ok()) {
+    reactor->Finish(ToGrpcStatus(branches.status()));
+    return reactor;
+  }
+  auto solve = [context, reactor, response, &metrics, problem = *problem, target = *target,
+                branches = *branches] {
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
@@ -693,6 +724,18 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
     *response->mutable_state() = *std::move(state);
     RecordIkStep(metrics, response->state());
+    if (branches) {
+      absl::StatusOr<std::vector<robot::RobotIkResult>> all =
+          robot::SolveBranches(*problem->robot, target, problem->initial, problem->options,
+                               *branches, problem->scene.get());
+      if (!all.ok()) return reactor->Finish(ToGrpcStatus(all.status()));
+      for (const robot::RobotIkResult& branch : *all) {
+        absl::StatusOr<v1::JointState> solution =
+            RobotJointState(*problem->robot, branch, target, 0.0, nullptr);
+        if (!solution.ok()) return reactor->Finish(ToGrpcStatus(solution.status()));
+        *response->add_solutions() = *std::move(solution);
+      }
+    }
     reactor->Finish(grpc::Status::OK);
   };
   if (!pool.TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
@@ -920,6 +963,10 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
   absl::StatusOr<Eigen::Vector3d> target = TargetFromProto(request->target(), "target");
   absl::Status valid = target.status();
   if (valid.ok()) valid = CheckNoOrientation(request->has_target_orientation(), "target_orientation");
+  if (valid.ok() && request->max_solutions() > 1) {
+    valid = FieldViolation("max_solutions", "more than one solution is for industrial arms "
+                                            "(an arm with a robot spec); a chain arm answers one");
+  }
   if (valid.ok()) {
     valid = CheckSubSteps(**problem, (*problem)->InitialHand(), *target,
                           limits_.max_substeps_per_sample, "options");

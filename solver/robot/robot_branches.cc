@@ -58,7 +58,8 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
                                                          const ToolTarget& target,
                                                          const Eigen::VectorXd& seed,
                                                          const RobotIkOptions& options,
-                                                         const BranchOptions& branches) {
+                                                         const BranchOptions& branches,
+                                                         const ik::Scene* scene) {
   if (absl::Status s = branches.Validate(); !s.ok()) return s;
   // Each attempt continues from its own start only (no restarts of its own, no atlas): the
   // branch it ends on is its start's.
@@ -69,7 +70,7 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
   std::vector<RobotIkResult> found;
   for (int attempt = 0; attempt < branches.attempts; ++attempt) {
     const Eigen::VectorXd start = attempt == 0 ? seed : RandomConfiguration(robot, rng);
-    auto tracker = RobotTracker::Create(robot, single, start);
+    auto tracker = RobotTracker::Create(robot, single, start, scene);
     if (!tracker.ok()) return tracker.status();
     RobotIkResult result = tracker->Solve(target);
     if (result.status != RobotIkStatus::kSolved) continue;

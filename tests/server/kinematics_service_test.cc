@@ -801,6 +801,60 @@ TEST_F(KinematicsServiceTest, IndustrialArmFromUrdfSolvesAndTracks) {
 // Bad industrial-arm requests name the field: a negative safety margin, link radii not one per
 // joint, a non-unit tool orientation, a malformed URDF, a DH table without convention, chain fields beside the
 // robot; and an orientation for a chain arm.
+// Every branch (SolveRequest.max_solutions): the UR5 at the pose of a generic configuration
+// answers its 8 solutions, each on the pose by forward kinematics of the returned positions
+// (the DH chain's, not the server's sites), no two within 0.1 rad of each other (modulo a full
+// turn), nearest to the seed first; the one that made the pose is among them; a small
+// max_seed_distance keeps only the seed's own branch.
+TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
+  const robot::ChainSpec ur5 = robot::presets::Ur5();
+  const Eigen::VectorXd made = (Eigen::VectorXd(6) << 0.3, -1.2, 1.4, -1.5, -1.3, 0.4).finished();
+  const Eigen::Isometry3d X_made = robot::ToolPose(ur5, made);
+  v1::SolveRequest request;
+  request.mutable_arm()->mutable_spec()->mutable_robot()->set_preset(v1::ROBOT_PRESET_UR5);
+  *request.mutable_target() = Vec(X_made.translation().x(), X_made.translation().y(),
+                                  X_made.translation().z());
+  *request.mutable_target_orientation() = Quat(Eigen::Quaterniond(X_made.linear()));
+  request.set_max_solutions(8);
+  const Eigen::VectorXd seed = Eigen::VectorXd::Constant(6, 0.1);
+  for (int j = 0; j < 6; ++j) request.add_seed_positions(seed[j]);
+  auto turns = [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    double largest = 0.0;
+    for (int j = 0; j < a.size(); ++j) {
+      largest = std::max(largest, std::abs(std::remainder(a[j] - b[j], 2 * M_PI)));
+    }
+    return largest;
+  };
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  ASSERT_EQ(response.solutions_size(), 8);
+  bool made_found = false;
+  for (int i = 0; i < response.solutions_size(); ++i) {
+    const v1::JointState& s = response.solutions(i);
+    EXPECT_EQ(s.status(), v1::STEP_STATUS_REACHED) << "solution " << i;
+    const Eigen::Isometry3d X = robot::ToolPose(ur5, Positions(s));
+    EXPECT_LT((X.translation() - X_made.translation()).norm(), 1e-5) << "solution " << i;
+    EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * X_made.linear()).angle(), 1e-5);
+    for (int k = 0; k < i; ++k) {
+      EXPECT_GT(turns(Positions(s), Positions(response.solutions(k))), 0.1);
+    }
+    if (i > 0) {
+      EXPECT_GE(turns(Positions(s), seed), turns(Positions(response.solutions(i - 1)), seed));
+    }
+    made_found = made_found || turns(Positions(s), made) < 1e-4;
+  }
+  EXPECT_TRUE(made_found);
+  // Seeded at the configuration that made the pose, a 0.05 rad bound keeps only its branch.
+  v1::SolveRequest own_branch = request;
+  own_branch.clear_seed_positions();
+  for (int j = 0; j < 6; ++j) own_branch.add_seed_positions(made[j]);
+  own_branch.set_max_seed_distance(0.05);
+  v1::SolveResponse own;
+  ASSERT_TRUE(Solve(own_branch, &own).ok());
+  ASSERT_EQ(own.solutions_size(), 1);
+  EXPECT_LT(turns(Positions(own.solutions(0)), made), 1e-4);
+}
+
 TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   auto solve_fields = [&](const v1::SolveRequest& request) {
     v1::SolveResponse response;
@@ -833,6 +887,18 @@ TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   v1::SolveRequest mixed = request;
   mixed.mutable_arm()->mutable_spec()->add_limbs()->set_length(0.2);
   EXPECT_THAT(solve_fields(mixed), Contains("arm.spec.limbs"));
+  v1::SolveRequest too_many = request;
+  too_many.set_max_solutions(65);
+  EXPECT_THAT(solve_fields(too_many), Contains("max_solutions"));
+  v1::SolveRequest bad_distance = request;
+  bad_distance.set_max_solutions(8);
+  bad_distance.set_max_seed_distance(-0.5);
+  EXPECT_THAT(solve_fields(bad_distance), Contains("max_seed_distance"));
+  v1::SolveRequest chain_branches;
+  *chain_branches.mutable_arm()->mutable_spec() = PlanarArm();
+  *chain_branches.mutable_target() = Vec(0.9, 0.6, 0);
+  chain_branches.set_max_solutions(4);
+  EXPECT_THAT(solve_fields(chain_branches), Contains("max_solutions"));
   v1::SolveRequest chain_with_orientation;
   *chain_with_orientation.mutable_arm()->mutable_spec() = PlanarArm();
   *chain_with_orientation.mutable_target() = Vec(0.9, 0.6, 0);

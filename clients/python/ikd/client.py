@@ -187,6 +187,24 @@ class Client:
         response = self._unary(self._kinematics.Solve, request, timeout)
         return m.joint_state(response.state, response.joint_names)
 
+    def solve_branches(self, arm, position, orientation=None, *, max_solutions: int = 8,
+                       max_seed_distance: float = 0.0, seed=None, scene=None, options=None,
+                       timeout: Optional[float] = None) -> List[m.JointState]:
+        """Every IK branch of one pose (industrial arms): up to `max_solutions` (2..64) distinct
+        solutions, nearest to the seed first, each checked by forward kinematics on the server
+        (a 6-DOF arm has up to 8). max_seed_distance (rad, 0: any) keeps only solutions whose
+        largest joint difference to the seed is at most that: the seed's own branch.
+        """
+        request = _kinematics.SolveRequest(arm=m.arm_ref(arm), target=m.vector3(position),
+                                           seed_positions=m.joint_values(seed),
+                                           max_solutions=max_solutions,
+                                           max_seed_distance=max_seed_distance)
+        self._set_common(request, scene, options)
+        if orientation is not None:
+            request.target_orientation.CopyFrom(m.quaternion(orientation))
+        response = self._unary(self._kinematics.Solve, request, timeout)
+        return [m.joint_state(state, response.joint_names) for state in response.solutions]
+
     def trajectory(self, arm, *, period: float, line=None, waypoints=None, polyline=None,
                    arc=None, duration=None, speed=None, interpolation="linear", scene=None,
                    start=None, orientation=None, options=None, batch: int = 0,

@@ -59,6 +59,21 @@ def panda_tool_pose(q):
     return pose @ _translate(0, 0.107)
 
 
+def ur5_tool_pose(q):
+    """The UR5's tool flange pose by Universal Robots' standard DH table."""
+    rows = [(0, 0.089159, np.pi / 2), (-0.425, 0, 0), (-0.39225, 0, 0), (0, 0.10915, np.pi / 2),
+            (0, 0.09465, -np.pi / 2), (0, 0.0823, 0)]
+    pose = np.eye(4)
+    for (a, d, alpha), theta in zip(rows, q):
+        pose = pose @ _rot_z(theta) @ _translate(0, d) @ _translate(a, 0) @ _rot_x(alpha)
+    return pose
+
+
+def turn_distance(a, b):
+    """The largest joint difference, each modulo a full turn."""
+    return float(np.max(np.abs(np.remainder(np.asarray(a) - b + np.pi, 2 * np.pi) - np.pi)))
+
+
 def _rot_x(angle):
     c, s = math.cos(angle), math.sin(angle)
     return np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1]])
@@ -146,6 +161,30 @@ class SolveTest(ClientTestCase):
         pose = panda_tool_pose(state.positions)
         np.testing.assert_allclose(pose[:3, 3], position, rtol=0, atol=1e-6)
         np.testing.assert_allclose(pose[:3, :3], np.diag([1.0, -1.0, -1.0]), rtol=0, atol=1e-6)
+
+    def test_ur5_answers_its_eight_branches_each_on_the_pose(self):
+        made = np.array([0.3, -1.2, 1.4, -1.5, -1.3, 0.4])
+        pose = ur5_tool_pose(made)
+        w = math.sqrt(max(0.0, 1.0 + np.trace(pose[:3, :3]))) / 2.0
+        rotation = pose[:3, :3]
+        quaternion = ((rotation[2, 1] - rotation[1, 2]) / (4 * w),
+                      (rotation[0, 2] - rotation[2, 0]) / (4 * w),
+                      (rotation[1, 0] - rotation[0, 1]) / (4 * w), w)
+        ur5 = {"robot": {"preset": "ROBOT_PRESET_UR5"}}
+        seed = np.full(6, 0.1)
+        branches = self.client.solve_branches(ur5, pose[:3, 3], quaternion, max_solutions=8,
+                                              seed=seed)
+        self.assertEqual(len(branches), 8)
+        for i, state in enumerate(branches):
+            self.assertEqual(state.status, ikd.StepStatus.REACHED)
+            reached = ur5_tool_pose(state.positions)
+            np.testing.assert_allclose(reached[:3, 3], pose[:3, 3], rtol=0, atol=1e-5)
+            np.testing.assert_allclose(reached[:3, :3], rotation, rtol=0, atol=1e-5)
+            for other in branches[:i]:
+                self.assertGreater(turn_distance(state.positions, other.positions), 0.1)
+        distances = [turn_distance(state.positions, seed) for state in branches]
+        self.assertEqual(distances, sorted(distances))
+        self.assertTrue(any(turn_distance(state.positions, made) < 1e-4 for state in branches))
 
     def test_clearance_to_an_inline_and_a_stored_scene_is_the_distance_to_the_obstacle(self):
         lengths, radius = np.array([0.3, 0.3]), 0.02

@@ -16,6 +16,7 @@
 #include <Eigen/Core>
 
 #include "absl/status/statusor.h"
+#include "ikd/ik/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -35,13 +36,14 @@ struct BranchOptions {
 // The largest difference between two joint vectors, each joint's taken modulo a full turn.
 double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
 
-// The distinct solutions of `target` (status kSolved each), nearest to `seed` first (by
-// BranchDistance); empty when no attempt solves it. Errors only for bad input (sizes,
-// non-finite values, invalid options).
+// The distinct solutions of `target` (status kSolved each: with a `scene`, clear of it),
+// nearest to `seed` first (by BranchDistance); empty when no attempt solves it. Errors only
+// for bad input (sizes, non-finite values, invalid options).
 absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
                                                          const ToolTarget& target,
                                                          const Eigen::VectorXd& seed,
                                                          const RobotIkOptions& options,
-                                                         const BranchOptions& branches);
+                                                         const BranchOptions& branches,
+                                                         const ik::Scene* scene = nullptr);
 
 }  // namespace ikd::robot
