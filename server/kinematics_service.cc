@@ -663,6 +663,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
 
 // SolveRequest.max_solutions (2..kMaxSolutions asks for the branches) and max_seed_distance.
 constexpr int kMaxSolutions = 64;
+constexpr int kBranchAttempts = 64;
 
 // The branch options of a Solve, or nullopt for a single answer; errors name the field.
 absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
@@ -678,8 +679,9 @@ absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
   if (request.max_solutions() < 2) return std::nullopt;
   robot::BranchOptions branches;
   branches.max_solutions = request.max_solutions();
-  // Enough starts to meet every branch of a 6-DOF arm (8) several times over.
-  branches.attempts = std::max(64, 8 * request.max_solutions());
+  // Enough starts to meet every branch of a 6-DOF arm (8) several times over, whatever the
+  // number asked for: the work of a call stays about twice a Solve's with all its restarts.
+  branches.attempts = kBranchAttempts;
   if (request.max_seed_distance() > 0.0) branches.max_seed_distance = request.max_seed_distance();
   return branches;
 }
@@ -727,7 +729,8 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     if (branches) {
       absl::StatusOr<std::vector<robot::RobotIkResult>> all =
           robot::SolveBranches(*problem->robot, target, problem->initial, problem->options,
-                               *branches, problem->scene.get());
+                               *branches, problem->scene.get(),
+                               [context] { return context->IsCancelled(); });
       if (!all.ok()) return reactor->Finish(ToGrpcStatus(all.status()));
       for (const robot::RobotIkResult& branch : *all) {
         absl::StatusOr<v1::JointState> solution =

@@ -54,12 +54,10 @@ double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
   return largest;
 }
 
-absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
-                                                         const ToolTarget& target,
-                                                         const Eigen::VectorXd& seed,
-                                                         const RobotIkOptions& options,
-                                                         const BranchOptions& branches,
-                                                         const ik::Scene* scene) {
+absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
+    const Robot& robot, const ToolTarget& target, const Eigen::VectorXd& seed,
+    const RobotIkOptions& options, const BranchOptions& branches, const ik::Scene* scene,
+    const std::function<bool()>& stop) {
   if (absl::Status s = branches.Validate(); !s.ok()) return s;
   // Each attempt continues from its own start only (no restarts of its own, no atlas): the
   // branch it ends on is its start's.
@@ -69,6 +67,7 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
   std::mt19937_64 rng(options.seed);
   std::vector<RobotIkResult> found;
   for (int attempt = 0; attempt < branches.attempts; ++attempt) {
+    if (stop && stop()) return absl::CancelledError("stopped while solving for the branches");
     const Eigen::VectorXd start = attempt == 0 ? seed : RandomConfiguration(robot, rng);
     auto tracker = RobotTracker::Create(robot, single, start, scene);
     if (!tracker.ok()) return tracker.status();

@@ -107,7 +107,7 @@ TEST(RobotBranches, BoundsKeepTheNearestToTheSeed) {
   ASSERT_EQ(within->size(), 1u);
 }
 
-TEST(RobotBranches, BadOptionsNameTheField) {
+TEST(RobotBranches, BadOptionsNameTheFieldAndStopCancels) {
   auto robot = Robot::Create(presets::Ur5());
   ASSERT_TRUE(robot.ok());
   const ToolTarget target = *ToolTarget::Position(Eigen::Vector3d(0.3, 0.2, 0.4));
@@ -125,6 +125,12 @@ TEST(RobotBranches, BadOptionsNameTheField) {
   result =
       SolveBranches(*robot, target, Eigen::VectorXd::Zero(4), RobotIkOptions{}, BranchOptions{});
   EXPECT_FALSE(result.ok());
+  // A stop (a cancelled call) ends the search after the attempts before it.
+  int asked = 0;
+  result = SolveBranches(*robot, target, seed, RobotIkOptions{}, BranchOptions{}, nullptr,
+                         [&] { return ++asked > 3; });
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(asked, 4);
 }
 
 }  // namespace

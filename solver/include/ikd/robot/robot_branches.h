@@ -10,6 +10,7 @@
 //   for (const RobotIkResult& branch : *all) Use(branch.q);   // nearest to the seed first
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -37,13 +38,12 @@ struct BranchOptions {
 double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
 
 // The distinct solutions of `target` (status kSolved each: with a `scene`, clear of it),
-// nearest to `seed` first (by BranchDistance); empty when no attempt solves it. Errors only
-// for bad input (sizes, non-finite values, invalid options).
-absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(const Robot& robot,
-                                                         const ToolTarget& target,
-                                                         const Eigen::VectorXd& seed,
-                                                         const RobotIkOptions& options,
-                                                         const BranchOptions& branches,
-                                                         const ik::Scene* scene = nullptr);
+// nearest to `seed` first (by BranchDistance); empty when no attempt solves it. `stop`, asked
+// before every attempt, ends the search with Cancelled (a cancelled call or its deadline).
+// Other errors only for bad input (sizes, non-finite values, invalid options).
+absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
+    const Robot& robot, const ToolTarget& target, const Eigen::VectorXd& seed,
+    const RobotIkOptions& options, const BranchOptions& branches,
+    const ik::Scene* scene = nullptr, const std::function<bool()>& stop = {});
 
 }  // namespace ikd::robot
