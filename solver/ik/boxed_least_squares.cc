@@ -65,4 +65,39 @@ Eigen::VectorXd BoxedLeastSquares(const Eigen::MatrixXd& a, const Eigen::VectorX
   return d;
 }
 
+double RelativeDamping(const Eigen::MatrixXd& a, const Eigen::VectorXd& weight, double relative) {
+  const int m = static_cast<int>(a.rows());
+  return relative * (a * weight.cwiseInverse().asDiagonal() * a.transpose()).trace() / m + 1e-300;
+}
+
+Eigen::VectorXd BoxedLeastSquaresWithFloors(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+                                            const Eigen::MatrixXd& g,
+                                            const Eigen::VectorXd& floor, double heavy,
+                                            const Eigen::VectorXd& weight,
+                                            const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
+                                            double mu) {
+  const int m = static_cast<int>(a.rows());
+  const int p = static_cast<int>(g.rows());
+  std::vector<int> active;
+  Eigen::VectorXd d;
+  for (int round = 0; round <= p; ++round) {
+    Eigen::MatrixXd rows(m + active.size(), a.cols());
+    Eigen::VectorXd wanted(rows.rows());
+    rows.topRows(m) = a;
+    wanted.head(m) = b;
+    for (size_t i = 0; i < active.size(); ++i) {
+      rows.row(m + i) = heavy * g.row(active[i]);
+      wanted[m + i] = heavy * floor[active[i]];
+    }
+    d = BoxedLeastSquares(rows, wanted, weight, lo, hi, mu);
+    const size_t before = active.size();
+    for (int i = 0; i < p; ++i) {
+      const bool known = std::find(active.begin(), active.end(), i) != active.end();
+      if (!known && g.row(i).dot(d) < floor[i]) active.push_back(i);
+    }
+    if (active.size() == before) break;
+  }
+  return d;
+}
+
 }  // namespace ikd::ik::internal

@@ -194,56 +194,34 @@ Eigen::VectorXd RateLimitedTracker::ClosestWithinLimits(const Eigen::Vector3d& t
     // The hand's Jacobian and the near pairs' clearance gradients, by forward differences.
     const std::vector<NearPair> pairs = NearPairs(*sites, kLookahead * safety_margin_);
     const int p = static_cast<int>(pairs.size());
-    Eigen::VectorXd clearance(p);
-    for (int i = 0; i < p; ++i) clearance[i] = PairClearance(pairs[i], *sites);
-    Eigen::MatrixXd rows(3 + p, n);
+    Eigen::MatrixXd hand_rows(3, n), clearance_rows(p, n);
     for (int j = 0; j < n; ++j) {
       Eigen::VectorXd shifted = q;
       shifted[j] += kJacobianStep;
       const std::optional<Eigen::Matrix3Xd> moved = SitesAt(shifted);
       if (!moved) {
-        rows.col(j).setZero();
+        hand_rows.col(j).setZero();
+        clearance_rows.col(j).setZero();
         continue;
       }
-      rows.col(j).head<3>() = (moved->col(arm_->hand()) - sites->col(arm_->hand())) / kJacobianStep;
+      hand_rows.col(j) = (moved->col(arm_->hand()) - sites->col(arm_->hand())) / kJacobianStep;
       for (int i = 0; i < p; ++i) {
-        rows(3 + i, j) = (PairClearance(pairs[i], *moved) - clearance[i]) / kJacobianStep;
+        clearance_rows(i, j) =
+            (PairClearance(pairs[i], *moved) - pairs[i].clearance) / kJacobianStep;
       }
     }
-    // Levenberg-Marquardt's damping relative to the hand's Jacobian (scale-free).
-    const double mu =
-        kDamping *
-            (rows.topRows<3>() * weight.cwiseInverse().asDiagonal() * rows.topRows<3>().transpose())
-                .trace() /
-            3.0 +
-        1e-300;
     // Clearance as active inequalities: a pair may close in on the safety margin by at most
     // 1 / (1 + k) of the way left, k the intervals the joints need to brake at their
     // acceleration limits (so that the arm can still stop outside the margin), and inside the
-    // margin it moves back out as fast. A pair whose step closes in faster joins the rows with
-    // that change asked for, kClearanceWeight times as heavy as the hand, and the step is
-    // solved again.
-    const Eigen::VectorXd allowed =
-        (Eigen::VectorXd::Constant(p, safety_margin_) - clearance) / (1.0 + braking);
-    std::vector<int> active;
-    Eigen::VectorXd d;
-    for (int round = 0; round <= p; ++round) {
-      Eigen::MatrixXd a(3 + active.size(), n);
-      Eigen::VectorXd b(a.rows());
-      a.topRows<3>() = rows.topRows<3>();
-      b.head<3>() = target - sites->col(arm_->hand());
-      for (size_t i = 0; i < active.size(); ++i) {
-        a.row(3 + i) = kClearanceWeight * rows.row(3 + active[i]);
-        b[3 + i] = kClearanceWeight * allowed[active[i]];
-      }
-      d = internal::BoxedLeastSquares(a, b, weight, lo - step, hi - step, mu);
-      const size_t before = active.size();
-      for (int i = 0; i < p; ++i) {
-        const bool known = std::find(active.begin(), active.end(), i) != active.end();
-        if (!known && rows.row(3 + i).dot(d) < allowed[i]) active.push_back(i);
-      }
-      if (active.size() == before) break;
+    // margin it moves back out as fast; a pair whose step closes in faster joins the rows with
+    // that change asked for, kClearanceWeight times as heavy as the hand.
+    Eigen::VectorXd allowed(p);
+    for (int i = 0; i < p; ++i) {
+      allowed[i] = (safety_margin_ - pairs[i].clearance) / (1.0 + braking);
     }
+    const Eigen::VectorXd d = internal::BoxedLeastSquaresWithFloors(
+        hand_rows, target - sites->col(arm_->hand()), clearance_rows, allowed, kClearanceWeight,
+        weight, lo - step, hi - step, internal::RelativeDamping(hand_rows, weight, kDamping));
     step += d;
   }
   return q_ + step;
@@ -268,11 +246,13 @@ std::vector<RateLimitedTracker::NearPair> RateLimitedTracker::NearPairs(
       const double radius = arm_->spec().limbs[k].radius;
       for (const auto& [o, distance] :
            scene_->SignedDistancesBelow(sites.col(k), sites.col(k + 1), radius, within)) {
-        pairs.push_back({k, o, true});
+        pairs.push_back({k, o, true, distance});
       }
     }
     for (int l = k + 2; l < limbs; ++l) {
-      if (PairClearance({k, l, false}, sites) < within) pairs.push_back({k, l, false});
+      NearPair pair{k, l, false};
+      pair.clearance = PairClearance(pair, sites);
+      if (pair.clearance < within) pairs.push_back(pair);
     }
   }
   return pairs;

@@ -229,16 +229,12 @@ Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& t
     else
       jacobian.bottomRows<3>() *= kRotationLength;
     const Eigen::VectorXd error = ToolError(target, q);
-    const int m = static_cast<int>(jacobian.rows());
-    const double mu =
-        kDamping * (jacobian * weight.cwiseInverse().asDiagonal() * jacobian.transpose()).trace() /
-            m +
-        1e-300;
-    Eigen::VectorXd d =
-        ikd::ik::internal::BoxedLeastSquares(jacobian, error, weight, lo - step, hi - step, mu);
+    const double mu = ikd::ik::internal::RelativeDamping(jacobian, weight, kDamping);
     // Links near an obstacle: a link may close in on the safety margin by at most 1 / (1 + k)
     // of the way left, k the intervals the joints need to brake (see ik/rate_limit.h); a link
     // whose step closes in faster joins the rows, kClearanceWeight times as heavy.
+    Eigen::MatrixXd near_gradients(0, n);
+    Eigen::VectorXd allowed(0);
     if (scene_ != nullptr && scene_->size() > 0) {
       const std::vector<double> clearance = internal::LinkClearances(*robot_, *scene_, q);
       std::vector<int> near;
@@ -247,27 +243,17 @@ Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& t
       }
       if (!near.empty()) {
         const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, *scene_, q);
-        std::vector<int> active;
-        for (int round = 0; round <= static_cast<int>(near.size()); ++round) {
-          const size_t before = active.size();
-          for (const int l : near) {
-            const double allowed = (safety_margin_ - clearance[l]) / (1.0 + braking);
-            const bool known = std::find(active.begin(), active.end(), l) != active.end();
-            if (!known && gradients.row(l).dot(d) < allowed) active.push_back(l);
-          }
-          if (active.size() == before) break;
-          Eigen::MatrixXd a(m + active.size(), n);
-          Eigen::VectorXd b(a.rows());
-          a.topRows(m) = jacobian;
-          b.head(m) = error;
-          for (size_t i = 0; i < active.size(); ++i) {
-            a.row(m + i) = kClearanceWeight * gradients.row(active[i]);
-            b[m + i] = kClearanceWeight * (safety_margin_ - clearance[active[i]]) / (1.0 + braking);
-          }
-          d = ikd::ik::internal::BoxedLeastSquares(a, b, weight, lo - step, hi - step, mu);
+        near_gradients.resize(static_cast<int>(near.size()), n);
+        allowed.resize(static_cast<int>(near.size()));
+        for (size_t i = 0; i < near.size(); ++i) {
+          near_gradients.row(i) = gradients.row(near[i]);
+          allowed[i] = (safety_margin_ - clearance[near[i]]) / (1.0 + braking);
         }
       }
     }
+    const Eigen::VectorXd d = ikd::ik::internal::BoxedLeastSquaresWithFloors(
+        jacobian, error, near_gradients, allowed, kClearanceWeight, weight, lo - step, hi - step,
+        mu);
     step += d;
   }
   return q_ + step;

@@ -49,11 +49,13 @@ class RateLimitedTracker {
 
  private:
   RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker, double safety_margin);
-  // A limb and an obstacle (`other`: its index in the scene) or another limb.
+  // A limb and an obstacle (`other`: its index in the scene) or another limb, and their
+  // clearance where NearPairs found them.
   struct NearPair {
     int limb = 0;
     int other = 0;
     bool obstacle = false;
+    double clearance = 0.0;
   };
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkStep& step) const;
