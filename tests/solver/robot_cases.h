@@ -4,10 +4,22 @@
 
 #include <vector>
 
+#include <Eigen/Geometry>
+
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
 
 namespace ikd::robot {
+
+// The tests' own forward kinematics of a chain (URDF composition; every preset joint is
+// revolute): the tool frame at joint values q, a second opinion on the library's ToolPose.
+inline Eigen::Isometry3d ToolFrame(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  Eigen::Isometry3d X = spec.X_WB;
+  for (size_t k = 0; k < spec.joints.size(); ++k) {
+    X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
+  }
+  return X * spec.X_FT;
+}
 
 struct RobotCase {
   const char* name;

@@ -12,18 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "ikd/robot/presets.h"
+#include "robot_cases.h"
 
 namespace ikd::robot {
 namespace {
-
-// The test's own forward kinematics (URDF composition; every preset joint is revolute).
-Eigen::Isometry3d ToolFrame(const ChainSpec& spec, const Eigen::VectorXd& q) {
-  Eigen::Isometry3d X = spec.X_WB;
-  for (size_t k = 0; k < spec.joints.size(); ++k) {
-    X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
-  }
-  return X * spec.X_FT;
-}
 
 Eigen::Vector3d ToolPosition(const ChainSpec& spec, const Eigen::VectorXd& q) {
   return ToolFrame(spec, q).translation();
