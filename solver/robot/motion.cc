@@ -8,6 +8,7 @@
 #include <Eigen/Cholesky>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/seed_atlas.h"
 
 namespace ikd::robot::internal {
 namespace {
@@ -184,6 +185,15 @@ Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
   }
   // Damping of a hundredth of the spacing: finite near a singularity, negligible elsewhere.
   return LeastMotionStep(J, e, weights, preferred, 1e-2 * robot.spacing());
+}
+
+Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
+  Eigen::VectorXd q(robot.num_joints());
+  for (int k = 0; k < q.size(); ++k) {
+    const auto [lo, hi] = SeedAtlas::SamplingRange(robot, k, 0.0);
+    q[k] = std::uniform_real_distribution<double>(lo, hi)(rng);
+  }
+  return q;
 }
 
 }  // namespace ikd::robot::internal

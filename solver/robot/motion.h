@@ -4,6 +4,7 @@
 // limits; and the checks of a configuration the trackers, the path and its smoother share.
 #pragma once
 
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,10 @@ double RotationAngle(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b);
 // values q, by forward kinematics.
 std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& q,
                                      const ToolTarget& target);
+
+// A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint; at most
+// 8 pi wide, SeedAtlas::SamplingRange): a restart seed.
+Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng);
 
 // Whether some joint declares a finite velocity or acceleration limit.
 bool HasRateLimits(const Robot& robot);

@@ -6,24 +6,12 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "motion.h"
 
 namespace ikd::robot {
 namespace {
 
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
-
-// A configuration drawn uniformly inside the joint limits (a full turn about 0 where a joint
-// has none).
-Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
-  const auto& joints = robot.spec().joints;
-  Eigen::VectorXd q(static_cast<int>(joints.size()));
-  for (int j = 0; j < q.size(); ++j) {
-    const double lo = joints[j].limits ? joints[j].limits->lower : -std::numbers::pi;
-    const double hi = joints[j].limits ? joints[j].limits->upper : std::numbers::pi;
-    q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
-  }
-  return q;
-}
 
 }  // namespace
 
@@ -68,7 +56,7 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
   std::vector<RobotIkResult> found;
   for (int attempt = 0; attempt < branches.attempts; ++attempt) {
     if (stop && stop()) return absl::CancelledError("stopped while solving for the branches");
-    const Eigen::VectorXd start = attempt == 0 ? seed : RandomConfiguration(robot, rng);
+    const Eigen::VectorXd start = attempt == 0 ? seed : internal::RandomConfiguration(robot, rng);
     auto tracker = RobotTracker::Create(robot, single, start, scene);
     if (!tracker.ok()) return tracker.status();
     RobotIkResult result = tracker->Solve(target);

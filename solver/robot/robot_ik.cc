@@ -43,17 +43,6 @@ constexpr int kSeedCandidates = 16;
 // another attempt may follow.
 constexpr int kStartBisections = 2;
 
-// A configuration drawn uniformly inside the limits ([-pi, pi] for a continuous joint; at most
-// 8 pi wide, SeedAtlas::SamplingRange).
-Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {
-  Eigen::VectorXd q(robot.num_joints());
-  for (int k = 0; k < q.size(); ++k) {
-    const auto [lo, hi] = SeedAtlas::SamplingRange(robot, k, 0.0);
-    q[k] = std::uniform_real_distribution<double>(lo, hi)(rng);
-  }
-  return q;
-}
-
 // How far the tool sites travel from pose `from` to the target: the path length MoveTo steps.
 double Travel(const Eigen::Isometry3d& from, const ToolTarget& target, double spacing) {
   double travel = (target.position - from.translation()).norm();
@@ -68,7 +57,7 @@ Eigen::VectorXd NearestRandomConfiguration(const Robot& robot, const ToolTarget&
   Eigen::VectorXd best;
   double best_travel = std::numeric_limits<double>::infinity();
   for (int k = 0; k < kSeedCandidates; ++k) {
-    Eigen::VectorXd q = RandomConfiguration(robot, rng);
+    Eigen::VectorXd q = internal::RandomConfiguration(robot, rng);
     const double travel = Travel(ToolPose(robot.spec(), q), target, robot.spacing());
     if (travel < best_travel) best_travel = travel, best = std::move(q);
   }
