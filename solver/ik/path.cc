@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -11,10 +12,16 @@
 namespace ikd::ik {
 namespace {
 
-// Further driver starts (other trial seeds) where the first path collides or is blocked.
-constexpr int kExtraStarts = 3;
+// Further driver starts where the first path collides or is blocked: other trial seeds
+// (starts 1-3), then the safety margin widened to these fractions of the arm's reach
+// (starts 4-6): a greedy pass that keeps a wide berth turns away from an obstacle before it is
+// trapped against it; the optimizer then works to the requested margin.
+constexpr int kSeedStarts = 3;
+constexpr double kWideMarginReach[] = {0.03, 0.1, 0.3};
+constexpr int kWideMargins = static_cast<int>(std::size(kWideMarginReach));
+constexpr int kForwardStarts = kSeedStarts + 1 + kWideMargins;
 // PathSummary::start of a path joined with a backward pass (path_backward.h).
-constexpr int kBackwardStart = kExtraStarts + 1;
+constexpr int kBackwardStart = kForwardStarts;
 // A rate counts as over its limit beyond this relative slack (rounding of the differences).
 constexpr double kRateSlack = 1e-9;
 // The optimizer's KKT blocks are dense per sample (angles^2 entries, factored in angles^3):
@@ -28,6 +35,17 @@ using internal::Failed;
 
 int Failures(const std::vector<IkStep>& steps) {
   return static_cast<int>(std::count_if(steps.begin(), steps.end(), Failed));
+}
+
+// The options of driver start `start` (0: as given).
+IkOptions StartOptions(const Arm& arm, const IkOptions& options, int start) {
+  IkOptions other = options;
+  other.seed = StartSeed(options.seed, start);
+  if (start > kSeedStarts) {
+    other.safety_margin = std::max(options.safety_margin,
+                                   kWideMarginReach[start - kSeedStarts - 1] * arm.max_reach());
+  }
+  return other;
 }
 
 // The driver over every sample time.
@@ -106,6 +124,34 @@ void Count(const IkStep& step, PathSummary& summary) {
   summary.min_clearance = std::min(summary.min_clearance, step.min_clearance);
 }
 
+
+// Every sample reached but for rates over their limits: a better start may fix it.
+bool RateLimitedOnly(const PathSummary& summary) {
+  return summary.reached < summary.samples &&
+         summary.reached + summary.velocity_limited + summary.acceleration_limited ==
+             summary.samples;
+}
+
+// `steps` optimized (step 2, where the options and the arm allow it) and summarized.
+absl::StatusOr<PathResult> Optimized(const Arm& arm, const Scene* scene, const IkOptions& options,
+                                     ArmTracker& projector, std::vector<IkStep> steps, int start,
+                                     const StopCheck& stop) {
+  PathResult result;
+  result.steps = std::move(steps);
+  int iterations = 0;
+  if (options.optimize_path && result.steps.size() >= 3 &&
+      arm.num_angles() <= kMaxOptimizedAngles) {
+    auto ran = internal::OptimizePath(arm, scene, projector, options.safety_margin, result.steps,
+                                      stop);
+    if (!ran.ok()) return ran.status();
+    iterations = *ran;
+  }
+  result.summary = SummarizePath(arm, result.steps);
+  result.summary.start = start;
+  result.summary.optimizer_iterations = iterations;
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<PathDriver> PathDriver::Create(const Arm& arm, const Scene* scene,
@@ -164,41 +210,56 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
           "times[%d] must be > times[%d] (%g), got %g", k, k - 1, times[k - 1], times[k]));
     }
   }
-  auto best = TrackPath(arm, scene, trajectory, times, options, initial_sites, stop);
-  if (!best.ok()) return best.status();
-  int best_start = 0;
-  for (int start = 1; start <= kExtraStarts && Failures(*best) > 0; ++start) {
-    IkOptions other = options;
-    other.seed = StartSeed(options.seed, start);
-    auto path = TrackPath(arm, scene, trajectory, times, other, initial_sites, stop);
+  // Every forward start tracked so far (nullopt: not yet), the first kept unless another fails
+  // on fewer samples.
+  std::vector<std::optional<std::vector<IkStep>>> tracked(kForwardStarts);
+  auto track = [&](int start) -> absl::Status {
+    if (tracked[start]) return absl::OkStatus();
+    auto path = TrackPath(arm, scene, trajectory, times, StartOptions(arm, options, start),
+                          initial_sites, stop);
     if (!path.ok()) return path.status();
-    if (Failures(*path) < Failures(*best)) {
-      best = std::move(path);
-      best_start = start;
-    }
+    tracked[start] = *std::move(path);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = track(0); !s.ok()) return s;
+  int best_start = 0;
+  for (int start = 1; start < kForwardStarts && Failures(*tracked[best_start]) > 0; ++start) {
+    if (absl::Status s = track(start); !s.ok()) return s;
+    if (Failures(*tracked[start]) < Failures(*tracked[best_start])) best_start = start;
   }
   auto projector = ArmTracker::Create(arm, scene, options, initial_sites);
   if (!projector.ok()) return projector.status();
-  if (Failures(*best) > 0) {
-    auto joined = internal::JoinBackwardPath(arm, scene, trajectory, times, options, *projector,
-                                             *best, stop);
+  std::vector<IkStep> best = *tracked[best_start];
+  // Still failing: tracked backwards from its end and joined, the margin as given first, then
+  // widened as the forward starts'.
+  for (int margin = 0; margin <= kWideMargins && Failures(best) > 0; ++margin) {
+    const IkOptions backward = StartOptions(arm, options, margin == 0 ? 0 : kSeedStarts + margin);
+    auto joined = internal::JoinBackwardPath(arm, scene, trajectory, times, backward, *projector,
+                                             best, stop);
     if (!joined.ok()) return joined.status();
     if (joined->has_value()) {
       best = **std::move(joined);
       best_start = kBackwardStart;
     }
   }
-  PathResult result;
-  result.steps = *std::move(best);
-  int iterations = 0;
-  if (options.optimize_path && result.steps.size() >= 3 && arm.num_angles() <= kMaxOptimizedAngles) {
-    auto ran = internal::OptimizePath(arm, scene, *projector, options.safety_margin, result.steps, stop);
-    if (!ran.ok()) return ran.status();
-    iterations = *ran;
+  auto result = Optimized(arm, scene, options, *projector, std::move(best), best_start, stop);
+  if (!result.ok()) return result;
+  // A clear path the optimizer could not bring within the rate limits: the wide-margin starts,
+  // optimized too, often can (they pass obstacles with room to slow down); the one needing the
+  // least time scaling is kept.
+  const bool optimized = result->summary.optimizer_iterations > 0;
+  for (int start = kSeedStarts + 1;
+       optimized && start < kForwardStarts && RateLimitedOnly(result->summary); ++start) {
+    if (start == best_start) continue;
+    if (absl::Status s = track(start); !s.ok()) return s;
+    if (Failures(*tracked[start]) > 0) continue;
+    auto other = Optimized(arm, scene, options, *projector, *tracked[start], start, stop);
+    if (!other.ok()) return other;
+    if (other->summary.reached >= result->summary.reached &&
+        other->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
+      result = std::move(other);
+    }
   }
-  result.summary = SummarizePath(arm, result.steps);
-  result.summary.start = best_start;
-  result.summary.optimizer_iterations = iterations;
   return result;
 }
 

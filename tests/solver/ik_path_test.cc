@@ -1,10 +1,12 @@
 #include "ikd/ik/path.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -318,6 +320,182 @@ TEST(PlanPathTest, BackwardPassFindsTheWayTheGreedyDriverMisses) {
     EXPECT_LT(WorstLimbError(arm, plan->steps), 1e-10);
   }
 }
+
+// A witness-based scenario of bench/paths (planar-obstacles, seed 1), written out: a planar
+// arm (limb radius 0.02, joint limits +-2.4 rad, one rate limit for every joint), posts and
+// spheres in its plane (x, y, radius), and the witness: joint angle j (limb 0's direction,
+// then each turn) = q0 + sum_m a_m sin(2 pi m t / 2 s + phi_m), m = 1..3, over 2 s.
+struct WitnessCase {
+  std::string name;
+  std::vector<double> lengths;
+  double max_velocity, max_acceleration;
+  std::vector<Eigen::Vector3d> posts;
+  std::vector<std::array<double, 7>> motions;  // q0, a_1..a_3, phi_1..phi_3
+  bool greedy_collides;  // the greedy driver's own path hits an obstacle
+};
+
+// The test's own planar forward kinematics of the witness at time t.
+Eigen::Matrix3Xd WitnessSites(const WitnessCase& c, double t) {
+  Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, c.lengths.size() + 1);
+  double heading = 0.0;
+  for (size_t j = 0; j < c.lengths.size(); ++j) {
+    const auto& m = c.motions[j];
+    double q = m[0];
+    for (int h = 0; h < 3; ++h) q += m[1 + h] * std::sin(kPi * (h + 1) * t + m[4 + h]);
+    heading += q;
+    sites.col(j + 1) = sites.col(j) + c.lengths[j] * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
+  }
+  return sites;
+}
+
+// Scenario #39: the greedy driver hits a sphere; its other trial seeds and the pass backwards
+// from its end did too (the plan before the wide-margin starts collided, clearance -0.047 m).
+WitnessCase Bench39() {
+  return {"planar_obstacles_39",
+          {0.2325418037781645, 0.17402386366236464, 0.21340776185713167, 0.16331224005619199,
+           0.1723685421732781},
+          3.9928048207547886,
+          18.726294859529034,
+          {{0.1905145311186012, -0.017185570601315415, 0.031245210849050898},
+           {0.48847969845618305, 0.5857119825190209, 0.034086483792840558},
+           {0.22619681608087985, -0.051684001968533892, 0.050771224703851536},
+           {0.088683327234041764, -0.024773649988760228, 0.034442045801575137},
+           {0.56119894730507935, -0.233882395786568, 0.041027243392820205}},
+          {{1.6944463965799414, 0.72313379892090379, 0.050402171252817478, 0.0027560986027693919,
+            4.8044865824863843, 2.1721630565942935, 3.3898374001680978},
+           {-0.86494705885779632, 0.32866814860866089, 0.13520299789348911, 0.075729649047301034,
+            3.829616728528233, 3.6603120344726592, 6.138149581488781},
+           {-1.3184488314705249, 0.42445687073624633, 0.12781415096037763, 0.013623571643565709,
+            0.30427782832448125, 6.1202175793851135, 5.2437551227300032},
+           {0.3292742389666059, 0.53797498084367745, 0.055481119506183223, 0.087910504024923022,
+            3.0025823221674108, 4.5543471394071435, 2.1134978617591456},
+           {1.029059507912256, 0.39777310136399668, 0.11904028121009801, 0.0053409731907815509,
+            1.973279053574301, 4.8016464181633491, 1.8173454859064482}},
+          true};
+}
+
+// Scenario #45: every forward start collides; the backward pass with a widened margin joins
+// (the plan before collided, clearance -0.059 m).
+WitnessCase Bench45() {
+  return {"planar_obstacles_45",
+          {0.16239423318819332, 0.2381870211428653, 0.14597216949557218, 0.11833913995653952,
+           0.20838975797282927, 0.23524780380670385, 0.18660856357149602},
+          3.5100540614683648,
+          16.753744620783273,
+          {{0.30971373001478131, 0.08384000126373517, 0.059627307229339718},
+           {-0.14813621229404172, -0.77153698455007769, 0.03751543736385158},
+           {-0.15813963698527869, -0.46312502312510601, 0.044994723603278663},
+           {-0.19808676095446726, -0.41660647498473907, 0.05925730766067254},
+           {0.69024260645770685, -0.66936959283504116, 0.053093268539570568},
+           {0.13063542678482126, 0.10945605088646959, 0.042968907508631235}},
+          {{-0.10537360652055661, 0.21031308199906118, 0.026139640564095724, 0.0059107051494290729,
+            4.5673427696193576, 3.3780814034774176, 5.2379831805062356},
+           {-0.57079855906900367, 0.23936943817855072, 0.022000172324556179, 0.084145052977972132,
+            3.6570450380079187, 0.083086712933612944, 6.0566260650840285},
+           {-1.0268961654481348, 0.42227054021658694, 0.14570183133642495, 0.013774279069524326,
+            0.76667192697279196, 1.1516690636763856, 1.3732245129514919},
+           {0.1884292999402013, 0.34810273401266789, 0.11125604270354371, 0.027550719338796499,
+            0.23021017727829041, 2.6601037258054006, 2.8472420219379106},
+           {0.81099434577206342, 0.41427220673522158, 0.0066202523172147259, 0.018793535043561457,
+            0.50873419572280876, 2.2046985431942234, 0.23739292732667838},
+           {-1.6887514462557511, 0.007791043003382115, 0.15576443424551217, 0.058883566196168267,
+            3.7655856045139355, 5.7858965840327112, 4.384559812504774},
+           {0.7042516131955372, 0.50965727996507937, 0.13567574504532731, 0.024152589599994646,
+            0.12506761584517107, 5.476287892025467, 0.93149112825690739}},
+          true};
+}
+
+// Scenario #13: the first forward start is clear, but its optimized path passes the
+// acceleration limit (4.4x); the wide-margin starts, optimized too, meet every limit.
+WitnessCase Bench13() {
+  return {"planar_obstacles_13",
+          {0.24879643545554339, 0.20451568298141554, 0.19556096625471039, 0.20995275698607063,
+           0.16064322249683702, 0.11108349392369242, 0.16717666096896289},
+          3.953475958020114,
+          19.034828318886809,
+          {{-0.030520231143938086, 0.10400393455478366, 0.04329146692764646},
+           {-0.75625497373789874, 0.52697826285338545, 0.035129990031055561},
+           {-0.70164100340964475, -0.77848681261152597, 0.05363640530403551},
+           {0.092372994242233428, -0.044751270807511144, 0.050244760011036518},
+           {-0.53520884151614623, 0.4438386827909479, 0.055660839671454757},
+           {-0.085263114110197866, 0.11094787506077868, 0.042696190445176668},
+           {-0.18220076243823433, -0.27273474435117084, 0.050914887242545587},
+           {0.087322683141595345, -0.022874815576646015, 0.036966110971090059}},
+          {{-2.8967772245805476, 0.40554724399249742, 0.14176036457839289, 0.058730337073798107,
+            3.3280449918030519, 6.0262491131223594, 3.5205001160232134},
+           {-0.82010886021650942, 0.36018127640290976, 0.071939197623926018, 0.018870734917556569,
+            2.9785097243953533, 1.9238719374816446, 5.436812668771644},
+           {0.85607714129495749, 0.11423722254955387, 0.029759128277162095, 0.05478609657210378,
+            1.0319682247464381, 3.8729108739616747, 0.77689904880840577},
+           {0.66971998589428594, 0.28471464621245585, 0.049396512299762607, 0.067546786510653795,
+            3.2248108772519091, 0.84932293034667694, 3.3340357265936253},
+           {-0.49703414122803879, 0.064975413000921911, 0.11095077183810487, 0.056511051025335629,
+            0.47472673935506537, 2.2716611538147888, 5.4266925421213443},
+           {-0.74865029683571738, 0.40114559577671427, 0.10118660430433038, 0.032829745413711711,
+            0.39567805997727451, 4.2565747501868811, 2.8136163461798871},
+           {-0.92307723699670197, 0.018507554837235495, 0.083524252419898054, 0.010152596009332755,
+            0.60799579597009579, 5.4013506060215342, 1.6571409190431876}},
+          false};
+}
+
+void PrintTo(const WitnessCase& c, std::ostream* os) { *os << c.name; }
+
+class WitnessCaseTest : public ::testing::TestWithParam<WitnessCase> {};
+
+// The witness clears every obstacle by 0.02 m and meets the rate limits (1.5x its own), so a
+// clear path within them exists; the plan finds one where the greedy driver (#39, #45) or its
+// optimized path (#13) does not: clear at every sample (the test's own distances), the hand on
+// the witness's hand within 1e-9 m, limbs within 1e-10, and every joint within the declared
+// rates (the test's own finite differences). Each case failed before the wide-margin starts.
+TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
+  const WitnessCase& c = GetParam();
+  ArmSpec spec;
+  for (double length : c.lengths) spec.limbs.push_back({length, 0.02});
+  spec.joint_limits.assign(c.lengths.size() - 1, JointLimit{-2.4, 2.4});
+  spec.default_rate_limit = {c.max_velocity, c.max_acceleration};
+  const Arm arm = *Arm::Create(spec);
+  std::vector<Obstacle> obstacles;
+  for (const Eigen::Vector3d& p : c.posts) {
+    obstacles.push_back({"o" + std::to_string(obstacles.size()),
+                         Capsule{{p.x(), p.y(), -0.05}, {p.x(), p.y(), 0.05}, p.z()}});
+  }
+  const Scene scene = *Scene::Create(obstacles);
+  std::vector<Waypoint> waypoints;
+  std::vector<Eigen::Matrix3Xd> witness;
+  double witness_clearance = std::numeric_limits<double>::infinity();
+  for (int k = 0; k <= 200; ++k) {
+    witness.push_back(WitnessSites(c, 0.01 * k));
+    waypoints.push_back({0.01 * k, witness.back().col(arm.hand())});
+    witness_clearance = std::min(witness_clearance, PostClearance(witness.back(), 0.02, c.posts));
+  }
+  EXPECT_GE(witness_clearance, 0.02);
+  const Trajectory path = *Trajectory::FromWaypoints(waypoints, Interpolation::kLinear);
+  const auto times = *path.SampleTimes(0.01);
+  ASSERT_EQ(times.size(), witness.size());
+  auto driver = PathDriver::Create(arm, &scene, path, IkOptions{}, witness.front());
+  ASSERT_TRUE(driver.ok());
+  double greedy_clearance = std::numeric_limits<double>::infinity();
+  for (double t : times) {
+    greedy_clearance = std::min(greedy_clearance, PostClearance(driver->StepTo(t)->sites, 0.02, c.posts));
+  }
+  EXPECT_EQ(greedy_clearance < 0.0, c.greedy_collides) << greedy_clearance;
+  auto plan = PlanPath(arm, &scene, path, times, IkOptions{}, witness.front());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
+  for (size_t k = 0; k < times.size(); ++k) {
+    const Eigen::Matrix3Xd& sites = plan->steps[k].sites;
+    EXPECT_GE(PostClearance(sites, 0.02, c.posts), 0.0) << "sample " << k;
+    EXPECT_LT((sites.col(arm.hand()) - witness[k].col(arm.hand())).norm(), 1e-9) << "sample " << k;
+  }
+  EXPECT_LT(WorstLimbError(arm, plan->steps), 1e-10);
+  for (const Rates& joint : MeasureJointRates(plan->steps)) {
+    EXPECT_LE(joint.max_speed, c.max_velocity * (1 + 1e-9));
+    EXPECT_LE(joint.max_acceleration, c.max_acceleration * (1 + 1e-9));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BenchScenarios, WitnessCaseTest, ::testing::Values(Bench13(), Bench39(), Bench45()),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(PlanPathTest, SameSeedSameBytes) {
   const Arm arm = PlanarArm(7);

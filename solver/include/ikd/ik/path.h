@@ -9,14 +9,18 @@
 //
 // 1. The driver: an ArmTracker follows the hand path itself between samples (sub-steps of at
 //    most max_step_fraction of the shortest limb along the path, not the chord), one IkStep per
-//    sample. Where that path collides or is blocked, further deterministic starts (other seeds
-//    of the trials) are tracked too and the one with the fewest such samples is kept. If it
-//    still fails somewhere (a greedy pass cannot see an obstacle coming), the driver is run
-//    backwards from that path's last configuration to the first sample, and the two are
-//    joined where both are clear: the angles blended from the forward path to the backward one
-//    over a window about the sample where they are closest (at half the tightest velocity
-//    limit, else 1 rad/s), each blended sample projected onto the constraints and kept only if
-//    clear; the joined path replaces the forward one when every blend is clear.
+//    sample. Where that path collides or is blocked, further deterministic starts are tracked
+//    and the one with the fewest such samples is kept: other seeds of the trials (starts 1-3),
+//    then the safety margin widened to 0.03, 0.1 and 0.3 of the arm's reach (starts 4-6; a
+//    greedy pass that keeps a wide berth turns away from an obstacle before it is trapped
+//    against it, and the optimizer works to the requested margin after). If it still fails
+//    somewhere (a greedy pass cannot see an obstacle coming), the driver is run backwards from
+//    that path's last configuration to the first sample, and the two are joined where both are
+//    clear: the angles blended from the forward path to the backward one over a window about
+//    the sample where they are closest (at half the tightest velocity limit, else 1 rad/s),
+//    each blended sample projected onto the constraints and kept only if clear; the joined path
+//    replaces the forward one when every blend is clear (start 7; the backward pass is tried
+//    with the margin as given, then widened as the forward starts').
 // 2. The optimizer (IkOptions::optimize_path), TrajOpt-style over the whole path: damped
 //    Gauss-Newton (Levenberg-Marquardt) steps of
 //        min 1/2 sum_j w_j (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2) + contact and bend terms
@@ -36,7 +40,10 @@
 //    the smooth path still passes one, up to 8 more rounds of 15 iterations charge every rate
 //    above 90% of its limit 100 times its own term on the excess, each round reweighting the
 //    rates still above it by (rate / aim)^2 (Lawson, towards the least largest rate); the
-//    round with the least largest rate ratio is kept. The first sample stays where the arm is.
+//    round with the least largest rate ratio is kept. If the optimized path is clear but still
+//    over a rate limit, the wide-margin starts (4-6) that are clear are optimized too (they
+//    pass obstacles with room to slow down), and the path needing the least time scaling is
+//    kept. The first sample stays where the arm is.
 //    Arms of more than 32 joint angles (its cost grows with their cube) keep the driver's path.
 // 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
@@ -74,7 +81,7 @@ struct PathSummary {
   // requested timing does; 0 when the arm declares no rate limits.
   double feasible_time_scaling = 0.0;
   // The driver start the path came from: 0 the options' seed, 1-3 other seeds of the
-  // trials, 4 joined with the driver run backwards from the end.
+  // trials, 4-6 the safety margin widened, 7 joined with the driver run backwards from the end.
   int start = 0;
   int optimizer_iterations = 0;  // 0: not optimized (off, under 3 samples, over 32 angles)
 
