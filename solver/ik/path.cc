@@ -244,12 +244,12 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   }
   auto result = Optimized(arm, scene, options, *projector, std::move(best), best_start, stop);
   if (!result.ok()) return result;
-  // A clear path the optimizer could not bring within the rate limits: the wide-margin starts,
-  // optimized too, often can (they pass obstacles with room to slow down); the one needing the
-  // least time scaling is kept.
+  // A clear path the optimizer could not bring within the rate limits: another clear start,
+  // optimized too, often can (wide margins first: they pass obstacles with room to slow down);
+  // the one needing the least time scaling is kept.
   const bool optimized = result->summary.optimizer_iterations > 0;
-  for (int start = kSeedStarts + 1;
-       optimized && start < kForwardStarts && RateLimitedOnly(result->summary); ++start) {
+  for (int i = 1; optimized && i < kForwardStarts && RateLimitedOnly(result->summary); ++i) {
+    const int start = (kSeedStarts + i - 1) % (kForwardStarts - 1) + 1;  // 4, 5, 6, 1, 2, 3
     if (start == best_start) continue;
     if (absl::Status s = track(start); !s.ok()) return s;
     if (Failures(*tracked[start]) > 0) continue;

@@ -41,9 +41,10 @@
 //    above 90% of its limit 100 times its own term on the excess, each round reweighting the
 //    rates still above it by (rate / aim)^2 (Lawson, towards the least largest rate); the
 //    round with the least largest rate ratio is kept. If the optimized path is clear but still
-//    over a rate limit, the wide-margin starts (4-6) that are clear are optimized too (they
-//    pass obstacles with room to slow down), and the path needing the least time scaling is
-//    kept. The first sample stays where the arm is.
+//    over a rate limit, the other forward starts that are clear are optimized too, wide
+//    margins first (they pass obstacles with room to slow down), until one is within the
+//    limits; the path needing the least time scaling is kept. The first sample stays where
+//    the arm is.
 //    Arms of more than 32 joint angles (its cost grows with their cube) keep the driver's path.
 // 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
