@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -89,6 +90,41 @@ void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
   summary.min_clearance = std::min(summary.min_clearance, sample.min_clearance);
 }
 
+// Further starts where the planned path fails or passes a rate limit: the tracker run with the
+// safety margin widened to these (m), so that it turns the links away from an obstacle before
+// they are squeezed past it; the optimizer works to the margin as given.
+constexpr double kWideMargin[] = {0.03, 0.1, 0.2};
+constexpr int kWideMargins = static_cast<int>(std::size(kWideMargin));
+
+int Failures(const RobotPathSummary& s) {
+  return s.joint_limit_blocked + s.not_converged + s.in_collision;
+}
+
+// Fewer failed samples first, then the smaller time scaling.
+bool Better(const RobotPathSummary& a, const RobotPathSummary& b) {
+  if (Failures(a) != Failures(b)) return Failures(a) < Failures(b);
+  return a.feasible_time_scaling < b.feasible_time_scaling;
+}
+
+// Step 1 of robot_path.h: the tracker from q0 through every target.
+absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options, const Eigen::VectorXd& q0,
+    const RobotStopCheck& stop) {
+  absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, options, q0, scene);
+  if (!tracker.ok()) return tracker.status();
+  std::vector<RobotIkResult> samples;
+  samples.reserve(targets.size());
+  for (size_t k = 0; k < targets.size(); ++k) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    // The first target is a single-pose solve (restarts included), so that a start at a
+    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
+    samples.push_back(k == 0 ? tracker->Solve(targets[k])
+                             : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
+  }
+  return samples;
+}
+
 }  // namespace
 
 std::string RobotPathSummary::BriefReport() const {
@@ -119,24 +155,25 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
   if (absl::Status s = CheckTimes(targets, times); !s.ok()) return s;
   RobotIkOptions path_options = options;
   path_options.starts = SolveStarts::kGivenFirst;  // the first sample keeps q0's branch if it can
-  absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, path_options, q0, scene);
-  if (!tracker.ok()) return tracker.status();
-  RobotPathResult result;
-  result.samples.reserve(targets.size());
-  for (size_t k = 0; k < targets.size(); ++k) {
-    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    // The first target is a single-pose solve (restarts included), so that a start at a
-    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
-    result.samples.push_back(k == 0 ? tracker->Solve(targets[k])
-                                    : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
+  absl::StatusOr<RobotPathResult> best;
+  for (int start = 0; start <= kWideMargins; ++start) {
+    RobotIkOptions tracked = path_options;
+    if (start > 0) tracked.safety_margin = std::max(options.safety_margin, kWideMargin[start - 1]);
+    auto samples = TrackRobotPath(robot, scene, targets, times, tracked, q0, stop);
+    if (!samples.ok()) return samples.status();
+    if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
+                                                     *samples, stop);
+        !s.ok()) {
+      return s;
+    }
+    RobotPathResult result;
+    result.samples = *std::move(samples);
+    result.summary = SummarizeRobotPath(robot, times, result.samples);
+    result.summary.start = start;
+    if (!best.ok() || Better(result.summary, best->summary)) best = std::move(result);
+    if (best->summary.IsSolutionUsable()) break;
   }
-  if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
-                                                   result.samples, stop);
-      !s.ok()) {
-    return s;
-  }
-  result.summary = SummarizeRobotPath(robot, times, result.samples);
-  return result;
+  return best;
 }
 
 }  // namespace ikd::robot

@@ -21,6 +21,11 @@
 //    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
 //    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
+// 4. Where that path fails somewhere (in collision, not converged, limit-blocked) or passes a
+//    rate limit, steps 1-3 are run again with the tracker's safety margin widened to 0.03,
+//    0.1 and 0.2 m (a tracker that keeps a wide berth turns the links away from an obstacle
+//    before they are squeezed past it; the optimizer works to the margin as given), until one
+//    is usable; the path with the fewest failed samples, then the least time scaling, is kept.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
@@ -51,6 +56,8 @@ struct RobotPathSummary {
   // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
   // requested timing does; 0 when no joint declares a rate limit.
   double feasible_time_scaling = 0.0;
+  // Step 4's start the path came from: 0 the options' margin, 1-3 the tracker's widened.
+  int start = 0;
 
   // Every sample solved, clear and within the rate limits.
   bool IsSolutionUsable() const { return solved == samples; }
