@@ -103,6 +103,11 @@ class KinematicsGate final : public v1::KinematicsService::CallbackService {
     return gate_.Streaming<grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>>(
         context, "Track", [&] { return impl_->Track(context); });
   }
+  grpc::ServerWriteReactor<v1::SolveBatchResponse>* SolveBatch(
+      grpc::CallbackServerContext* context, const v1::SolveBatchRequest* request) override {
+    return gate_.Streaming<grpc::ServerWriteReactor<v1::SolveBatchResponse>>(
+        context, "SolveBatch", [&] { return impl_->SolveBatch(context, request); });
+  }
 
  private:
   KinematicsServiceImpl* const impl_;

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "errors.h"
+#include "ik_problem.h"
+#include "solve_batch.h"
 #include "stream_handoff.h"
 #include "ik_conversions.h"
 #include "ikd/ik/path.h"
@@ -30,146 +32,6 @@
 namespace ikd::server {
 namespace {
 
-std::string Below(const std::string& prefix, const std::string& field) {
-  return prefix.empty() ? field : absl::StrCat(prefix, ".", field);
-}
-
-// Everything one call solves with. The tracker keeps pointers to arm and scene, so they live
-// here, on the heap, for the whole call.
-struct IkProblem {
-  std::unique_ptr<ik::Arm> arm;
-  std::unique_ptr<ik::Scene> scene;  // null: free space
-  ik::IkOptions options;
-  std::optional<Eigen::Matrix3Xd> initial_sites;  // null: home
-
-  Eigen::Vector3d InitialHand() const {
-    if (initial_sites) return initial_sites->col(arm->hand());
-    return arm->HomeSites().col(arm->hand());
-  }
-};
-
-// The server's bound on the stochastic trials of one sub-step.
-absl::Status CheckTrials(const v1::IkOptions& options, const std::string& path,
-                         const ModelLimits& limits) {
-  if (options.trials_per_step() <= limits.max_trials_per_step) return absl::OkStatus();
-  return FieldViolation(Below(path, "trials_per_step"),
-                        absl::StrCat("at most ", limits.max_trials_per_step,
-                                     " (--max_trials_per_step), got ", options.trials_per_step()));
-}
-
-// The fields every request has (Solve, SolveTrajectory, TrackConfig), at request path
-// `prefix` ("" or "config").
-absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
-    const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
-    const PositionList& positions, const std::string& prefix, const std::string& positions_field,
-    ModelStore& store, const ModelLimits& limits) {
-  auto problem = std::make_shared<IkProblem>();
-  absl::StatusOr<ik::Arm> arm = ArmFromProto(arm_spec.spec, arm_spec.path, limits);
-  if (!arm.ok()) return arm.status();
-  problem->arm = std::make_unique<ik::Arm>(*std::move(arm));
-  absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
-      SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
-  if (!scene.ok()) return scene.status();
-  problem->scene = *std::move(scene);
-  if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
-  absl::StatusOr<ik::IkOptions> ik_options = IkOptionsFromProto(options, Below(prefix, "options"));
-  if (!ik_options.ok()) return ik_options.status();
-  problem->options = *ik_options;
-  const std::string positions_path = Below(prefix, positions_field);
-  absl::StatusOr<std::optional<Eigen::Matrix3Xd>> sites =
-      SitesFromPositions(*problem->arm, positions, positions_path);
-  if (!sites.ok()) return sites.status();
-  problem->initial_sites = *std::move(sites);
-  return problem;
-}
-
-// An industrial arm's call (robot_conversions.h): the robot, its start configuration and the
-// solver options (the IkOptions seed; the chain tracker's other options do not apply).
-struct RobotProblem {
-  std::shared_ptr<const robot::Robot> robot;  // shared with other requests (SharedRobotCache)
-  std::unique_ptr<ik::Scene> scene;  // null: free space
-  Eigen::VectorXd initial;
-  robot::RobotIkOptions options;
-};
-
-// The chain tracker's options that mean the same for industrial arms: the seed, the trials of
-// step (c) and the safety margin (zero fields: the defaults).
-absl::StatusOr<robot::RobotIkOptions> RobotOptionsFromProto(const v1::IkOptions& options,
-                                                           const std::string& path) {
-  robot::RobotIkOptions out;
-  if (options.seed() != 0) out.seed = options.seed();
-  if (options.no_trials()) {
-    out.trials_per_step = 0;
-  } else if (options.trials_per_step() != 0) {
-    out.trials_per_step = options.trials_per_step();
-  }
-  if (options.safety_margin() != 0.0) out.safety_margin = options.safety_margin();
-  if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);
-  return out;
-}
-
-absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
-    const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
-    const PositionList& positions, const std::string& prefix, const std::string& positions_field,
-    ModelStore& store, const ModelLimits& limits) {
-  absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
-      SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
-  if (!scene.ok()) return scene.status();
-  if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
-  absl::StatusOr<robot::RobotIkOptions> robot_options =
-      RobotOptionsFromProto(options, Below(prefix, "options"));
-  if (!robot_options.ok()) return robot_options.status();
-  absl::StatusOr<std::shared_ptr<const robot::Robot>> robot =
-      SharedRobotCache().Get(arm_spec.spec, arm_spec.path);
-  if (!robot.ok()) return robot.status();
-  auto problem = std::make_shared<RobotProblem>();
-  problem->robot = *std::move(robot);
-  absl::StatusOr<Eigen::VectorXd> initial =
-      RobotPositions(*problem->robot, positions, RobotHome(*problem->robot, arm_spec.spec.robot()),
-                     Below(prefix, positions_field));
-  if (!initial.ok()) return initial.status();
-  problem->initial = *std::move(initial);
-  problem->options = *robot_options;
-  problem->scene = *std::move(scene);
-  return problem;
-}
-
-// The options of a path's tracker (SolveTrajectory, Track): its first target is solved from
-// the initial configuration first, where the arm is, so the path starts on that branch; the
-// seed atlas supplies the restarts. A unary Solve takes the nearest start (the default).
-robot::RobotIkOptions PathOptions(robot::RobotIkOptions options) {
-  options.starts = robot::SolveStarts::kGivenFirst;
-  return options;
-}
-
-// An orientation is for industrial arms only.
-absl::Status CheckNoOrientation(bool has_orientation, const std::string& field) {
-  if (!has_orientation) return absl::OkStatus();
-  return FieldViolation(field, "only industrial arms (ArmSpec.robot) take a tool orientation");
-}
-
-absl::StatusOr<ik::ArmTracker> NewTracker(const IkProblem& problem,
-                                          const std::string& positions_path) {
-  absl::StatusOr<ik::ArmTracker> tracker = ik::ArmTracker::Create(
-      *problem.arm, problem.scene.get(), problem.options, problem.initial_sites);
-  if (!tracker.ok()) return AtRequestPath(tracker.status(), positions_path);
-  return tracker;
-}
-
-// A sample runs to its end once started (cancellation is checked between samples), so the hand
-// sub-steps of one move are bounded.
-absl::Status CheckSubSteps(const IkProblem& problem, const Eigen::Vector3d& from,
-                           const Eigen::Vector3d& to, int64_t limit,
-                           const std::string& options_path) {
-  const int64_t substeps = SubStepsForMove(*problem.arm, problem.options, from, to);
-  if (substeps <= limit) return absl::OkStatus();
-  return FieldViolation(
-      Below(options_path, "max_step_fraction"),
-      absl::StrCat(problem.options.max_step_fraction, " needs ", substeps,
-                   " hand sub-steps for a move of ", (to - from).norm(),
-                   " m; the server allows at most ", limit,
-                   " per sample: raise it (or sample the trajectory more finely)"));
-}
 
 absl::StatusOr<std::vector<double>> SampleTimes(const ik::Trajectory& trajectory, double period,
                                                 int max_samples) {
@@ -200,20 +62,6 @@ absl::Status CheckTrajectorySubSteps(const IkProblem& problem, const ik::Traject
   return absl::OkStatus();
 }
 
-// One IK sample, target or pose in the solver metrics: not converged when the solver gave up
-// (an industrial arm's NOT_CONVERGED, or limits and limb lengths it could not restore).
-void RecordIkStep(Metrics& metrics, const v1::JointState& state) {
-  metrics.RecordSolverStep(SolverKind::kIkStep, state.iterations());
-  if (state.status() == v1::STEP_STATUS_NOT_CONVERGED ||
-      state.status() == v1::STEP_STATUS_JOINT_LIMIT_BLOCKED) {
-    metrics.RecordNotConverged(SolverKind::kIkStep);
-  }
-}
-
-void SetJointNames(const std::vector<std::string>& names,
-                   google::protobuf::RepeatedPtrField<std::string>* out) {
-  for (const std::string& name : names) *out->Add() = name;
-}
 
 // Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
 // Chain arms and industrial arms each bring one (SolveTrajectory below).
@@ -661,30 +509,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   v1::TrackResponse response_;  // the message being written (holds the last state)
 };
 
-// SolveRequest.max_solutions (2..kMaxSolutions asks for the branches) and max_seed_distance.
-constexpr int kMaxSolutions = 64;
-constexpr int kBranchAttempts = 64;
-
-// The branch options of a Solve, or nullopt for a single answer; errors name the field.
-absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
-    const v1::SolveRequest& request) {
-  if (request.max_solutions() < 0 || request.max_solutions() > kMaxSolutions) {
-    return FieldViolation("max_solutions", absl::StrCat("must be between 0 and ", kMaxSolutions,
-                                                        ", got ", request.max_solutions()));
-  }
-  if (!std::isfinite(request.max_seed_distance()) || request.max_seed_distance() < 0.0) {
-    return FieldViolation("max_seed_distance", absl::StrCat("must be finite and >= 0, got ",
-                                                            request.max_seed_distance()));
-  }
-  if (request.max_solutions() < 2) return std::nullopt;
-  robot::BranchOptions branches;
-  branches.max_solutions = request.max_solutions();
-  // Enough starts to meet every branch of a 6-DOF arm (8) several times over, whatever the
-  // number asked for: the work of a call stays about twice a Solve's with all its restarts.
-  branches.attempts = kBranchAttempts;
-  if (request.max_seed_distance() > 0.0) branches.max_seed_distance = request.max_seed_distance();
-  return branches;
-}
 
 // Single-pose IK of an industrial arm: continuation from the seed with restarts
 // (robot::SolveRobotIk), on the pool like the chain arms' Solve; with max_solutions >= 2 also
@@ -706,7 +530,8 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     reactor->Finish(ToGrpcStatus(target.status()));
     return reactor;
   }
-  absl::StatusOr<std::optional<robot::BranchOptions>> branches = BranchOptionsFromProto(request);
+  absl::StatusOr<std::optional<robot::BranchOptions>> branches =
+      BranchOptionsFromProto(request.max_solutions(), request.max_seed_distance());
   if (!branches.ok()) {
     reactor->Finish(ToGrpcStatus(branches.status()));
     return reactor;
@@ -719,26 +544,13 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
     absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
         *problem->robot, problem->options, problem->initial, problem->scene.get());
     if (!tracker.ok()) return reactor->Finish(ToGrpcStatus(tracker.status()));
-    const absl::StatusOr<robot::RobotIkResult> result = tracker->Solve(target);
     SetJointNames(RobotJointNames(*problem->robot), response->mutable_joint_names());
-    absl::StatusOr<v1::JointState> state =
-        RobotJointState(*problem->robot, *result, target, 0.0, nullptr);
-    if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
-    *response->mutable_state() = *std::move(state);
+    const absl::Status solved = SolveRobotPose(
+        *problem, *tracker, problem->initial, target, branches,
+        [context] { return context->IsCancelled(); }, response->mutable_state(),
+        response->mutable_solutions());
+    if (!solved.ok()) return reactor->Finish(ToGrpcStatus(solved));
     RecordIkStep(metrics, response->state());
-    if (branches) {
-      absl::StatusOr<std::vector<robot::RobotIkResult>> all =
-          robot::SolveBranches(*problem->robot, target, problem->initial, problem->options,
-                               *branches, problem->scene.get(),
-                               [context] { return context->IsCancelled(); });
-      if (!all.ok()) return reactor->Finish(ToGrpcStatus(all.status()));
-      for (const robot::RobotIkResult& branch : *all) {
-        absl::StatusOr<v1::JointState> solution =
-            RobotJointState(*problem->robot, branch, target, 0.0, nullptr);
-        if (!solution.ok()) return reactor->Finish(ToGrpcStatus(solution.status()));
-        *response->add_solutions() = *std::move(solution);
-      }
-    }
     reactor->Finish(grpc::Status::OK);
   };
   if (!pool.TrySubmit(std::move(solve))) reactor->Finish(ToGrpcStatus(PoolFull()));
@@ -985,12 +797,9 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
-    absl::StatusOr<ik::IkStep> step = ik::SolvePose(*problem->arm, problem->scene.get(), target,
-                                                    problem->options, problem->initial_sites);
-    if (!step.ok()) return reactor->Finish(ToGrpcStatus(step.status()));
-    SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
-    absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
+    absl::StatusOr<v1::JointState> state = SolveChainPose(*problem, problem->initial_sites, target);
     if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
+    SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
     *response->mutable_state() = *std::move(state);
     RecordIkStep(*metrics, response->state());
     reactor->Finish(grpc::Status::OK);
@@ -1028,6 +837,11 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(
     grpc::CallbackServerContext* /*context*/) {
   return new TrackReactor(store_, pool_, model_limits_, limits_, metrics_);
+}
+
+grpc::ServerWriteReactor<v1::SolveBatchResponse>* KinematicsServiceImpl::SolveBatch(
+    grpc::CallbackServerContext* context, const v1::SolveBatchRequest* request) {
+  return StartSolveBatch(context, *request, *pool_, *store_, model_limits_, limits_, *metrics_);
 }
 
 }  // namespace ikd::server

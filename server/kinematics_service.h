@@ -1,13 +1,14 @@
 // ikd.v1.KinematicsService on the gRPC callback API: the Cartesian IK engine
-// (solver/include/ikd/ik/tracker.h) for single poses (Solve) and streamed trajectories
-// (SolveTrajectory) and live tracking (Track: one joint state per target, scene edits between
-// targets). Requests are validated and models resolved on the gRPC thread; every solve
-// runs on the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is
-// solved one sample at a time, the next only after the previous sample's write completed, so a
-// slow reader slows its own solve; cancellation and deadlines stop it at the next sample.
-// Industrial arms (ArmSpec.robot) go to the robot library (solver/include/ikd/robot) in the
-// same three RPCs: full-pose targets when an orientation is given, no scene. Wire <-> solver
-// conversions live in ik_conversions.h and robot_conversions.h.
+// (solver/include/ikd/ik/tracker.h) for single poses (Solve), batches of them (SolveBatch:
+// solve_batch.h), streamed trajectories (SolveTrajectory) and live tracking (Track: one joint
+// state per target, scene edits between targets). Requests are validated and models resolved
+// on the gRPC thread; every solve runs on the server's WorkerPool (a full queue answers
+// RESOURCE_EXHAUSTED). A trajectory is solved one sample at a time, the next only after the
+// previous sample's write completed, so a slow reader slows its own solve; cancellation and
+// deadlines stop it at the next sample. Industrial arms (ArmSpec.robot) go to the robot
+// library (solver/include/ikd/robot) in the same RPCs: full-pose targets when an orientation
+// is given. Problem assembly lives in ik_problem.h; wire <-> solver conversions in
+// ik_conversions.h and robot_conversions.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -30,6 +31,7 @@ struct KinematicsLimits {
   // cancellation is checked between samples, so this bounds how long one sample can run. A
   // full move across a 1000-limb arm at the default fraction takes 20000.
   int64_t max_substeps_per_sample = 100'000;
+  int max_batch_targets = 10'000;  // targets of one SolveBatch ("targets")
 };
 
 class KinematicsServiceImpl final : public v1::KinematicsService::CallbackService {
@@ -46,6 +48,8 @@ class KinematicsServiceImpl final : public v1::KinematicsService::CallbackServic
       grpc::CallbackServerContext* context, const v1::SolveTrajectoryRequest* request) override;
   grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* Track(
       grpc::CallbackServerContext* context) override;
+  grpc::ServerWriteReactor<v1::SolveBatchResponse>* SolveBatch(
+      grpc::CallbackServerContext* context, const v1::SolveBatchRequest* request) override;
 
  private:
   ModelStore* const store_;

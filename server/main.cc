@@ -38,6 +38,7 @@ ABSL_FLAG(int, max_request_bytes, 4 << 20, "larger requests fail with RESOURCE_E
 ABSL_FLAG(int64_t, max_models, 10000, "maximum arms, and maximum scenes, in the store");
 ABSL_FLAG(int, max_limbs, 1000, "maximum limbs per arm");
 ABSL_FLAG(int, max_samples, 100000, "maximum samples of one SolveTrajectory");
+ABSL_FLAG(int, max_batch_targets, 10000, "maximum targets of one SolveBatch");
 ABSL_FLAG(int, max_obstacles, 10000, "maximum obstacles per scene (at most 10000)");
 ABSL_FLAG(int, max_trials_per_step, 10000,
           "maximum IkOptions.trials_per_step (stochastic trials of one IK sub-step)");
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
   options.limits.max_trials_per_step = absl::GetFlag(FLAGS_max_trials_per_step);
   options.simulation.max_projection_iterations = absl::GetFlag(FLAGS_max_projection_iterations);
   options.kinematics.max_samples = absl::GetFlag(FLAGS_max_samples);
+  options.kinematics.max_batch_targets = absl::GetFlag(FLAGS_max_batch_targets);
   options.security.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                           absl::GetFlag(FLAGS_tls_client_ca)};
   options.security.allow_insecure_tokens = absl::GetFlag(FLAGS_allow_insecure_tokens);

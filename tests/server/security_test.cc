@@ -320,7 +320,7 @@ TEST(TokenAuthTest, EveryMethodNeedsAValidToken) {
   auto anonymous = TokenChannel(server.address(), "");
   auto wrong = TokenChannel(server.address(), kWrongToken);
   const std::vector<std::string> methods = AllIkdMethods();
-  ASSERT_EQ(methods.size(), 16u + 3u + 4u + 1u);
+  ASSERT_EQ(methods.size(), 16u + 4u + 4u + 1u);
   for (const std::string& method : methods) {
     grpc::Status missing = CallGeneric(*anonymous, method);
     EXPECT_EQ(missing.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;

@@ -1,0 +1,390 @@
+#include "solve_batch.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "errors.h"
+#include "ik_conversions.h"
+#include "ik_problem.h"
+#include "robot_conversions.h"
+#include "stream_handoff.h"
+
+namespace ikd::server {
+namespace {
+
+constexpr int kDefaultChunk = 64;
+constexpr int kMaxChunk = 1000;
+
+// Answers target `index` into `result` (its state, solutions and nothing else). One per chunk
+// task, so it may keep state (an industrial arm's tracker) from target to target.
+using TargetSolver = std::function<absl::Status(int index, v1::BatchResult& result)>;
+
+// What a BatchReactor runs: a fresh TargetSolver per chunk, and the joint names.
+struct BatchPlan {
+  int targets = 0;
+  std::function<absl::StatusOr<TargetSolver>()> new_solver;
+  std::vector<std::string> joint_names;
+};
+
+std::string TargetField(int i, const std::string& field) {
+  return absl::StrCat("targets[", i, "].", field);
+}
+
+// Chunks are solved on up to this many workers at once per pool thread, and at most as many
+// chunks wait solved for their turn to be written: the memory a call holds stays bounded
+// whatever its size, and the workers are not idle while a write is in flight.
+constexpr int kChunksPerThread = 2;
+
+// The stream of a SolveBatch call. Chunk c holds targets [c * chunk, (c + 1) * chunk); workers
+// solve several chunks at once, each parked when done until every earlier one is written, so
+// the messages go out in target order. All state changes happen under mu_; StartWrite, Finish
+// and pool submissions happen after releasing it. Finish happens exactly once, when no chunk
+// is being solved and no write is in flight, and either every chunk was written or an error
+// (deadline, cancellation, broken stream, pool stopping) was recorded; a chunk running when
+// the call stops ends at its next target.
+class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchResponse> {
+ public:
+  BatchReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
+               BatchPlan plan, int chunk)
+      : context_(context),
+        pool_(pool),
+        metrics_(metrics),
+        plan_(std::move(plan)),
+        chunk_(chunk),
+        chunks_((plan_.targets + chunk - 1) / chunk),
+        max_ahead_(kChunksPerThread * std::max(1, pool->threads())) {
+    // The first chunks to solve, counted as being solved before any is submitted: the call
+    // cannot finish (and be deleted) until they have all been handed over and have run.
+    std::vector<int> initial;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (next_submit_ < chunks_ && solving_ < max_ahead_) {
+        initial.push_back(next_submit_++);
+        ++solving_;
+      }
+    }
+    // The call is admitted only if the pool has room for its first chunk; later chunks are
+    // continuations of admitted work.
+    if (!pool_->TrySubmit([this] { SolveChunk(0); })) {
+      Actions refused;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        solving_ -= static_cast<int>(initial.size());
+        RecordError(PoolFull());
+        refused = NextActionsLocked();
+      }
+      Run(refused);
+      return;
+    }
+    Actions rest;
+    rest.submit.assign(initial.begin() + 1, initial.end());
+    Run(rest);
+  }
+  // A call refused before any work.
+  explicit BatchReactor(const absl::Status& error) : max_ahead_(0) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      RecordError(error);
+      finished_ = true;
+    }
+    Finish(ToGrpcStatus(error));
+  }
+
+  void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
+      actions = NextActionsLocked();
+    }
+    Run(actions);
+  }
+  void OnCancel() override { cancelled_.store(true); }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
+
+ private:
+  // What to do once mu_ is released.
+  struct Actions {
+    bool write = false;         // StartWrite(&writing_message_)
+    std::vector<int> submit;    // chunks to hand to the pool
+    std::optional<grpc::Status> finish;
+  };
+
+  // On a worker: solves chunk c into a message and parks it.
+  void SolveChunk(int c) {
+    absl::StatusOr<v1::SolveBatchResponse> message = ChunkMessage(c);
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --solving_;
+      if (!message.ok()) {
+        RecordError(message.status());
+      } else {
+        parked_.emplace(c, *std::move(message));
+      }
+      actions = NextActionsLocked();
+    }
+    Run(actions);
+  }
+
+  absl::StatusOr<v1::SolveBatchResponse> ChunkMessage(int c) {
+    absl::StatusOr<TargetSolver> solve = plan_.new_solver();
+    if (!solve.ok()) return solve.status();
+    v1::SolveBatchResponse message;
+    if (c == 0) SetJointNames(plan_.joint_names, message.mutable_joint_names());
+    const int end = std::min(plan_.targets, (c + 1) * chunk_);
+    for (int index = c * chunk_; index < end; ++index) {
+      if (absl::Status stop = StopReason(index); !stop.ok()) return stop;
+      v1::BatchResult* result = message.add_results();
+      result->set_index(index);
+      const absl::Time start = absl::Now();
+      if (absl::Status s = (*solve)(index, *result); !s.ok()) return s;
+      result->set_solve_seconds(absl::ToDoubleSeconds(absl::Now() - start));
+      RecordIkStep(*metrics_, result->state());
+    }
+    return message;
+  }
+
+  // The next write (the parked chunk whose turn it is), the chunks to start (as far ahead as
+  // allowed) and the finish, from the state under mu_.
+  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions actions;
+    if (error_) {
+      parked_.clear();
+    } else {
+      if (!writing_) {
+        if (auto it = parked_.find(next_write_); it != parked_.end()) {
+          writing_message_ = std::move(it->second);
+          parked_.erase(it);
+          ++next_write_;
+          writing_ = actions.write = true;
+        }
+      }
+      while (next_submit_ < chunks_ && solving_ + static_cast<int>(parked_.size()) < max_ahead_) {
+        actions.submit.push_back(next_submit_++);
+        ++solving_;
+      }
+    }
+    if (!finished_ && solving_ == 0 && !writing_ && (error_ || next_write_ == chunks_)) {
+      finished_ = true;
+      actions.finish = ToGrpcStatus(error_.value_or(absl::OkStatus()));
+    }
+    return actions;
+  }
+
+  void RecordError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!error_) error_ = status;
+    failed_.store(true);  // the chunks still running stop at their next target
+  }
+
+  void Run(const Actions& actions) {
+    if (actions.finish || actions.write) HandToGrpc(this);
+    if (actions.finish) return Finish(*actions.finish);
+    if (actions.write) StartWrite(&writing_message_);
+    // Chunks not yet submitted are counted in solving_, so the reactor lives until the last
+    // submission; nothing of it is touched after that.
+    WorkerPool* const pool = pool_;
+    for (size_t i = 0; i < actions.submit.size(); ++i) {
+      const int c = actions.submit[i];
+      if (pool->SubmitContinuation([this, c] { SolveChunk(c); })) continue;
+      Actions after;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        solving_ -= static_cast<int>(actions.submit.size() - i);
+        RecordError(PoolStopping());
+        after = NextActionsLocked();
+      }
+      return Run(after);
+    }
+  }
+
+  // Why the call must stop before target `index` (OK: carry on).
+  absl::Status StopReason(int index) const {
+    if (context_->deadline() < std::chrono::system_clock::now()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("deadline passed before target ", index, " of ", plan_.targets));
+    }
+    if (cancelled_.load() || context_->IsCancelled()) {
+      return absl::CancelledError(
+          absl::StrCat("cancelled before target ", index, " of ", plan_.targets));
+    }
+    if (failed_.load()) return absl::AbortedError("the call already failed");  // not sent
+    return absl::OkStatus();
+  }
+
+  grpc::CallbackServerContext* const context_ = nullptr;
+  WorkerPool* const pool_ = nullptr;
+  Metrics* const metrics_ = nullptr;
+  const BatchPlan plan_;
+  const int chunk_ = 1;
+  const int chunks_ = 0;
+  const int max_ahead_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> failed_{false};
+
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not TSan-instrumented, pthread is.
+  std::mutex mu_;
+  int next_submit_ ABSL_GUARDED_BY(mu_) = 0;  // the next chunk to hand to the pool
+  int next_write_ ABSL_GUARDED_BY(mu_) = 0;   // the next chunk to write
+  int solving_ ABSL_GUARDED_BY(mu_) = 0;      // chunks submitted and not yet done
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<absl::Status> error_ ABSL_GUARDED_BY(mu_);
+  std::map<int, v1::SolveBatchResponse> parked_ ABSL_GUARDED_BY(mu_);  // solved, not written
+  v1::SolveBatchResponse writing_message_;  // owned by gRPC while writing_
+};
+
+absl::Status CheckBatchSize(const v1::SolveBatchRequest& request, const KinematicsLimits& limits) {
+  if (request.targets_size() < 1 || request.targets_size() > limits.max_batch_targets) {
+    return FieldViolation("targets",
+                          absl::StrCat("needs 1 to ", limits.max_batch_targets,
+                                       " targets (--max_batch_targets), got ",
+                                       request.targets_size()));
+  }
+  if (request.chunk_size() < 0 || request.chunk_size() > kMaxChunk) {
+    return FieldViolation("chunk_size", absl::StrCat("must be between 0 (default ", kDefaultChunk,
+                                                     ") and ", kMaxChunk, ", got ",
+                                                     request.chunk_size()));
+  }
+  return absl::OkStatus();
+}
+
+// A chain arm's batch: every target and seed checked as Solve checks them.
+absl::StatusOr<BatchPlan> ChainBatch(const v1::SolveBatchRequest& request,
+                                     const ResolvedArmSpec& arm, ModelStore& store,
+                                     const ModelLimits& model_limits,
+                                     const KinematicsLimits& limits) {
+  if (request.max_solutions() > 1) {
+    return FieldViolation("max_solutions", "more than one solution is for industrial arms "
+                                           "(an arm with a robot spec); a chain arm answers one");
+  }
+  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
+      MakeProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
+                  "seed_positions", store, model_limits);
+  if (!problem.ok()) return problem.status();
+  struct Target {
+    Eigen::Vector3d position;
+    std::optional<Eigen::Matrix3Xd> seed;  // nullopt: the request's
+  };
+  auto targets = std::make_shared<std::vector<Target>>();
+  targets->reserve(request.targets_size());
+  for (int i = 0; i < request.targets_size(); ++i) {
+    const v1::BatchTarget& in = request.targets(i);
+    absl::StatusOr<Eigen::Vector3d> position = TargetFromProto(in.position(), TargetField(i, "position"));
+    if (!position.ok()) return position.status();
+    if (absl::Status s = CheckNoOrientation(in.has_orientation(), TargetField(i, "orientation"));
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::optional<Eigen::Matrix3Xd>> seed =
+        SitesFromPositions(*(*problem)->arm, in.seed_positions(), TargetField(i, "seed_positions"));
+    if (!seed.ok()) return seed.status();
+    const Eigen::Vector3d from =
+        *seed ? (*seed)->col((*problem)->arm->hand()) : (*problem)->InitialHand();
+    if (absl::Status s =
+            CheckSubSteps(**problem, from, *position, limits.max_substeps_per_sample, "options");
+        !s.ok()) {
+      return s;
+    }
+    targets->push_back({*position, *std::move(seed)});
+  }
+  BatchPlan plan;
+  plan.targets = request.targets_size();
+  plan.joint_names = JointNames(*(*problem)->arm);
+  plan.new_solver = [problem = *problem, targets]() -> absl::StatusOr<TargetSolver> {
+    return TargetSolver([problem, targets](int index, v1::BatchResult& result) {
+      const Target& target = (*targets)[index];
+      absl::StatusOr<v1::JointState> state = SolveChainPose(
+          *problem, target.seed ? target.seed : problem->initial_sites, target.position);
+      if (!state.ok()) return state.status();
+      *result.mutable_state() = *std::move(state);
+      return absl::OkStatus();
+    });
+  };
+  return plan;
+}
+
+// An industrial arm's batch: one tracker per chunk, reset to each target's seed.
+absl::StatusOr<BatchPlan> RobotBatch(grpc::CallbackServerContext* context,
+                                     const v1::SolveBatchRequest& request,
+                                     const ResolvedArmSpec& arm, ModelStore& store,
+                                     const ModelLimits& model_limits) {
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
+      MakeRobotProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
+                       "seed_positions", store, model_limits);
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<std::optional<robot::BranchOptions>> branches =
+      BranchOptionsFromProto(request.max_solutions(), request.max_seed_distance());
+  if (!branches.ok()) return branches.status();
+  struct Target {
+    robot::ToolTarget pose;
+    Eigen::VectorXd seed;
+  };
+  auto targets = std::make_shared<std::vector<Target>>();
+  targets->reserve(request.targets_size());
+  for (int i = 0; i < request.targets_size(); ++i) {
+    const v1::BatchTarget& in = request.targets(i);
+    absl::StatusOr<robot::ToolTarget> pose =
+        ToolTargetFromProto(in.position(), TargetField(i, "position"), in.has_orientation(),
+                            in.orientation(), TargetField(i, "orientation"));
+    if (!pose.ok()) return pose.status();
+    absl::StatusOr<Eigen::VectorXd> seed = RobotPositions(
+        *(*problem)->robot, in.seed_positions(), (*problem)->initial, TargetField(i, "seed_positions"));
+    if (!seed.ok()) return seed.status();
+    targets->push_back({*std::move(pose), *std::move(seed)});
+  }
+  BatchPlan plan;
+  plan.targets = request.targets_size();
+  plan.joint_names = RobotJointNames(*(*problem)->robot);
+  plan.new_solver = [context, problem = *problem, targets,
+                     branches = *branches]() -> absl::StatusOr<TargetSolver> {
+    absl::StatusOr<robot::RobotTracker> made = robot::RobotTracker::Create(
+        *problem->robot, problem->options, problem->initial, problem->scene.get());
+    if (!made.ok()) return made.status();
+    auto tracker = std::make_shared<robot::RobotTracker>(*std::move(made));
+    return TargetSolver([context, problem, targets, branches, tracker](int index,
+                                                                        v1::BatchResult& result) {
+      const Target& target = (*targets)[index];
+      return SolveRobotPose(*problem, *tracker, target.seed, target.pose, branches,
+                            [context] { return context->IsCancelled(); }, result.mutable_state(),
+                            result.mutable_solutions());
+    });
+  };
+  return plan;
+}
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::SolveBatchResponse>* StartSolveBatch(
+    grpc::CallbackServerContext* context, const v1::SolveBatchRequest& request, WorkerPool& pool,
+    ModelStore& store, const ModelLimits& model_limits, const KinematicsLimits& limits,
+    Metrics& metrics) {
+  if (absl::Status s = CheckBatchSize(request, limits); !s.ok()) return new BatchReactor(s);
+  absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(request.arm(), "arm", store);
+  if (!arm.ok()) return new BatchReactor(arm.status());
+  absl::StatusOr<BatchPlan> plan =
+      arm->spec.has_robot() ? RobotBatch(context, request, *arm, store, model_limits)
+                            : ChainBatch(request, *arm, store, model_limits, limits);
+  if (!plan.ok()) return new BatchReactor(plan.status());
+  const int chunk = request.chunk_size() == 0 ? kDefaultChunk : request.chunk_size();
+  return new BatchReactor(context, &pool, &metrics, *std::move(plan), chunk);
+}
+
+}  // namespace ikd::server
