@@ -92,6 +92,35 @@ class Trajectory:
                     yield m.joint_state(sample, self.joint_names)
 
 
+class Batch:
+    """The answers of a SolveBatch call, as an iterator of BatchResult in target order.
+
+    Results arrive in chunks as the server's workers finish them; `cancel` stops the call.
+    """
+
+    def __init__(self, call):
+        self._call = call
+        self._results = self._receive()
+        self.joint_names = ()
+
+    def __iter__(self) -> Iterator[m.BatchResult]:
+        return self
+
+    def __next__(self) -> m.BatchResult:
+        return next(self._results)
+
+    def cancel(self):
+        """Stops the server's work (the iterator then raises IkdError CANCELLED)."""
+        self._call.cancel()
+
+    def _receive(self):
+        with translated_errors():
+            for response in self._call:
+                self.joint_names = tuple(response.joint_names) or self.joint_names
+                for result in response.results:
+                    yield m.batch_result(result, self.joint_names)
+
+
 class _TrackRequests:
     """The Track request stream: the config, then one message per target.
 
@@ -204,6 +233,33 @@ class Client:
             request.target_orientation.CopyFrom(m.quaternion(orientation))
         response = self._unary(self._kinematics.Solve, request, timeout)
         return [m.joint_state(state, response.joint_names) for state in response.solutions]
+
+    def solve_batch(self, arm, positions, orientations=None, *, seeds=None, seed=None,
+                    scene=None, options=None, max_solutions: int = 0,
+                    max_seed_distance: float = 0.0, chunk_size: int = 0,
+                    timeout: Optional[float] = None) -> Batch:
+        """Many poses of one arm and scene in one call (reachability maps, grasp selection):
+        yields one BatchResult per target, in order, each answered as solve would answer it.
+
+        positions: N positions (an N x 3 array or a list). orientations: None, or N tool
+        quaternions (x, y, z, w; None entries for position-only targets), industrial arms.
+        seeds: None, or N start configurations (None entries: `seed`, else the arm's home).
+        max_solutions >= 2 also asks every branch of each pose (industrial arms). chunk_size:
+        results per message (0: the server's 64). The server solves the targets in parallel on
+        its workers and refuses more than its --max_batch_targets (IkdError naming "targets").
+        """
+        positions = list(positions)
+        orientations = [None] * len(positions) if orientations is None else list(orientations)
+        seeds = [None] * len(positions) if seeds is None else list(seeds)
+        if len(orientations) != len(positions) or len(seeds) != len(positions):
+            raise ValueError(f"orientations and seeds need one entry per position "
+                             f"({len(positions)}), got {len(orientations)} and {len(seeds)}")
+        request = _kinematics.SolveBatchRequest(
+            arm=m.arm_ref(arm), seed_positions=m.joint_values(seed), chunk_size=chunk_size,
+            max_solutions=max_solutions, max_seed_distance=max_seed_distance,
+            targets=[m.batch_target(p, o, s) for p, o, s in zip(positions, orientations, seeds)])
+        self._set_common(request, scene, options)
+        return Batch(self._kinematics.SolveBatch(request, timeout=timeout))
 
     def trajectory(self, arm, *, period: float, line=None, waypoints=None, polyline=None,
                    arc=None, duration=None, speed=None, interpolation="linear", scene=None,

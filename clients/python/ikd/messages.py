@@ -207,6 +207,33 @@ def joint_state(message, joint_names: Sequence[str] = ()) -> JointState:
         joint_names=tuple(joint_names))
 
 
+@dataclasses.dataclass(frozen=True)
+class BatchResult:
+    """One target of a SolveBatch (ikd.v1.BatchResult): its index in the request, the answer
+    (as solve gives it), the branches when max_solutions >= 2, and the solve's wall time on its
+    server worker (s)."""
+    index: int
+    state: JointState
+    solutions: Tuple[JointState, ...]
+    solve_seconds: float
+
+
+def batch_result(message, joint_names: Sequence[str] = ()) -> BatchResult:
+    return BatchResult(
+        index=message.index,
+        state=joint_state(message.state, joint_names),
+        solutions=tuple(joint_state(s, joint_names) for s in message.solutions),
+        solve_seconds=message.solve_seconds)
+
+
+def batch_target(position, orientation=None, seed=None) -> _kinematics.BatchTarget:
+    message = _kinematics.BatchTarget(position=vector3(position),
+                                      seed_positions=joint_values(seed))
+    if orientation is not None:
+        message.orientation.CopyFrom(quaternion(orientation))
+    return message
+
+
 def plain(message: Message) -> types.SimpleNamespace:
     """A message's scalar fields as attributes; an unset optional field is None."""
     values = {}

@@ -212,6 +212,50 @@ class SolveTest(ClientTestCase):
             self.client.solve(arm=CHAIN_ID, position=(0.5, 0.3))
 
 
+class BatchTest(ClientTestCase):
+    def test_each_target_is_answered_in_order_as_solve_answers_it(self):
+        targets = [in_plane(0.2 + 0.02 * i, 0.1 * (i % 4) - 0.15) for i in range(30)]
+        targets.append(in_plane(2.0, 0.0))  # out of reach
+        seeds = [None] * len(targets)
+        seeds[3] = [0.4, -0.3, 0.2, 0.1]
+        results = list(self.client.solve_batch(CHAIN_ID, targets, seeds=seeds, chunk_size=4))
+        self.assertEqual([r.index for r in results], list(range(len(targets))))
+        for result, target, seed in zip(results, targets, seeds):
+            single = self.client.solve(arm=CHAIN_ID, position=target, seed=seed)
+            np.testing.assert_array_equal(result.state.positions, single.positions)
+            self.assertEqual(result.state.status, single.status)
+            self.assertGreater(result.solve_seconds, 0.0)
+        for result, target in zip(results[:-1], targets):
+            self.assertEqual(result.state.status, ikd.StepStatus.REACHED)
+            np.testing.assert_allclose(result.state.hand, target, rtol=0, atol=1e-9)
+        self.assertEqual(results[-1].state.status, ikd.StepStatus.CLAMPED_UNREACHABLE)
+
+    def test_ur5_poses_with_branches_are_on_their_poses(self):
+        ur5 = {"robot": {"preset": "ROBOT_PRESET_UR5"}}
+        made = [np.array([0.3, -1.2, 1.4, -1.5, -1.3, 0.4]), np.array([-0.5, -1.0, 1.0, 0.3, 1.2, -0.6])]
+        poses = [ur5_tool_pose(q) for q in made]
+        positions = [pose[:3, 3] for pose in poses]
+        results = list(self.client.solve_batch(ur5, positions, max_solutions=8))
+        self.assertEqual(len(results), 2)
+        for result, position in zip(results, positions):
+            self.assertEqual(result.state.status, ikd.StepStatus.REACHED)
+            self.assertGreaterEqual(len(result.solutions), 2)  # position only: many branches
+            for state in result.solutions:
+                np.testing.assert_allclose(ur5_tool_pose(state.positions)[:3, 3], position,
+                                           rtol=0, atol=1e-5)
+
+    def test_bad_target_names_its_index(self):
+        targets = [in_plane(0.3, 0.0), (0.3, float("nan"), 0.5)]
+        with self.assertRaises(ikd.IkdError) as raised:
+            list(self.client.solve_batch(CHAIN_ID, targets))
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("targets[1].position", raised.exception.fields)
+
+    def test_mismatched_lengths_are_refused_before_any_call(self):
+        with self.assertRaisesRegex(ValueError, "one entry per position"):
+            self.client.solve_batch(CHAIN_ID, [in_plane(0.3, 0.0)], seeds=[None, None])
+
+
 class TrajectoryTest(ClientTestCase):
     START, END = in_plane(0.5, 0.2), in_plane(0.2, 0.45)
 
