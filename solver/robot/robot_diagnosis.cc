@@ -1,0 +1,108 @@
+#include "ikd/robot/robot_diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Geometry>
+#include <Eigen/SVD>
+
+#include "ikd/robot/chain.h"
+
+namespace ikd::robot {
+namespace {
+
+constexpr size_t kMaxPairs = 8;  // colliding pairs listed, worst first
+
+// Link-obstacle pairs below zero (all, worst first, capped) and the closest inside the margin.
+void Clearances(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+                double margin, std::vector<ik::Reason>& reasons) {
+  const std::vector<double>& radii = robot.spec().link_radii;
+  const auto segments = LinkSegments(robot.spec(), q);
+  std::vector<ik::Reason> colliding, inside;
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const double radius = radii.empty() ? 0.0 : radii[k];
+    for (const auto& [obstacle, distance] : scene.SignedDistancesBelow(
+             segments[k].first, segments[k].second, radius, margin)) {
+      ik::Reason r;
+      r.kind = distance < 0.0 ? ik::Reason::Kind::kCollision : ik::Reason::Kind::kNearCollision;
+      r.link = static_cast<int>(k), r.obstacle = obstacle, r.distance = distance, r.bound = margin;
+      (distance < 0.0 ? colliding : inside).push_back(r);
+    }
+  }
+  auto by_distance = [](const ik::Reason& a, const ik::Reason& b) { return a.distance < b.distance; };
+  std::stable_sort(colliding.begin(), colliding.end(), by_distance);
+  std::stable_sort(inside.begin(), inside.end(), by_distance);
+  if (colliding.size() > kMaxPairs) colliding.resize(kMaxPairs);
+  reasons.insert(reasons.end(), colliding.begin(), colliding.end());
+  if (!inside.empty()) reasons.push_back(inside.front());
+}
+
+void JointsAtLimits(const Robot& robot, const Eigen::VectorXd& q, std::vector<ik::Reason>& reasons) {
+  for (int j = 0; j < robot.num_joints(); ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    if (!limits) continue;
+    const bool low = q[j] <= limits->lower + ik::kAtLimit, high = q[j] >= limits->upper - ik::kAtLimit;
+    if (!low && !high) continue;
+    ik::Reason r;
+    r.kind = ik::Reason::Kind::kJointLimit;
+    r.joint = j, r.value = q[j], r.bound = low ? limits->lower : limits->upper;
+    reasons.push_back(r);
+  }
+}
+
+// The least singular value of the tool Jacobian's rows the target uses (position; and
+// rotation for a pose) and the tool direction of its left singular vector.
+void Singularity(const Robot& robot, const Eigen::VectorXd& q, const ToolTarget& target,
+                 std::vector<ik::Reason>& reasons) {
+  const Eigen::MatrixXd J = ToolJacobian(robot.spec(), q);
+  const Eigen::MatrixXd used = target.orientation ? J : Eigen::MatrixXd(J.topRows(3));
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(used, Eigen::ComputeFullU);
+  const Eigen::VectorXd& sigma = svd.singularValues();
+  const Eigen::Index rank_rows = std::min(used.rows(), used.cols());
+  const double least = rank_rows < used.rows() ? 0.0 : sigma[rank_rows - 1];
+  if (least >= kSingularValue) return;
+  const Eigen::VectorXd u = svd.matrixU().col(used.rows() - 1);
+  ik::Reason r;
+  r.kind = ik::Reason::Kind::kSingular;
+  r.value = least;
+  r.bound = kSingularValue;
+  const Eigen::Vector3d linear = u.head<3>();
+  r.direction = linear.norm() > 1e-12 ? linear.normalized() : Eigen::Vector3d(u.tail<3>().normalized());
+  reasons.push_back(r);
+}
+
+void Residuals(const Robot& robot, const Eigen::VectorXd& q, const ToolTarget& target,
+               const RobotIkOptions& options, std::vector<ik::Reason>& reasons) {
+  const Eigen::Isometry3d X = ToolPose(robot.spec(), q);
+  const Eigen::Vector3d gap = target.position - X.translation();
+  if (gap.norm() > options.position_tolerance) {
+    ik::Reason r;
+    r.kind = ik::Reason::Kind::kResidual;
+    r.value = gap.norm(), r.bound = options.position_tolerance, r.direction = gap.normalized();
+    reasons.push_back(r);
+  }
+  if (!target.orientation) return;
+  const Eigen::AngleAxisd turn(target.orientation->normalized().toRotationMatrix() *
+                               X.linear().transpose());
+  if (turn.angle() > options.rotation_tolerance) {
+    ik::Reason r;
+    r.kind = ik::Reason::Kind::kRotationResidual;
+    r.value = turn.angle(), r.bound = options.rotation_tolerance, r.direction = turn.axis();
+    reasons.push_back(r);
+  }
+}
+
+}  // namespace
+
+std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const ik::Scene* scene,
+                                      const Eigen::VectorXd& q, const ToolTarget& target,
+                                      const RobotIkOptions& options) {
+  std::vector<ik::Reason> reasons;
+  if (scene != nullptr) Clearances(robot, *scene, q, options.safety_margin, reasons);
+  JointsAtLimits(robot, q, reasons);
+  Singularity(robot, q, target, reasons);
+  Residuals(robot, q, target, options, reasons);
+  return reasons;
+}
+
+}  // namespace ikd::robot
