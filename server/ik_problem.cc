@@ -7,6 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "errors.h"
 #include "ik_conversions.h"
+#include "ikd/ik/diagnosis.h"
+#include "ikd/robot/robot_diagnosis.h"
+#include "reason_conversions.h"
 #include "robot_cache.h"
 #include "robot_conversions.h"
 
@@ -179,7 +182,12 @@ absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
   absl::StatusOr<ik::IkStep> step = ik::SolvePose(*problem.arm, problem.scene.get(), target,
                                                   problem.options, initial_sites);
   if (!step.ok()) return step.status();
-  return JointStateFromStep(*step, target, nullptr);
+  absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
+  if (!state.ok() || step->status == ik::StepStatus::kReached) return state;
+  ReasonsToProto(ik::DiagnoseChain(*problem.arm, problem.scene.get(), step->sites, target,
+                                   problem.options.safety_margin),
+                 problem.scene.get(), JointNames(*problem.arm), "limb", state->mutable_reasons());
+  return state;
 }
 
 absl::Status SolveRobotPose(const RobotProblem& problem, robot::RobotTracker& tracker,
@@ -193,6 +201,11 @@ absl::Status SolveRobotPose(const RobotProblem& problem, robot::RobotTracker& tr
       RobotJointState(*problem.robot, result, target, 0.0, nullptr);
   if (!answer.ok()) return answer.status();
   *state = *std::move(answer);
+  if (result.status != robot::RobotIkStatus::kSolved) {
+    ReasonsToProto(
+        robot::DiagnoseRobot(*problem.robot, problem.scene.get(), result.q, target, problem.options),
+        problem.scene.get(), RobotJointNames(*problem.robot), "link", state->mutable_reasons());
+  }
   if (!branches) return absl::OkStatus();
   absl::StatusOr<std::vector<robot::RobotIkResult>> all = robot::SolveBranches(
       *problem.robot, target, seed, problem.options, *branches, problem.scene.get(), stop);

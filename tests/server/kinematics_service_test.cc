@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -853,6 +854,77 @@ TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
   ASSERT_TRUE(Solve(own_branch, &own).ok());
   ASSERT_EQ(own.solutions_size(), 1);
   EXPECT_LT(turns(Positions(own.solutions(0)), made), 1e-4);
+}
+
+// Reasons (JointState.reasons): a target 2 m from the base of the 1.5 m planar arm answers
+// CLAMPED_UNREACHABLE with OUT_OF_REACH (0.5 m beyond) and the hand's RESIDUAL, each figure the
+// test's own; a target at the centre of a ball is IN_COLLISION with the ball named and the
+// depth of the limb recomputed from the returned sites; a reached answer carries none.
+TEST_F(KinematicsServiceTest, FailedAnswersSayWhy) {
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PlanarArm();
+  *request.mutable_target() = Vec(2.0, 0.0, 0.0);
+  v1::SolveResponse far;
+  ASSERT_TRUE(Solve(request, &far).ok());
+  ASSERT_EQ(far.state().status(), v1::STEP_STATUS_CLAMPED_UNREACHABLE);
+  ASSERT_GE(far.state().reasons_size(), 2);
+  const v1::Reason& reach = far.state().reasons(0);
+  EXPECT_EQ(reach.kind(), v1::Reason::KIND_OUT_OF_REACH);
+  EXPECT_NEAR(reach.distance(), 0.5, 1e-12);
+  EXPECT_THAT(reach.description(), HasSubstr("beyond the reach"));
+  const v1::Reason& residual = far.state().reasons(1);
+  EXPECT_EQ(residual.kind(), v1::Reason::KIND_RESIDUAL);
+  EXPECT_NEAR(residual.value(), Distance(far.state().sites(3), Vec(2.0, 0.0, 0.0)), 1e-12);
+
+  v1::Obstacle* ball = request.mutable_scene()->mutable_spec()->add_obstacles();
+  ball->set_id("ball");
+  *ball->mutable_sphere()->mutable_center() = Vec(1.0, 0.3, 0.0);
+  ball->mutable_sphere()->set_radius(0.15);
+  *request.mutable_target() = Vec(1.0, 0.3, 0.0);
+  v1::SolveResponse inside;
+  ASSERT_TRUE(Solve(request, &inside).ok());
+  EXPECT_EQ(inside.state().status(), v1::STEP_STATUS_IN_COLLISION);
+  ASSERT_GE(inside.state().reasons_size(), 1);
+  const v1::Reason& hit = inside.state().reasons(0);
+  EXPECT_EQ(hit.kind(), v1::Reason::KIND_COLLISION);
+  EXPECT_EQ(hit.obstacle_id(), "ball");
+  EXPECT_THAT(hit.description(), HasSubstr("obstacle \"ball\""));
+  ASSERT_GE(hit.link(), 0);
+  ASSERT_LT(hit.link(), 3);
+  // The test's own depth: the ball centre's distance to the limb's axis less both radii.
+  const Eigen::Vector3d a(inside.state().sites(hit.link()).x(), inside.state().sites(hit.link()).y(), 0);
+  const Eigen::Vector3d b(inside.state().sites(hit.link() + 1).x(),
+                          inside.state().sites(hit.link() + 1).y(), 0);
+  const Eigen::Vector3d c(1.0, 0.3, 0.0);
+  const double t = std::clamp((c - a).dot(b - a) / (b - a).squaredNorm(), 0.0, 1.0);
+  EXPECT_NEAR(hit.distance(), (a + t * (b - a) - c).norm() - 0.15 - 0.02, 1e-9);
+
+  *request.mutable_target() = Vec(0.6, -0.6, 0.0);
+  v1::SolveResponse reached;
+  ASSERT_TRUE(Solve(request, &reached).ok());
+  EXPECT_EQ(reached.state().status(), v1::STEP_STATUS_REACHED);
+  EXPECT_EQ(reached.state().reasons_size(), 0);
+}
+
+// An industrial arm that cannot get there: the Panda asked 2 m away answers NOT_CONVERGED
+// with the RESIDUAL between its tool (the chain's forward kinematics of the returned positions)
+// and the target.
+TEST_F(KinematicsServiceTest, IndustrialArmFailureSaysWhy) {
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PandaArm();
+  *request.mutable_target() = Vec(2.0, 0.0, 0.5);
+  v1::SolveResponse response;
+  ASSERT_TRUE(Solve(request, &response).ok());
+  ASSERT_NE(response.state().status(), v1::STEP_STATUS_REACHED);
+  bool residual_found = false;
+  for (const v1::Reason& r : response.state().reasons()) {
+    if (r.kind() != v1::Reason::KIND_RESIDUAL) continue;
+    residual_found = true;
+    const Eigen::Vector3d tool =
+        robot::ToolPose(robot::presets::Panda(), Positions(response.state())).translation();
+    EXPECT_NEAR(r.value(), (tool - Eigen::Vector3d(2.0, 0.0, 0.5)).norm(), 1e-9);
+  }
+  EXPECT_TRUE(residual_found);
 }
 
 TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {

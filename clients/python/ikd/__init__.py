@@ -9,9 +9,9 @@ The generated protobuf modules are in ikd.v1 (messages) for requests this layer 
 """
 from ikd.client import Batch, Client, Trajectory, read_token_file
 from ikd.errors import FieldViolation, IkdError, QuotaViolation
-from ikd.messages import BatchResult, JointState, StepStatus, Target
+from ikd.messages import BatchResult, JointState, Reason, StepStatus, Target
 from ikd import v1
 
 __all__ = ["Client", "Trajectory", "Batch", "IkdError", "FieldViolation", "QuotaViolation",
-           "JointState", "BatchResult", "StepStatus", "Target", "read_token_file", "v1"]
+           "JointState", "BatchResult", "Reason", "StepStatus", "Target", "read_token_file", "v1"]
 __version__ = "0.1.0"

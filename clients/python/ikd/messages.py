@@ -157,6 +157,34 @@ def _array(vectors) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
+class Reason:
+    """What kept an answer from its target (ikd.v1.Reason): kind is "COLLISION",
+    "NEAR_COLLISION", "JOINT_LIMIT", "OUT_OF_REACH", "SINGULAR", "RESIDUAL" or
+    "ROTATION_RESIDUAL"; link / other_link / joint are -1 and obstacle_id "" where they do not
+    apply; description says it all in one line."""
+    kind: str
+    description: str
+    link: int
+    other_link: int
+    obstacle_id: str
+    joint: int
+    joint_name: str
+    distance: float
+    value: float
+    bound: float
+    direction: np.ndarray
+
+
+def reason(message) -> Reason:
+    return Reason(
+        kind=_kinematics.Reason.Kind.Name(message.kind).removeprefix("KIND_"),
+        description=message.description, link=message.link, other_link=message.other_link,
+        obstacle_id=message.obstacle_id, joint=message.joint, joint_name=message.joint_name,
+        distance=message.distance, value=message.value, bound=message.bound,
+        direction=_array([message.direction])[0])
+
+
+@dataclasses.dataclass(frozen=True)
 class JointState:
     """The arm at one time (ikd.v1.JointState): joint positions, sites and diagnostics.
 
@@ -177,6 +205,8 @@ class JointState:
     iterations: int
     trials_accepted: int
     joint_names: Tuple[str, ...] = ()
+    # Solve and solve_batch answers that are not REACHED: why (empty otherwise).
+    reasons: Tuple[Reason, ...] = ()
 
     @property
     def hand(self) -> np.ndarray:
@@ -204,7 +234,8 @@ def joint_state(message, joint_names: Sequence[str] = ()) -> JointState:
         rotation_error=message.rotation_error,
         iterations=message.iterations,
         trials_accepted=message.trials_accepted,
-        joint_names=tuple(joint_names))
+        joint_names=tuple(joint_names),
+        reasons=tuple(reason(r) for r in message.reasons))
 
 
 @dataclasses.dataclass(frozen=True)

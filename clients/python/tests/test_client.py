@@ -153,6 +153,18 @@ class SolveTest(ClientTestCase):
         closest = BASE + (target - BASE) * reach / distance
         np.testing.assert_allclose(state.hand, closest, rtol=0, atol=1e-6)
 
+    def test_target_out_of_reach_says_why(self):
+        target = BASE + np.array([1.2, 0.0, 0.0])  # reach 0.9 m
+        state = self.client.solve(arm=CHAIN_ID, position=target)
+        kinds = [r.kind for r in state.reasons]
+        self.assertEqual(kinds[:2], ["OUT_OF_REACH", "RESIDUAL"])
+        self.assertAlmostEqual(state.reasons[0].distance, 1.2 - LENGTHS.sum(), delta=1e-9)
+        self.assertAlmostEqual(state.reasons[1].value, np.linalg.norm(state.hand - target),
+                               delta=1e-9)
+        self.assertIn("beyond the reach", state.reasons[0].description)
+        reached = self.client.solve(arm=CHAIN_ID, position=in_plane(0.4, 0.2))
+        self.assertEqual(reached.reasons, ())
+
     def test_panda_pose_matches_its_forward_kinematics(self):
         position, orientation = np.array([0.5, 0.1, 0.4]), (1.0, 0.0, 0.0, 0.0)  # tool down
         state = self.client.solve(arm="panda", position=position, orientation=orientation)
