@@ -4,6 +4,7 @@
 #include <grpcpp/alarm.h>
 #include <grpcpp/server_context.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -47,6 +48,32 @@ class PeerStreams {
   std::unordered_map<std::string, int> open_ ABSL_GUARDED_BY(mutex_);
 };
 
+// Live streams open on the whole server (CallLimits::max_live_streams).
+class LiveStreams {
+ public:
+  explicit LiveStreams(int max) : max_(max) {}
+  // False when max streams are open.
+  bool Acquire() {
+    int open = open_.load();
+    do {
+      if (max_ > 0 && open >= max_) return false;
+    } while (!open_.compare_exchange_weak(open, open + 1));
+    return true;
+  }
+  void Release() { open_.fetch_sub(1); }
+  int max() const { return max_; }
+
+ private:
+  const int max_;
+  std::atomic<int> open_{0};
+};
+
+// The frame-synchronous bidirectional streams whose client waits on every answer.
+bool IsLiveStream(const ServerRpcInfo& info) {
+  return std::strcmp(info.method(), "/ikd.v1.KinematicsService/Track") == 0 ||
+         std::strcmp(info.method(), "/ikd.v1.PoseService/EstimatePose") == 0;
+}
+
 bool IsExemptFromDefaultDeadline(const ServerRpcInfo& info) {
   return info.type() == ServerRpcInfo::Type::BIDI_STREAMING ||
          info.type() == ServerRpcInfo::Type::CLIENT_STREAMING ||
@@ -62,11 +89,15 @@ void EndCall(grpc_call* call, grpc_status_code code, const std::string& message)
 class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
  public:
   CallLimitsInterceptor(ServerRpcInfo* info, std::shared_ptr<PeerStreams> streams,
-                        absl::Duration default_deadline)
-      : info_(info), streams_(std::move(streams)), default_deadline_(default_deadline) {}
+                        std::shared_ptr<LiveStreams> live, absl::Duration default_deadline)
+      : info_(info),
+        streams_(std::move(streams)),
+        live_(std::move(live)),
+        default_deadline_(default_deadline) {}
 
   ~CallLimitsInterceptor() override {
     if (holds_stream_) streams_->Release(peer_);
+    if (holds_live_) live_->Release();
     // Destroying alarm_ cancels it; its callback then only drops its call reference.
     alarm_.reset();
   }
@@ -92,6 +123,16 @@ class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
         return;
       }
     }
+    if (IsLiveStream(*info_)) {
+      holds_live_ = live_->Acquire();
+      if (!holds_live_) {
+        EndCall(context->c_call(), GRPC_STATUS_RESOURCE_EXHAUSTED,
+                absl::StrCat("--max_live_streams: ", live_->max(),
+                             " live streams (Track, EstimatePose) are open, the most this "
+                             "server answers within their period; retry later or elsewhere"));
+        return;
+      }
+    }
     const bool has_deadline = context->deadline() != std::chrono::system_clock::time_point::max();
     if (!has_deadline && default_deadline_ != absl::InfiniteDuration() &&
         !IsExemptFromDefaultDeadline(*info_)) {
@@ -113,9 +154,11 @@ class CallLimitsInterceptor final : public grpc::experimental::Interceptor {
 
   ServerRpcInfo* const info_;
   const std::shared_ptr<PeerStreams> streams_;
+  const std::shared_ptr<LiveStreams> live_;
   const absl::Duration default_deadline_;
   std::string peer_;
   bool holds_stream_ = false;
+  bool holds_live_ = false;
   std::unique_ptr<grpc::Alarm> alarm_;
 };
 
@@ -124,14 +167,16 @@ class CallLimitsInterceptorFactory final
  public:
   explicit CallLimitsInterceptorFactory(const CallLimits& limits)
       : streams_(std::make_shared<PeerStreams>(limits.max_streams_per_peer)),
+        live_(std::make_shared<LiveStreams>(limits.max_live_streams)),
         default_deadline_(limits.default_deadline) {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(ServerRpcInfo* info) override {
-    return new CallLimitsInterceptor(info, streams_, default_deadline_);
+    return new CallLimitsInterceptor(info, streams_, live_, default_deadline_);
   }
 
  private:
   const std::shared_ptr<PeerStreams> streams_;
+  const std::shared_ptr<LiveStreams> live_;
   const absl::Duration default_deadline_;
 };
 
@@ -142,6 +187,10 @@ absl::Status CallLimits::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("max_streams_per_peer must be >= 0 (0: no limit), got ",
                      max_streams_per_peer));
+  }
+  if (max_live_streams < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_live_streams must be >= 0 (0: no limit), got ", max_live_streams));
   }
   if (default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("default_deadline must be > 0 (inf: none), got ",

@@ -27,6 +27,11 @@ struct CallLimits {
   // Streaming calls (server, client or bidirectional streams) open at once from one client IP
   // address; the next one gets RESOURCE_EXHAUSTED. 0: no limit.
   int max_streams_per_peer = 128;
+  // Live streams (Track and EstimatePose: a controller or camera waits on every answer) open at
+  // once on the whole server; the next one gets RESOURCE_EXHAUSTED at once instead of every
+  // stream's answers coming late (docs/service-benchmark.md (e) measures the capacity). 0: no
+  // limit.
+  int max_live_streams = 0;
   // Deadline given to unary and server-streaming calls that arrive without one. The
   // bidirectional streams (Track, EstimatePose, reflection) of live clients and the health Watch
   // stream are exempt: they may run as long as their client does, bounded in number by

@@ -59,6 +59,9 @@ ABSL_FLAG(bool, allow_insecure_tokens, false,
 ABSL_FLAG(int, max_streams_per_peer, 128,
           "streaming calls open at once per client IP address; beyond: RESOURCE_EXHAUSTED "
           "(0: no limit)");
+ABSL_FLAG(int, max_live_streams, 0,
+          "live streams (Track, EstimatePose) open at once on the server; beyond: "
+          "RESOURCE_EXHAUSTED (0: no limit; docs/service-benchmark.md (e) measures the capacity)");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
           "deadline of unary and server-streaming calls sent without one (bidirectional streams "
           "exempt; inf: none)");
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
     options.security.tokens = *std::move(tokens);
   }
   options.calls.max_streams_per_peer = absl::GetFlag(FLAGS_max_streams_per_peer);
+  options.calls.max_live_streams = absl::GetFlag(FLAGS_max_live_streams);
   options.calls.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   options.calls.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.calls.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);

@@ -444,6 +444,8 @@ TEST(CallLimitsTest, Validate) {
   EXPECT_TRUE(CallLimits().Validate().ok());
   EXPECT_THAT(CallLimits{.max_streams_per_peer = -1}.Validate().message(),
               HasSubstr("max_streams_per_peer must be >= 0"));
+  EXPECT_THAT(CallLimits{.max_live_streams = -1}.Validate().message(),
+              HasSubstr("max_live_streams must be >= 0"));
   EXPECT_THAT(CallLimits{.default_deadline = absl::ZeroDuration()}.Validate().message(),
               HasSubstr("default_deadline must be > 0"));
   EXPECT_TRUE(CallLimits{.keepalive_time = absl::InfiniteDuration()}.Validate().ok());
@@ -524,6 +526,76 @@ TEST(CallLimitsTest, StreamsPerPeer) {
       again.Close();
     } else {
       again.reader->Finish();
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+  EXPECT_TRUE(readmitted);
+  second.Close();
+}
+
+// A Track stream of a 3-limb planar arm, configured and one target answered (admitted).
+struct TrackStream {
+  explicit TrackStream(grpc::Channel& channel)
+      : stub(v1::KinematicsService::NewStub(channel.shared_from_this())) {
+    SetDeadline(context);
+    stream = stub->Track(&context);
+    v1::TrackRequest config;
+    v1::ArmSpec* arm = config.mutable_config()->mutable_arm()->mutable_spec();
+    arm->set_planar(true);
+    for (int k = 0; k < 3; ++k) arm->add_limbs()->set_length(0.5);
+    v1::TrackRequest target;
+    target.mutable_target()->mutable_position()->set_x(1.0);
+    target.mutable_target()->mutable_position()->set_y(0.5);
+    admitted = stream->Write(config) && stream->Write(target) && stream->Read(&response);
+  }
+  grpc::Status Close() {
+    stream->WritesDone();
+    while (stream->Read(&response)) {
+    }
+    return stream->Finish();
+  }
+
+  std::unique_ptr<v1::KinematicsService::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::TrackRequest, v1::TrackResponse>> stream;
+  v1::TrackResponse response;
+  bool admitted = false;
+};
+
+// Beyond --max_live_streams open Track (EstimatePose) streams on the server the next gets
+// RESOURCE_EXHAUSTED at once, naming the flag and the bound; other streams are not counted, and
+// a closed live stream frees its slot.
+TEST(CallLimitsTest, LiveStreamsOnTheServer) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.calls.max_live_streams = 2;
+  Server server(options);
+  ASSERT_TRUE(server.running());
+  auto channel = TokenChannel(server.address(), "");
+  auto first = std::make_unique<TrackStream>(*channel);
+  TrackStream second(*channel);
+  ASSERT_TRUE(first->admitted);
+  ASSERT_TRUE(second.admitted);
+  {
+    TrackStream third(*channel);
+    EXPECT_FALSE(third.admitted);
+    const grpc::Status refused = third.stream->Finish();
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(refused.error_message(), HasSubstr("--max_live_streams: 2 live streams"));
+  }
+  WatchStream watch(*channel);  // not a live stream
+  EXPECT_TRUE(watch.admitted);
+  watch.Close();
+  EXPECT_TRUE(first->Close().ok());
+  first.reset();
+  bool readmitted = false;
+  for (int attempt = 0; attempt < 200 && !readmitted; ++attempt) {
+    TrackStream again(*channel);
+    readmitted = again.admitted;
+    if (readmitted) {
+      again.Close();
+    } else {
+      again.stream->Finish();
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
   }
