@@ -7,8 +7,10 @@
 // previous sample's write completed, so a slow reader slows its own solve; cancellation and
 // deadlines stop it at the next sample. Industrial arms (ArmSpec.robot) go to the robot
 // library (solver/include/ikd/robot) in the same RPCs: full-pose targets when an orientation
-// is given. Problem assembly lives in ik_problem.h; wire <-> solver conversions in
-// ik_conversions.h and robot_conversions.h.
+// is given. This class holds the RPC entry points and Solve; each streaming RPC has its file
+// (solve_batch.h, solve_trajectory.h, track_reactor.h); problem assembly and the single-pose
+// answers live in ik_problem.h; wire <-> solver conversions in ik_conversions.h and
+// robot_conversions.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -1,0 +1,515 @@
+#include "solve_trajectory.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "errors.h"
+#include "ik_conversions.h"
+#include "ik_problem.h"
+#include "ikd/ik/path.h"
+#include "ikd/ik/tracker.h"
+#include "ikd/ik/trajectory.h"
+#include "ikd/robot/robot_ik.h"
+#include "ikd/robot/robot_path.h"
+#include "robot_conversions.h"
+#include "stream_handoff.h"
+
+namespace ikd::server {
+namespace {
+
+
+absl::StatusOr<std::vector<double>> SampleTimes(const ik::Trajectory& trajectory, double period,
+                                                int max_samples) {
+  if (!std::isfinite(period) || period <= 0) {
+    return FieldViolation("sample_period", absl::StrCat("must be finite and > 0, got ", period));
+  }
+  if (trajectory.duration() / period + 1 > max_samples) {
+    return FieldViolation("sample_period",
+                          absl::StrCat(period, " gives more than the server's limit of ",
+                                       max_samples, " samples for a ", trajectory.duration(),
+                                       " s trajectory"));
+  }
+  absl::StatusOr<std::vector<double>> times = trajectory.SampleTimes(period);
+  if (!times.ok()) return AtRequestPath(times.status(), "sample_period");
+  return times;
+}
+
+// The longest hand move between consecutive samples (from the start configuration to the
+// first sample, then sample to sample) against the sub-step limit.
+absl::Status CheckTrajectorySubSteps(const IkProblem& problem, const ik::Trajectory& trajectory,
+                                     const std::vector<double>& times, int64_t limit) {
+  Eigen::Vector3d from = problem.InitialHand();
+  for (double t : times) {
+    const Eigen::Vector3d to = trajectory.PositionAt(t);
+    if (absl::Status s = CheckSubSteps(problem, from, to, limit, "options"); !s.ok()) return s;
+    from = to;
+  }
+  return absl::OkStatus();
+}
+
+
+// Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
+// Chain arms and industrial arms each bring one (SolveTrajectory below).
+using SampleSolver =
+    std::function<absl::StatusOr<v1::JointState>(double t, const v1::JointState* previous)>;
+
+// What a TrajectoryReactor runs: the sample solver and the joint names of the first message.
+struct TrajectoryPlan {
+  SampleSolver solve;
+  std::vector<std::string> joint_names;
+  // Adds what only the plan knows to the summary (may be empty).
+  std::function<void(v1::TrajectorySummary&)> complete_summary;
+};
+
+constexpr int kMaxSamplesPerMessage = 1000;
+// A batch stops growing past this size (gRPC's default limit on a received message is 4 MB).
+constexpr size_t kMaxBatchBytes = size_t{1} << 20;
+
+// A SolveTrajectory stream, pipelined one message deep: while gRPC writes sample k, a worker
+// solves sample k+1 and parks it; when the write completes the parked message goes out and the
+// solve of k+2 starts. So solving and writing overlap (the per-message thread hand-offs no
+// longer add to the solve time), and the server is never more than one message ahead of the
+// client: a slow reader still slows its own solve. All state changes happen under mu_; the
+// gRPC calls that hand the stream on (StartWrite, Finish) and pool submissions are made after
+// releasing it. Finish happens exactly once, when neither a write nor a solve is in flight and
+// either the summary was written or an error (deadline, cancellation, broken stream, solver
+// failure) was recorded; OnDone (delete) comes after it. OnCancel only raises a flag, read by
+// the worker before each sample (a cancelled write also fails at once).
+class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
+ public:
+  TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
+                    TrajectoryPlan plan, std::vector<double> times, int samples_per_message)
+      : context_(context),
+        pool_(pool),
+        metrics_(metrics),
+        solve_(std::move(plan.solve)),
+        complete_summary_(std::move(plan.complete_summary)),
+        joint_names_(std::move(plan.joint_names)),
+        times_(std::move(times)),
+        batch_(samples_per_message) {
+    solving_ = true;
+    // A new call is admitted only if the pool has room; later samples are continuations.
+    if (!pool_->TrySubmit([this] { SolveNext(); })) {
+      solving_ = false;
+      error_ = PoolFull();
+      FinishIfIdle();
+    }
+  }
+  // A call refused before any work.
+  explicit TrajectoryReactor(const absl::Status& error) : error_(error) { FinishIfIdle(); }
+
+  void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
+      if (!error_ && parked_) actions = WriteParkedLocked();
+      actions.finish = FinishStatusLocked();
+    }
+    Run(actions);
+  }
+  void OnCancel() override { cancelled_.store(true); }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
+
+ private:
+  // What to do once mu_ is released.
+  struct Actions {
+    bool write = false;        // StartWrite(&writing_message_)
+    bool solve = false;        // submit SolveNext
+    std::optional<grpc::Status> finish;
+  };
+
+  // On a worker: solves the next sample (or builds the summary after the last one) and writes
+  // it at once if the stream is free, else parks it for OnWriteDone.
+  void SolveNext() {
+    absl::StatusOr<v1::SolveTrajectoryResponse> message = NextMessage();
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      solving_ = false;
+      if (!message.ok()) {
+        RecordError(message.status());
+      } else if (!error_) {
+        parked_ = *std::move(message);
+        if (!writing_) actions = WriteParkedLocked();
+      }
+      actions.finish = FinishStatusLocked();
+    }
+    Run(actions);
+  }
+
+  // The message for sample next_, or for the batch starting there (or the summary); runs on
+  // one worker at a time. A batch cut short by a stop or a solver error goes out first; the
+  // error ends the stream with the next message.
+  absl::StatusOr<v1::SolveTrajectoryResponse> NextMessage() {
+    if (!deferred_.ok()) return deferred_;
+    if (absl::Status stop = StopReason(); !stop.ok()) return stop;
+    v1::SolveTrajectoryResponse message;
+    if (next_ == times_.size()) {
+      *message.mutable_summary() = summary_.Summary(solve_seconds_);
+      if (complete_summary_) complete_summary_(*message.mutable_summary());
+      return message;
+    }
+    if (next_ == 0) SetJointNames(joint_names_, message.mutable_joint_names());
+    if (batch_ <= 1) {
+      absl::StatusOr<v1::JointState> state = SolveSample();
+      if (!state.ok()) return state.status();
+      *message.mutable_sample() = *std::move(state);
+      return message;
+    }
+    size_t bytes = 0;
+    while (message.samples_size() < batch_ && next_ < times_.size() && bytes < kMaxBatchBytes) {
+      if (message.samples_size() > 0) {
+        deferred_ = StopReason();
+        if (!deferred_.ok()) break;
+      }
+      absl::StatusOr<v1::JointState> state = SolveSample();
+      if (!state.ok()) {
+        if (message.samples_size() == 0) return state.status();
+        deferred_ = state.status();
+        break;
+      }
+      bytes += state->ByteSizeLong();
+      *message.add_samples() = *std::move(state);
+    }
+    return message;
+  }
+
+  // Solves sample next_ and counts it in.
+  absl::StatusOr<v1::JointState> SolveSample() {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<v1::JointState> state = solve_(times_[next_], next_ == 0 ? nullptr : &previous_);
+    solve_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
+    if (!state.ok()) return state.status();
+    RecordIkStep(*metrics_, *state);
+    summary_.Add(*state);
+    previous_ = *state;
+    ++next_;
+    return state;
+  }
+
+  // Moves the parked message into the write slot and, unless it is the summary, starts the
+  // solve of the one after (one message ahead at most).
+  Actions WriteParkedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions actions;
+    writing_message_ = *std::move(parked_);
+    parked_.reset();
+    writing_ = actions.write = true;
+    summary_written_ = writing_message_.has_summary();
+    if (!summary_written_ && !solving_) solving_ = actions.solve = true;
+    return actions;
+  }
+
+  void RecordError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!error_) error_ = status;
+  }
+
+  // The status to Finish with, once nothing is in flight; nothing if the stream goes on.
+  std::optional<grpc::Status> FinishStatusLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (solving_ || writing_ || finished_) return std::nullopt;
+    if (!error_ && !summary_written_) return std::nullopt;
+    finished_ = true;
+    return ToGrpcStatus(error_.value_or(absl::OkStatus()));
+  }
+
+  void FinishIfIdle() {
+    std::optional<grpc::Status> status;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status = FinishStatusLocked();
+    }
+    if (status) {
+      HandToGrpc(this);
+      Finish(*status);
+    }
+  }
+
+  void Run(const Actions& actions) {
+    if (actions.finish || actions.write) HandToGrpc(this);
+    if (actions.finish) return Finish(*actions.finish);
+    if (actions.write) StartWrite(&writing_message_);
+    if (actions.solve && !pool_->SubmitContinuation([this] { SolveNext(); })) {
+      Actions after;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        solving_ = false;
+        RecordError(PoolStopping());
+        after.finish = FinishStatusLocked();
+      }
+      if (after.finish) {
+        HandToGrpc(this);
+        Finish(*after.finish);
+      }
+    }
+  }
+
+  // Why the stream must stop now (OK: carry on).
+  absl::Status StopReason() const {
+    if (context_->deadline() < std::chrono::system_clock::now()) {
+      return absl::DeadlineExceededError(absl::StrCat("deadline passed after ", next_, " samples"));
+    }
+    if (cancelled_.load() || context_->IsCancelled()) {
+      return absl::CancelledError(absl::StrCat("cancelled after ", next_, " samples"));
+    }
+    return absl::OkStatus();
+  }
+
+  grpc::CallbackServerContext* const context_ = nullptr;
+  WorkerPool* const pool_ = nullptr;
+  Metrics* const metrics_ = nullptr;
+  // Touched only by the one SolveNext in flight.
+  SampleSolver solve_;
+  std::function<void(v1::TrajectorySummary&)> complete_summary_;
+  std::vector<std::string> joint_names_;
+  std::vector<double> times_;
+  const int batch_ = 1;       // samples per message
+  absl::Status deferred_;     // ends the stream after the batch it cut short
+  size_t next_ = 0;  // the sample to solve next
+  double solve_seconds_ = 0.0;
+  SummaryBuilder summary_;
+  v1::JointState previous_;  // the last sample solved, for finite-difference velocities
+  std::atomic<bool> cancelled_{false};
+
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not TSan-instrumented, pthread is.
+  std::mutex mu_;
+  bool solving_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool summary_written_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<absl::Status> error_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::SolveTrajectoryResponse> parked_ ABSL_GUARDED_BY(mu_);
+  v1::SolveTrajectoryResponse writing_message_;  // owned by gRPC while writing_
+};
+
+// A chain arm's path of up to this many samples is planned as a whole (ik::PlanPath: the
+// driver, then the path-level optimizer and the rate check) on the worker that solves the
+// first sample; a longer one, or one asked for without optimization, streams from the driver
+// sample by sample as each is solved (no rate statuses), so that the memory held and the
+// first sample's delay stay bounded (a 10,000-sample plan of a 7-link arm: about 2 s, 3 MB).
+constexpr size_t kMaxPlannedSamples = 10000;
+
+// The rate fields of a planned path's summary: ik::PathSummary (chain arms) or
+// robot::RobotPathSummary (industrial arms), which name them alike.
+template <class Summary>
+void SetRateSummary(const Summary& s, v1::TrajectorySummary& summary) {
+  summary.set_feasible_time_scaling(s.feasible_time_scaling);
+  summary.set_max_velocity_ratio(s.max_velocity_ratio);
+  summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+}
+
+struct PlannedArmPath {
+  std::optional<ik::PathResult> result;
+  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
+};
+
+// The plan's sample solver: the whole path on the first call, then one step per call.
+SampleSolver PlannedSamples(grpc::CallbackServerContext* context,
+                            std::shared_ptr<IkProblem> problem,
+                            std::shared_ptr<ik::Trajectory> path, std::vector<double> times,
+                            std::shared_ptr<PlannedArmPath> planned) {
+  return [context, problem, planned, path, times = std::move(times)](
+             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    if (!planned->result) {
+      const ik::StopCheck stop = [context] {
+        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+      };
+      absl::StatusOr<ik::PathResult> result =
+          ik::PlanPath(*problem->arm, problem->scene.get(), *path, times, problem->options,
+                       problem->initial_sites, stop);
+      if (!result.ok()) return result.status();
+      planned->result = *std::move(result);
+    }
+    const ik::IkStep& step = planned->result->steps.at(planned->next++);
+    return JointStateFromStep(step, path->PositionAt(t), previous);
+  };
+}
+
+// The driver's sample solver, one sample per call.
+absl::StatusOr<SampleSolver> DrivenSamples(std::shared_ptr<IkProblem> problem,
+                                           std::shared_ptr<ik::Trajectory> path) {
+  absl::StatusOr<ik::PathDriver> driver = ik::PathDriver::Create(
+      *problem->arm, problem->scene.get(), *path, problem->options, problem->initial_sites);
+  if (!driver.ok()) return AtRequestPath(driver.status(), "initial_positions");
+  auto shared_driver = std::make_shared<ik::PathDriver>(*std::move(driver));
+  return SampleSolver([problem, path, driver = std::move(shared_driver)](
+                          double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    absl::StatusOr<ik::IkStep> step = driver->StepTo(t);
+    if (!step.ok()) return step.status();
+    return JointStateFromStep(*step, path->PositionAt(t), previous);
+  });
+}
+
+absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* context,
+                                                 const v1::SolveTrajectoryRequest& request,
+                                                 const ResolvedArmSpec& arm,
+                                                 ik::Trajectory trajectory,
+                                                 const std::vector<double>& times,
+                                                 ModelStore& store, const ModelLimits& model_limits,
+                                                 const KinematicsLimits& limits) {
+  if (absl::Status s = CheckNoOrientation(request.has_tool_orientation(), "tool_orientation"); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
+      MakeProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
+                  "initial_positions", store, model_limits);
+  if (!problem.ok()) return problem.status();
+  absl::Status bounded =
+      CheckTrajectorySubSteps(**problem, trajectory, times, limits.max_substeps_per_sample);
+  if (!bounded.ok()) return bounded;
+  // The tracker is made here, so that a bad start configuration is refused up front.
+  if (absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
+      !tracker.ok()) {
+    return tracker.status();
+  }
+  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
+  const std::vector<std::string> names = JointNames(*(*problem)->arm);
+  if (times.size() > kMaxPlannedSamples || !(*problem)->options.optimize_path) {
+    absl::StatusOr<SampleSolver> driven = DrivenSamples(*problem, path);
+    if (!driven.ok()) return driven.status();
+    return TrajectoryPlan{*std::move(driven), names, {}};
+  }
+  auto planned = std::make_shared<PlannedArmPath>();
+  auto complete = [planned](v1::TrajectorySummary& summary) {
+    if (planned->result) SetRateSummary(planned->result->summary, summary);
+  };
+  return TrajectoryPlan{PlannedSamples(context, *problem, path, times, planned), names,
+                        std::move(complete)};
+}
+
+struct PlannedRobotPath {
+  std::optional<robot::RobotPathResult> result;
+  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
+};
+
+// The tool target of every sample time, the orientation held throughout (or none).
+std::vector<robot::ToolTarget> ToolTargets(const ik::Trajectory& path,
+                                           const std::vector<double>& times,
+                                           const std::optional<Eigen::Quaterniond>& orientation) {
+  std::vector<robot::ToolTarget> targets(times.size());
+  for (size_t k = 0; k < times.size(); ++k) {
+    targets[k].position = path.PositionAt(times[k]);
+    targets[k].orientation = orientation;
+  }
+  return targets;
+}
+
+// An industrial arm's path of up to kMaxPlannedSamples samples is planned as a whole
+// (robot::PlanRobotPath: least joint motion per step, then the rate check) on the worker that
+// solves the first sample; a longer one, or one asked for without optimization, streams sample
+// by sample from the same tracker (no acceleration statuses).
+SampleSolver PlannedRobotSamples(grpc::CallbackServerContext* context,
+                                 std::shared_ptr<RobotProblem> problem,
+                                 std::vector<robot::ToolTarget> targets, std::vector<double> times,
+                                 std::shared_ptr<PlannedRobotPath> planned) {
+  return [context, problem, planned, targets = std::move(targets), times = std::move(times)](
+             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    if (!planned->result) {
+      const robot::RobotStopCheck stop = [context] {
+        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
+      };
+      absl::StatusOr<robot::RobotPathResult> result =
+          robot::PlanRobotPath(*problem->robot, problem->scene.get(), targets, times,
+                               problem->options, problem->initial, stop);
+      if (!result.ok()) return result.status();
+      planned->result = *std::move(result);
+    }
+    const size_t k = planned->next++;
+    return RobotJointState(*problem->robot, planned->result->samples.at(k), targets.at(k), t,
+                           previous);
+  };
+}
+
+absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(grpc::CallbackServerContext* context,
+                                                   const v1::SolveTrajectoryRequest& request,
+                                                   const ResolvedArmSpec& arm,
+                                                   ik::Trajectory trajectory,
+                                                   const std::vector<double>& times,
+                                                   ModelStore& store, const ModelLimits& limits) {
+  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
+      MakeRobotProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
+                       "initial_positions", store, limits);
+  if (!problem.ok()) return problem.status();
+  // The orientation is checked once; every sample holds it.
+  absl::StatusOr<robot::ToolTarget> start =
+      ToolTargetFromProto(v1::Vector3(), "trajectory", request.has_tool_orientation(),
+                          request.tool_orientation(), "tool_orientation");
+  if (!start.ok()) return start.status();
+  // The tracker is made here, so that a bad start configuration is refused up front.
+  absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
+      *(*problem)->robot, PathOptions((*problem)->options), (*problem)->initial,
+      (*problem)->scene.get());
+  if (!tracker.ok()) return tracker.status();
+  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
+  const std::vector<std::string> names = RobotJointNames(*(*problem)->robot);
+  if (times.size() <= kMaxPlannedSamples && !request.options().no_path_optimization()) {
+    auto planned = std::make_shared<PlannedRobotPath>();
+    auto complete = [planned](v1::TrajectorySummary& summary) {
+      if (planned->result) SetRateSummary(planned->result->summary, summary);
+    };
+    return TrajectoryPlan{
+        PlannedRobotSamples(context, *problem, ToolTargets(*path, times, start->orientation),
+                            times, planned),
+        names, std::move(complete)};
+  }
+  auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
+  SampleSolver solve = [problem = *problem, tracker = shared_tracker, path,
+                        orientation = start->orientation](
+                           double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
+    robot::ToolTarget target;
+    target.position = path->PositionAt(t);
+    target.orientation = orientation;
+    // As robot::PlanRobotPath: the first target is a single-pose solve, later ones continue.
+    const robot::RobotIkResult result =
+        previous == nullptr ? tracker->Solve(target)
+                            : tracker->MoveTo(target, t - previous->time());
+    return RobotJointState(*problem->robot, result, target, t, previous);
+  };
+  return TrajectoryPlan{std::move(solve), names, {}};
+}
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* StartSolveTrajectory(
+    grpc::CallbackServerContext* context, const v1::SolveTrajectoryRequest& request,
+    WorkerPool& pool, ModelStore& store, const ModelLimits& model_limits,
+    const KinematicsLimits& limits, Metrics& metrics) {
+  absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(request.arm(), "arm", store);
+  if (!arm.ok()) return new TrajectoryReactor(arm.status());
+  absl::StatusOr<ik::Trajectory> trajectory =
+      TrajectoryFromProto(request.trajectory(), "trajectory");
+  if (!trajectory.ok()) return new TrajectoryReactor(trajectory.status());
+  absl::StatusOr<std::vector<double>> times =
+      SampleTimes(*trajectory, request.sample_period(), limits.max_samples);
+  if (!times.ok()) return new TrajectoryReactor(times.status());
+  if (request.samples_per_message() < 0 || request.samples_per_message() > kMaxSamplesPerMessage) {
+    return new TrajectoryReactor(FieldViolation(
+        "samples_per_message", absl::StrCat("must be in [0, ", kMaxSamplesPerMessage, "], got ",
+                                            request.samples_per_message())));
+  }
+  absl::StatusOr<TrajectoryPlan> plan =
+      arm->spec.has_robot()
+          ? PlanRobotTrajectory(context, request, *arm, *std::move(trajectory), *times, store,
+                                model_limits)
+          : PlanArmTrajectory(context, request, *arm, *std::move(trajectory), *times, store,
+                              model_limits, limits);
+  if (!plan.ok()) return new TrajectoryReactor(plan.status());
+  return new TrajectoryReactor(context, &pool, &metrics, std::move(*plan), *std::move(times),
+                               request.samples_per_message());
+}
+
+}  // namespace ikd::server

@@ -1,0 +1,242 @@
+#include "track_reactor.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "errors.h"
+#include "ik_conversions.h"
+#include "ik_problem.h"
+#include "ikd/ik/rate_limit.h"
+#include "ikd/ik/tracker.h"
+#include "ikd/robot/robot_ik.h"
+#include "ikd/robot/robot_rate_limit.h"
+#include "robot_conversions.h"
+#include "stream_handoff.h"
+
+namespace ikd::server {
+namespace {
+
+// A Track stream, strictly one thing at a time: read -> (configure | edit the scene | solve on
+// the pool -> write) -> read ... At most one of a read, a solve and a write is pending, and the
+// party completing it is the only one that may go on or Finish (as in TrajectoryReactor). A
+// cancellation makes the pending read or write fail, which finishes the call; a solve running
+// at that moment is one target's worth of work.
+class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse> {
+ public:
+  TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
+               const KinematicsLimits& limits, Metrics* metrics)
+      : store_(store),
+        pool_(pool),
+        model_limits_(model_limits),
+        limits_(limits),
+        metrics_(metrics) {
+    HandToGrpc(this);
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    TakeFromGrpc(this);
+    if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
+    if (absl::Status status = Handle(); !status.ok()) End(status);
+  }
+  void OnWriteDone(bool ok) override {
+    TakeFromGrpc(this);
+    if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
+    HandToGrpc(this);
+    StartRead(&request_);
+  }
+  void OnDone() override {
+    TakeFromGrpc(this);
+    delete this;
+  }
+
+ private:
+  // Acts on request_ and hands the call on (StartRead or a pool task); an error is returned
+  // without handing on, and ends the stream.
+  absl::Status Handle() {
+    if (tracker_ == nullptr && robot_tracker_ == nullptr) return Configure();
+    switch (request_.request_case()) {
+      case v1::TrackRequest::kTarget:
+        return SubmitSolve();
+      case v1::TrackRequest::kSceneUpdate:
+        return UpdateScene();
+      case v1::TrackRequest::kConfig:
+        return FieldViolation("config", "only the first message may carry a config");
+      default:
+        return FieldViolation("request", "after the config: a target or a scene_update");
+    }
+  }
+
+  absl::Status Configure() {
+    if (!request_.has_config()) {
+      return FieldViolation("config", "the first message must carry a config");
+    }
+    const v1::TrackConfig& config = request_.config();
+    absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(config.arm(), "config.arm", *store_);
+    if (!arm.ok()) return arm.status();
+    if (arm->spec.has_robot()) return ConfigureRobot(*arm, config);
+    absl::StatusOr<std::shared_ptr<IkProblem>> problem =
+        MakeProblem(*arm, config.scene(), config.options(), config.initial_positions(), "config",
+                    "initial_positions", *store_, model_limits_);
+    if (!problem.ok()) return problem.status();
+    problem_ = *std::move(problem);
+    // Always a scene (maybe empty), so that scene updates have somewhere to go.
+    if (problem_->scene == nullptr) {
+      absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
+      if (!empty.ok()) return empty.status();
+      problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
+    }
+    // Live answers keep the arm's servo limits relative to the previous answer (rate_limit.h).
+    absl::StatusOr<ik::RateLimitedTracker> tracker = ik::RateLimitedTracker::Create(
+        *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
+    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config.initial_positions");
+    tracker_ = std::make_unique<ik::RateLimitedTracker>(*std::move(tracker));
+    joint_names_ = JointNames(*problem_->arm);
+    stream_scene_ = problem_->scene.get();
+    HandToGrpc(this);
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  absl::Status ConfigureRobot(const ResolvedArmSpec& arm, const v1::TrackConfig& config) {
+    absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
+        arm, config.scene(), config.options(), config.initial_positions(), "config",
+        "initial_positions", *store_, model_limits_);
+    if (!problem.ok()) return problem.status();
+    robot_problem_ = *std::move(problem);
+    // Always a scene (maybe empty), so that scene updates have somewhere to go.
+    if (robot_problem_->scene == nullptr) {
+      absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
+      if (!empty.ok()) return empty.status();
+      robot_problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
+    }
+    stream_scene_ = robot_problem_->scene.get();
+    absl::StatusOr<robot::RateLimitedRobotTracker> tracker = robot::RateLimitedRobotTracker::Create(
+        *robot_problem_->robot, PathOptions(robot_problem_->options), robot_problem_->initial,
+        robot_problem_->scene.get());
+    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
+    robot_tracker_ = std::make_unique<robot::RateLimitedRobotTracker>(*std::move(tracker));
+    joint_names_ = RobotJointNames(*robot_problem_->robot);
+    HandToGrpc(this);
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  // Edits the stream's private scene copy; the tracker sees it from the next target on.
+  absl::Status UpdateScene() {
+    v1::EditSceneRequest edit;
+    *edit.mutable_operations() = request_.scene_update().operations();
+    absl::Status valid = ValidateOperations(edit, model_limits_);
+    if (!valid.ok()) return AtRequestPath(valid, "scene_update");
+    ik::Scene edited = *stream_scene_;  // on error the copy is discarded
+    absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
+    if (!applied.ok()) return AtRequestPath(applied, "scene_update");
+    *stream_scene_ = std::move(edited);
+    HandToGrpc(this);
+    StartRead(&request_);
+    return absl::OkStatus();
+  }
+
+  absl::Status SubmitSolve() {
+    const v1::TrackTarget& target = request_.target();
+    if (!std::isfinite(target.time()) || (solved_ > 0 && target.time() < last_time_)) {
+      return FieldViolation("target.time",
+                            absl::StrCat("must be finite and >= the previous target's time ",
+                                         last_time_, ", got ", target.time()));
+    }
+    if (robot_tracker_ != nullptr) return SubmitRobotSolve(target);
+    if (absl::Status s = CheckNoOrientation(target.has_orientation(), "target.orientation"); !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<Eigen::Vector3d> position =
+        TargetFromProto(target.position(), "target.position");
+    if (!position.ok()) return position.status();
+    // No solve is running (strict sequencing), so the tracker's hand can be read here.
+    const Eigen::Vector3d hand = tracker_->sites().col(problem_->arm->hand());
+    absl::Status bounded = CheckSubSteps(*problem_, hand, *position,
+                                         limits_.max_substeps_per_sample, "config.options");
+    if (!bounded.ok()) return bounded;
+    last_time_ = target.time();
+    auto solve = [this, p = *position, t = target.time()] { SolveAndWrite(p, t); };
+    // The first target admits the stream to the pool; a running controller is not refused
+    // halfway, so later targets are continuations.
+    return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
+  }
+
+  absl::Status SubmitRobotSolve(const v1::TrackTarget& target) {
+    absl::StatusOr<robot::ToolTarget> tool =
+        ToolTargetFromProto(target.position(), "target.position", target.has_orientation(),
+                            target.orientation(), "target.orientation");
+    if (!tool.ok()) return tool.status();
+    // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
+    last_time_ = target.time();
+    auto solve = [this, tool = *tool, t = target.time()] {
+      // The first target as a single pose (restarts included), as in SolveTrajectory; later
+      // ones within the joints' rate limits from the last answer (robot_rate_limit.h).
+      const robot::RobotIkResult result = robot_tracker_->StepTo(tool, t);
+      Write(RobotJointState(*robot_problem_->robot, result, tool, t,
+                            solved_ == 0 ? nullptr : &response_.state()));
+    };
+    return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
+  }
+
+  // On a worker.
+  void SolveAndWrite(const Eigen::Vector3d& target, double time) {
+    absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, time);
+    if (!step.ok()) return End(step.status());
+    Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
+  }
+
+  void Write(absl::StatusOr<v1::JointState> answer) {
+    if (!answer.ok()) return End(answer.status());
+    v1::JointState& state = *answer;
+    RecordIkStep(*metrics_, state);
+    response_.Clear();
+    if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
+    *response_.mutable_state() = std::move(state);
+    ++solved_;
+    HandToGrpc(this);
+    StartWrite(&response_);  // hands the call to gRPC: nothing may follow
+  }
+
+  void End(const absl::Status& status) {
+    if (finished_.exchange(true)) return;  // unreachable by the ownership rule; never twice
+    HandToGrpc(this);
+    Finish(ToGrpcStatus(status));
+  }
+
+  ModelStore* const store_;
+  WorkerPool* const pool_;
+  const ModelLimits model_limits_;
+  const KinematicsLimits limits_;
+  Metrics* const metrics_;
+  // Configured: either a chain arm (problem_, tracker_) or an industrial arm (robot_*).
+  std::shared_ptr<IkProblem> problem_;
+  std::unique_ptr<ik::RateLimitedTracker> tracker_;
+  std::shared_ptr<RobotProblem> robot_problem_;
+  std::unique_ptr<robot::RateLimitedRobotTracker> robot_tracker_;
+  std::vector<std::string> joint_names_;
+  ik::Scene* stream_scene_ = nullptr;  // the configured arm's private scene copy
+  int64_t solved_ = 0;
+  double last_time_ = 0.0;
+  std::atomic<bool> finished_{false};
+  v1::TrackRequest request_;
+  v1::TrackResponse response_;  // the message being written (holds the last state)
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* NewTrackReactor(
+    ModelStore& store, WorkerPool& pool, const ModelLimits& model_limits,
+    const KinematicsLimits& limits, Metrics& metrics) {
+  return new TrackReactor(&store, &pool, model_limits, limits, &metrics);
+}
+
+}  // namespace ikd::server
