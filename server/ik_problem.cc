@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "errors.h"
 #include "ik_conversions.h"
+#include "model_refs.h"
 #include "ikd/ik/diagnosis.h"
 #include "ikd/robot/robot_diagnosis.h"
 #include "reason_conversions.h"

@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "ik_conversions.h"
+#include "model_refs.h"
 #include "ik_problem.h"
 #include "ikd/robot/robot_ik.h"
 #include "robot_conversions.h"

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "errors.h"
 #include "ik_conversions.h"
+#include "model_refs.h"
 #include "ik_problem.h"
 #include "robot_conversions.h"
 #include "stream_handoff.h"

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "errors.h"
 #include "ik_conversions.h"
+#include "model_refs.h"
 #include "ik_problem.h"
 #include "ikd/ik/path.h"
 #include "ikd/ik/tracker.h"

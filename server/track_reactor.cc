@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "errors.h"
 #include "ik_conversions.h"
+#include "model_refs.h"
 #include "ik_problem.h"
 #include "ikd/ik/rate_limit.h"
 #include "ikd/ik/tracker.h"

@@ -1,12 +1,12 @@
 // Conversions between the KinematicsService wire types (ikd/v1/kinematics_service.proto) and the
-// IK solver (solver/include/ikd/ik): models by reference (ArmRef / SceneRef through the
-// ModelStore), tracker options, trajectories, start configurations and the joint states sent
-// back. Every error names the request path it comes from (INVALID_ARGUMENT with a BadRequest
+// IK solver (solver/include/ikd/ik): arm and scene specs (a reference is resolved through the
+// server's store by server/model_refs.h), tracker options, trajectories, start configurations
+// and the joint states sent back. Every error names the request path it comes from (INVALID_ARGUMENT with a BadRequest
 // field violation, e.g. "trajectory.line.duration", "options.max_step_fraction"); the `path`
 // arguments are the prefixes ("arm", "config.arm", ...) so that one function serves Solve,
 // SolveTrajectory and Track alike.
 //
-//   absl::StatusOr<ik::Arm> arm = ArmFromRef(request.arm(), "arm", store, limits);
+//   absl::StatusOr<ik::Arm> arm = ArmFromProto(spec, "arm.spec", limits);
 //   absl::StatusOr<ik::IkOptions> options = IkOptionsFromProto(request.options(), "options");
 #pragma once
 
@@ -25,7 +25,6 @@
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/v1/kinematics_service.pb.h"
-#include "model_store.h"
 #include "validation.h"
 
 namespace ikd::server {
@@ -36,26 +35,12 @@ using PositionList = google::protobuf::RepeatedField<double>;
 // path `prefix` ("arm.spec.limbs[2].length"); other codes unchanged.
 absl::Status AtRequestPath(const absl::Status& solver_status, const std::string& prefix);
 
-// The wire spec of `ref` (inline or stored) and the request path its errors are named at
-// ("arm.spec" or "arm.name"); NOT_FOUND for an unknown name, an unset ref is INVALID_ARGUMENT.
+// The wire spec of an ArmRef (inline or stored: server/model_refs.h) and the request path its
+// errors are named at ("arm.spec" or "arm.name").
 struct ResolvedArmSpec {
   v1::ArmSpec spec;
   std::string path;
 };
-absl::StatusOr<ResolvedArmSpec> ResolveArmSpec(const v1::ArmRef& ref, const std::string& path,
-                                               ModelStore& store);
-
-// The arm of `ref` (inline spec or a stored "arms/{id}"); NOT_FOUND for an unknown name, an
-// unset ref is INVALID_ARGUMENT naming `path`.
-absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
-                                   ModelStore& store, const ModelLimits& limits);
-
-// The scene of `ref`; null for an unset ref (free space). NOT_FOUND for an unknown name.
-absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
-                                                        const std::string& path,
-                                                        ModelStore& store,
-                                                        const ModelLimits& limits);
-
 // Tracker options; zero fields mean the solver's defaults (see IkOptions in the proto), an
 // absent `weights` the default weights.
 absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,

@@ -16,21 +16,6 @@ std::string Below(const std::string& prefix, const std::string& field) {
   return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
 }
 
-// The spec stored under resource name `name` ("arms/{id}", "scenes/{id}").
-template <class Spec>
-absl::StatusOr<Spec> LoadSpec(ModelStore& store, const char* collection, const std::string& name,
-                              const std::string& field) {
-  absl::StatusOr<std::string> id = IdFromName(name, collection, field);
-  if (!id.ok()) return id.status();
-  absl::StatusOr<StoredModel> stored = store.Get(collection, *id);
-  if (!stored.ok()) return stored.status();
-  Spec spec;
-  if (!spec.ParseFromString(stored->payload)) {
-    return absl::DataLossError(absl::StrCat(name, ": stored model cannot be parsed"));
-  }
-  return spec;
-}
-
 ik::Interpolation InterpolationFromProto(v1::Interpolation interpolation) {
   return interpolation == v1::INTERPOLATION_CUBIC ? ik::Interpolation::kCubic
                                                   : ik::Interpolation::kLinear;
@@ -69,52 +54,6 @@ absl::StatusOr<ik::Trajectory> PolylineFromProto(const v1::PolylinePath& path,
 absl::Status AtRequestPath(const absl::Status& solver_status, const std::string& prefix) {
   return SolverFieldViolation(solver_status,
                               [&](const std::string& field) { return Below(prefix, field); });
-}
-
-absl::StatusOr<ResolvedArmSpec> ResolveArmSpec(const v1::ArmRef& ref, const std::string& path,
-                                               ModelStore& store) {
-  switch (ref.arm_case()) {
-    case v1::ArmRef::kSpec:
-      return ResolvedArmSpec{ref.spec(), Below(path, "spec")};
-    case v1::ArmRef::kName: {
-      absl::StatusOr<v1::ArmSpec> spec =
-          LoadSpec<v1::ArmSpec>(store, "arms", ref.name(), Below(path, "name"));
-      if (!spec.ok()) return spec.status();
-      return ResolvedArmSpec{*std::move(spec), Below(path, "name")};
-    }
-    default:
-      return FieldViolation(path, "required: a name (\"arms/{id}\") or an inline spec");
-  }
-}
-
-absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& path,
-                                   ModelStore& store, const ModelLimits& limits) {
-  absl::StatusOr<ResolvedArmSpec> resolved = ResolveArmSpec(ref, path, store);
-  if (!resolved.ok()) return resolved.status();
-  return ArmFromProto(resolved->spec, resolved->path, limits);
-}
-
-absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
-                                                        const std::string& path,
-                                                        ModelStore& store,
-                                                        const ModelLimits& limits) {
-  absl::StatusOr<ik::Scene> scene = absl::UnknownError("unset");
-  switch (ref.scene_case()) {
-    case v1::SceneRef::kSpec:
-      scene = SceneFromProto(ref.spec(), Below(path, "spec"), limits);
-      break;
-    case v1::SceneRef::kName: {
-      absl::StatusOr<v1::SceneSpec> spec =
-          LoadSpec<v1::SceneSpec>(store, "scenes", ref.name(), Below(path, "name"));
-      if (!spec.ok()) return spec.status();
-      scene = SceneFromProto(*spec, Below(path, "name"), limits);
-      break;
-    }
-    default:
-      return std::unique_ptr<ik::Scene>();  // free space
-  }
-  if (!scene.ok()) return scene.status();
-  return std::make_unique<ik::Scene>(*std::move(scene));
 }
 
 absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
