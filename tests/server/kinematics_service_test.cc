@@ -22,32 +22,18 @@
 #include "conversions.h"
 #include "model_store.h"
 #include "server.h"
+#include "server/service_test_util.h"
 
 namespace ikd::server {
 namespace {
 
+using test_util::PlanarArm;
+using test_util::Positions;
+using test_util::Vec;
+using test_util::ViolatedFields;
+
 using ::testing::Contains;
 using ::testing::HasSubstr;
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
-
-// A planar arm of three limbs of 0.5 m at the origin: reach 1.5 m.
-v1::ArmSpec PlanarArm() {
-  v1::ArmSpec spec;
-  spec.set_planar(true);
-  for (int k = 0; k < 3; ++k) {
-    v1::Limb* limb = spec.add_limbs();
-    limb->set_length(0.5);
-    limb->set_radius(0.02);
-  }
-  return spec;
-}
 
 double Distance(const v1::Vector3& a, const v1::Vector3& b) {
   return std::hypot(a.x() - b.x(), a.y() - b.y(), a.z() - b.z());
@@ -60,21 +46,6 @@ double WorstLimbError(const v1::JointState& state) {
     worst = std::max(worst, std::abs(Distance(state.sites(k), state.sites(k + 1)) - 0.5));
   }
   return worst;
-}
-
-// The field paths of the google.rpc.BadRequest in the status details (empty when there is none).
-std::vector<std::string> ViolatedFields(const grpc::Status& status) {
-  google::rpc::Status details;
-  std::vector<std::string> fields;
-  if (!details.ParseFromString(status.error_details())) return fields;
-  for (const google::protobuf::Any& any : details.details()) {
-    google::rpc::BadRequest bad_request;
-    if (!any.UnpackTo(&bad_request)) continue;
-    for (const auto& violation : bad_request.field_violations()) {
-      fields.push_back(violation.field());
-    }
-  }
-  return fields;
 }
 
 // Options that make every sample take milliseconds (many stochastic trials per sub-step, none
@@ -673,10 +644,6 @@ v1::ArmSpec PandaArm() {
   spec.mutable_robot()->set_preset(v1::ROBOT_PRESET_PANDA);
   for (double q : kPandaReady) spec.mutable_robot()->add_home_positions(q);
   return spec;
-}
-
-Eigen::VectorXd Positions(const v1::JointState& state) {
-  return Eigen::Map<const Eigen::VectorXd>(state.positions().data(), state.positions_size());
 }
 
 v1::Quaternion Quat(const Eigen::Quaterniond& q) { return ToProto(q); }  // conversions.h

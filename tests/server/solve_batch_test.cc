@@ -21,20 +21,18 @@
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "server/service_test_util.h"
 
 namespace ikd::server {
 namespace {
 
+using test_util::PlanarArm;
+using test_util::Positions;
+using test_util::Vec;
+using test_util::ViolatedFields;
+
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::Contains;
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 v1::Quaternion Quat(const Eigen::Quaterniond& q) {
   v1::Quaternion out;
@@ -43,36 +41,6 @@ v1::Quaternion Quat(const Eigen::Quaterniond& q) {
   out.set_z(q.z());
   out.set_w(q.w());
   return out;
-}
-
-// A planar arm of three limbs of 0.5 m at the origin: reach 1.5 m.
-v1::ArmSpec PlanarArm() {
-  v1::ArmSpec spec;
-  spec.set_planar(true);
-  for (int k = 0; k < 3; ++k) {
-    v1::Limb* limb = spec.add_limbs();
-    limb->set_length(0.5);
-    limb->set_radius(0.02);
-  }
-  return spec;
-}
-
-std::vector<std::string> ViolatedFields(const grpc::Status& status) {
-  google::rpc::Status details;
-  std::vector<std::string> fields;
-  if (!details.ParseFromString(status.error_details())) return fields;
-  for (const google::protobuf::Any& any : details.details()) {
-    google::rpc::BadRequest bad_request;
-    if (!any.UnpackTo(&bad_request)) continue;
-    for (const auto& violation : bad_request.field_violations()) fields.push_back(violation.field());
-  }
-  return fields;
-}
-
-Eigen::VectorXd Positions(const v1::JointState& state) {
-  Eigen::VectorXd q(state.positions_size());
-  for (int j = 0; j < q.size(); ++j) q[j] = state.positions(j);
-  return q;
 }
 
 class SolveBatchTest : public ::testing::Test {

@@ -58,7 +58,29 @@ def _channel(address, tls_ca, tls_cert, tls_key, token) -> grpc.Channel:
     return grpc.intercept_channel(channel, _BearerToken(token)) if token else channel
 
 
-class Trajectory:
+class _Stream:
+    """A server stream read as an iterator of answers (`_receive` makes them); `cancel` stops
+    the server's work (the iterator then raises IkdError CANCELLED)."""
+
+    def __init__(self, call):
+        self._call = call
+        self._answers = self._receive()
+        self.joint_names = ()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._answers)
+
+    def cancel(self):
+        self._call.cancel()
+
+    def _receive(self):
+        raise NotImplementedError
+
+
+class Trajectory(_Stream):
     """The samples of a SolveTrajectory call, as an iterator of JointState.
 
     Samples arrive as the server solves them; once the iterator is exhausted, `summary` holds
@@ -66,22 +88,10 @@ class Trajectory:
     """
 
     def __init__(self, call):
-        self._call = call
-        self._samples = self._receive()
-        self.joint_names = ()
+        super().__init__(call)
         self.summary = None
 
-    def __iter__(self) -> Iterator[m.JointState]:
-        return self
-
-    def __next__(self) -> m.JointState:
-        return next(self._samples)
-
-    def cancel(self):
-        """Stops the server's solve (the iterator then raises IkdError CANCELLED)."""
-        self._call.cancel()
-
-    def _receive(self):
+    def _receive(self) -> Iterator[m.JointState]:
         with translated_errors():
             for response in self._call:
                 self.joint_names = tuple(response.joint_names) or self.joint_names
@@ -92,28 +102,13 @@ class Trajectory:
                     yield m.joint_state(sample, self.joint_names)
 
 
-class Batch:
+class Batch(_Stream):
     """The answers of a SolveBatch call, as an iterator of BatchResult in target order.
 
-    Results arrive in chunks as the server's workers finish them; `cancel` stops the call.
+    Results arrive in chunks as the server's workers finish them.
     """
 
-    def __init__(self, call):
-        self._call = call
-        self._results = self._receive()
-        self.joint_names = ()
-
-    def __iter__(self) -> Iterator[m.BatchResult]:
-        return self
-
-    def __next__(self) -> m.BatchResult:
-        return next(self._results)
-
-    def cancel(self):
-        """Stops the server's work (the iterator then raises IkdError CANCELLED)."""
-        self._call.cancel()
-
-    def _receive(self):
+    def _receive(self) -> Iterator[m.BatchResult]:
         with translated_errors():
             for response in self._call:
                 self.joint_names = tuple(response.joint_names) or self.joint_names
