@@ -125,11 +125,16 @@ void Count(const IkStep& step, PathSummary& summary) {
 }
 
 
-// Every sample reached but for rates over their limits: a better start may fix it.
-bool RateLimitedOnly(const PathSummary& summary) {
+// Every sample reached but for rates over their limits, by a time scaling up to this: another
+// start may fix it (bench/paths' improved cases started from scalings up to 2.5); a path that
+// needs more is too fast for any start, and trying them would only multiply its cost.
+constexpr double kRetriedScaling = 3.0;
+
+bool NearlyWithinTheRates(const PathSummary& summary) {
   return summary.reached < summary.samples &&
          summary.reached + summary.velocity_limited + summary.acceleration_limited ==
-             summary.samples;
+             summary.samples &&
+         summary.feasible_time_scaling <= kRetriedScaling;
 }
 
 // `steps` optimized (step 2, where the options and the arm allow it) and summarized.
@@ -248,7 +253,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   // optimized too, often can (wide margins first: they pass obstacles with room to slow down);
   // the one needing the least time scaling is kept.
   const bool optimized = result->summary.optimizer_iterations > 0;
-  for (int i = 1; optimized && i < kForwardStarts && RateLimitedOnly(result->summary); ++i) {
+  for (int i = 1; optimized && i < kForwardStarts && NearlyWithinTheRates(result->summary); ++i) {
     const int start = (kSeedStarts + i - 1) % (kForwardStarts - 1) + 1;  // 4, 5, 6, 1, 2, 3
     if (start == best_start) continue;
     if (absl::Status s = track(start); !s.ok()) return s;

@@ -100,6 +100,17 @@ int Failures(const RobotPathSummary& s) {
   return s.joint_limit_blocked + s.not_converged + s.in_collision;
 }
 
+// What another start may fix: collisions, blocked joints, rates over a limit by a time scaling
+// up to kRetriedScaling (a target out of reach, NOT_CONVERGED, stays so whatever the margin; a
+// path much too fast for the limits is too fast for any start).
+constexpr double kRetriedScaling = 3.0;
+
+bool WorthAnotherStart(const RobotPathSummary& s) {
+  if (s.in_collision + s.joint_limit_blocked > 0) return true;
+  return s.velocity_limited + s.acceleration_limited > 0 &&
+         s.feasible_time_scaling <= kRetriedScaling;
+}
+
 // Fewer failed samples first, then the smaller time scaling.
 bool Better(const RobotPathSummary& a, const RobotPathSummary& b) {
   if (Failures(a) != Failures(b)) return Failures(a) < Failures(b);
@@ -158,7 +169,10 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
   absl::StatusOr<RobotPathResult> best;
   for (int start = 0; start <= kWideMargins; ++start) {
     RobotIkOptions tracked = path_options;
-    if (start > 0) tracked.safety_margin = std::max(options.safety_margin, kWideMargin[start - 1]);
+    if (start > 0) {
+      if (options.safety_margin >= kWideMargin[start - 1]) continue;  // no wider than given
+      tracked.safety_margin = kWideMargin[start - 1];
+    }
     auto samples = TrackRobotPath(robot, scene, targets, times, tracked, q0, stop);
     if (!samples.ok()) return samples.status();
     if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
@@ -171,7 +185,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.summary = SummarizeRobotPath(robot, times, result.samples);
     result.summary.start = start;
     if (!best.ok() || Better(result.summary, best->summary)) best = std::move(result);
-    if (best->summary.IsSolutionUsable()) break;
+    if (!WorthAnotherStart(best->summary)) break;
   }
   return best;
 }

@@ -41,7 +41,8 @@
 //    above 90% of its limit 100 times its own term on the excess, each round reweighting the
 //    rates still above it by (rate / aim)^2 (Lawson, towards the least largest rate); the
 //    round with the least largest rate ratio is kept. If the optimized path is clear but still
-//    over a rate limit, the other forward starts that are clear are optimized too, wide
+//    over a rate limit (by a time scaling up to 3: a path much too fast for the limits is
+//    too fast for any start), the other forward starts that are clear are optimized too, wide
 //    margins first (they pass obstacles with room to slow down), until one is within the
 //    limits; the path needing the least time scaling is kept. The first sample stays where
 //    the arm is.

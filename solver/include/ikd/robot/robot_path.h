@@ -21,11 +21,13 @@
 //    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
 //    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
-// 4. Where that path fails somewhere (in collision, not converged, limit-blocked) or passes a
-//    rate limit, steps 1-3 are run again with the tracker's safety margin widened to 0.03,
-//    0.1 and 0.2 m (a tracker that keeps a wide berth turns the links away from an obstacle
-//    before they are squeezed past it; the optimizer works to the margin as given), until one
-//    is usable; the path with the fewest failed samples, then the least time scaling, is kept.
+// 4. Where that path has a sample in collision or limit-blocked, or passes a rate limit (by a
+//    time scaling up to 3: a path much too fast is too fast for any start), steps
+//    1-3 are run again with the tracker's safety margin widened to 0.03, 0.1 and 0.2 m (those
+//    wider than the options' margin; a tracker that keeps a wide berth turns the links away
+//    from an obstacle before they are squeezed past it, and the optimizer works to the margin
+//    as given), until none of those remain; the path with the fewest failed samples (not
+//    converged included), then the least time scaling, is kept.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
