@@ -91,7 +91,7 @@ class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchRespons
     }
     Actions rest;
     rest.submit.assign(initial.begin() + 1, initial.end());
-    Run(rest);
+    if (!rest.submit.empty()) Run(rest);  // else chunk 0 may already have finished the call
   }
   // A call refused before any work.
   explicit BatchReactor(const absl::Status& error) : max_ahead_(0) {
@@ -195,13 +195,14 @@ class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchRespons
     failed_.store(true);  // the chunks still running stop at their next target
   }
 
+  // Once the write is started (or the last chunk submitted) the reactor may finish and be
+  // deleted on another thread at any moment: nothing of it is read after that. Chunks not yet
+  // submitted are counted in solving_, so it lives until the last submission.
   void Run(const Actions& actions) {
     if (actions.finish || actions.write) HandToGrpc(this);
     if (actions.finish) return Finish(*actions.finish);
-    if (actions.write) StartWrite(&writing_message_);
-    // Chunks not yet submitted are counted in solving_, so the reactor lives until the last
-    // submission; nothing of it is touched after that.
     WorkerPool* const pool = pool_;
+    if (actions.write) StartWrite(&writing_message_);
     for (size_t i = 0; i < actions.submit.size(); ++i) {
       const int c = actions.submit[i];
       if (pool->SubmitContinuation([this, c] { SolveChunk(c); })) continue;
