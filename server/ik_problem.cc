@@ -22,10 +22,6 @@ constexpr int kBranchAttempts = 64;
 
 }  // namespace
 
-std::string Below(const std::string& prefix, const std::string& field) {
-  return prefix.empty() ? field : absl::StrCat(prefix, ".", field);
-}
-
 
 // The server's bound on the stochastic trials of one sub-step.
 absl::Status CheckTrials(const v1::IkOptions& options, const std::string& path,

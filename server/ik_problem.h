@@ -21,6 +21,7 @@
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
+#include "errors.h"
 #include "ik_conversions.h"
 #include "ikd/v1/kinematics_service.pb.h"
 #include "metrics.h"
@@ -28,9 +29,6 @@
 #include "validation.h"
 
 namespace ikd::server {
-
-// "prefix.field", or "field" at the top level.
-std::string Below(const std::string& prefix, const std::string& field);
 
 // Everything one call solves with. The tracker keeps pointers to arm and scene, so they live
 // here, on the heap, for the whole call.

@@ -8,10 +8,6 @@
 namespace ikd::server {
 namespace {
 
-std::string Below(const std::string& prefix, const std::string& field) {
-  return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
-}
-
 // The spec stored under resource name `name` ("arms/{id}", "scenes/{id}").
 template <class Spec>
 absl::StatusOr<Spec> LoadSpec(ModelStore& store, const char* collection, const std::string& name,

@@ -8,6 +8,11 @@
 #include "google/rpc/status.pb.h"
 
 namespace ikd::server {
+
+std::string Below(const std::string& prefix, const std::string& field) {
+  if (prefix.empty()) return field;
+  return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
+}
 namespace {
 
 constexpr char kTypeUrlPrefix[] = "type.googleapis.com/";

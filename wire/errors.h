@@ -14,6 +14,10 @@
 
 namespace ikd::server {
 
+// The request field path `field` below `prefix` ("options" below "config": "config.options");
+// either may be empty ("" below "config" is "config").
+std::string Below(const std::string& prefix, const std::string& field);
+
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming one field (a request field path such as
 // "arm.spec.limbs[2].length") and what it must satisfy; the message reads
 // "<field>: <description>".

@@ -12,10 +12,6 @@
 namespace ikd::server {
 namespace {
 
-std::string Below(const std::string& prefix, const std::string& field) {
-  return field.empty() ? prefix : absl::StrCat(prefix, ".", field);
-}
-
 ik::Interpolation InterpolationFromProto(v1::Interpolation interpolation) {
   return interpolation == v1::INTERPOLATION_CUBIC ? ik::Interpolation::kCubic
                                                   : ik::Interpolation::kLinear;

@@ -124,7 +124,6 @@ void Count(const IkStep& step, PathSummary& summary) {
   summary.min_clearance = std::min(summary.min_clearance, step.min_clearance);
 }
 
-
 // Every sample reached but for rates over their limits, by a time scaling up to this: another
 // start may fix it (bench/paths' improved cases started from scalings up to 2.5); a path that
 // needs more is too fast for any start, and trying them would only multiply its cost.
