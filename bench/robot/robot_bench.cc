@@ -57,6 +57,7 @@ struct Args {
   int targets = 10000;
   uint64_t seed = 20261205;
   int repeats = 3;  // path timing: best of this many runs
+  int budget_targets = 2000;  // per robot and budget, the equal-time-budget table
   bool kdl = true;
   bool ikd_only = false;  // the default ikd solver alone (instruction counts under callgrind)
   std::string only;
@@ -69,6 +70,8 @@ void Usage() {
       "  --targets N    random reachable pose targets per robot (default 10000)\n"
       "  --seed S       seed of the random joint values behind the targets (default 20261205)\n"
       "  --repeats R    path timing: least time per point over R identical runs (default 3)\n"
+      "  --budget-targets N  targets per robot and budget of the equal-time-budget table\n"
+      "                 (default 2000, 0: no such table; --quick: 200)\n"
       "  --no-kdl       ikd only\n"
       "  --ikd-only     the default ikd solver alone (no KDL, no \"ikd no atlas\" row)\n"
       "  --only ROBOT   one robot: UR5, Panda or iiwa14\n");
@@ -86,6 +89,9 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     double v = 0.0;
     if (a == "--quick") {
       args.targets = 500;
+      args.budget_targets = 200;
+    } else if (a == "--budget-targets" && number(0, 1e6, v)) {
+      args.budget_targets = static_cast<int>(v);
     } else if (a == "--targets" && number(1, 1e7, v)) {
       args.targets = static_cast<int>(v);
     } else if (a == "--seed" && number(0, 1e18, v)) {
@@ -341,6 +347,111 @@ RandomRun RunRandomTargets(const char* name, const Robot& robot, const std::vect
     }
   }
   return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Equal time budgets (issue 18): every solver restarts from new seeds until its answer passes
+// the success test or its time is up (TRAC-IK's method around KDL's solvers); a success counts
+// only when the whole solve ended within the budget.
+
+constexpr double kBudgetsMs[] = {1.0, 5.0};
+
+// One solve of a target under a budget; the answer's restarts are the attempts made minus one.
+using BudgetFn = std::function<IkAnswer(const Eigen::Isometry3d& target, uint64_t draw_seed)>;
+struct BudgetContender {
+  std::string name;
+  BudgetFn solve;
+};
+
+// ikd restarts by itself: its options' time_budget stops it (no new attempt past the budget).
+BudgetContender IkdWithBudget(const Robot& robot, const char* name, robot::SolveStarts starts, double budget) {
+  robot::RobotIkOptions options;
+  options.starts = starts;
+  options.max_restarts = 10000;
+  options.time_budget = budget;
+  auto tracker = std::make_shared<robot::RobotTracker>(*robot::RobotTracker::Create(robot, options, robot.MidRange()));
+  return {name, [tracker, mid = robot.MidRange()](const Eigen::Isometry3d& X, uint64_t) {
+            return SolveIkd(*tracker, mid, X);
+          }};
+}
+
+// A single-start solver restarted from the mid-range seed, then from seeds drawn uniformly inside
+// the limits (the same draws for every such solver on a target), with the same rule as ikd's:
+// no new attempt past the budget. The success test is the benchmark's own (Judge).
+BudgetContender RestartedWithBudget(const Robot& robot, const Contender& single, double budget) {
+  return {single.name + " + restarts", [&robot, solve = single.solve, budget](const Eigen::Isometry3d& X, uint64_t draw_seed) {
+            using Clock = std::chrono::steady_clock;
+            std::mt19937_64 rng(draw_seed);
+            const auto t0 = Clock::now();
+            auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+            IkAnswer answer;
+            for (int attempt = 0; attempt == 0 || elapsed() < budget; ++attempt) {
+              const Eigen::VectorXd seed = attempt == 0 ? robot.MidRange() : RandomInsideLimits(robot, rng);
+              answer = solve(seed, X);
+              answer.restarts = attempt;
+              if (Judge(robot, X, answer.q).ok()) break;
+            }
+            answer.seconds = elapsed();
+            return answer;
+          }};
+}
+
+std::vector<BudgetContender> MakeBudgetContenders(const Robot& robot, const std::vector<Contender>& singles,
+                                                  double budget) {
+  std::vector<BudgetContender> contenders = {
+      IkdWithBudget(robot, "ikd", robot::SolveStarts::kNearestFirst, budget),
+      IkdWithBudget(robot, "ikd no atlas", robot::SolveStarts::kGivenThenRandom, budget)};
+  for (const Contender& c : singles) {
+    if (!IsIkd(c.name)) contenders.push_back(RestartedWithBudget(robot, c, budget));
+  }
+  return contenders;
+}
+
+struct BudgetTally {
+  std::string robot, solver;
+  double budget_ms = 0.0;
+  std::vector<double> us;
+  int passed = 0, within = 0;  // answers that pass the test; of them, ended within the budget
+  double attempts = 0.0;
+};
+
+// The same random reachable targets as the main table (its first n), every solver from the
+// mid-range seed, interleaved target by target.
+std::vector<BudgetTally> RunBudget(const char* name, const Robot& robot, const std::vector<Contender>& singles,
+                                   double budget_ms, int n, uint64_t seed) {
+  const std::vector<BudgetContender> contenders = MakeBudgetContenders(robot, singles, 1e-3 * budget_ms);
+  std::vector<BudgetTally> tallies;
+  for (const BudgetContender& c : contenders) {
+    tallies.emplace_back();
+    tallies.back().robot = name, tallies.back().solver = c.name, tallies.back().budget_ms = budget_ms;
+  }
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < n; ++k) {
+    const Eigen::Isometry3d target = robot::ToolPose(robot.spec(), RandomInsideLimits(robot, rng));
+    for (size_t j = 0; j < contenders.size(); ++j) {
+      const IkAnswer answer = contenders[j].solve(target, seed + 1 + k);
+      BudgetTally& t = tallies[j];
+      t.us.push_back(1e6 * answer.seconds);
+      const bool passed = Judge(robot, target, answer.q).ok();
+      t.passed += passed;
+      t.within += passed && answer.seconds <= 1e-3 * budget_ms;
+      t.attempts += answer.restarts + 1;
+    }
+  }
+  return tallies;
+}
+
+void PrintBudget(const std::vector<BudgetTally>& all) {
+  std::printf(
+      "| robot | budget | solver | targets | success within the budget | success at any time | "
+      "mean µs | p50 µs | p99 µs | max µs | mean attempts |\n|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+  for (const BudgetTally& t : all) {
+    const Times s = Summarize(t.us);
+    const double n = static_cast<double>(t.us.size());
+    std::printf("| %s | %.0f ms | %s | %zu | %.2f%% | %.2f%% | %.1f | %.1f | %.1f | %.1f | %.2f |\n", t.robot.c_str(),
+                t.budget_ms, t.solver.c_str(), t.us.size(), 100 * t.within / n, 100 * t.passed / n, s.mean, s.p50,
+                s.p99, s.max, t.attempts / n);
+  }
 }
 
 // Smallest singular value of the 6 x n tool Jacobian at q (central differences of ToolPose).
@@ -741,6 +852,20 @@ int main(int argc, char** argv) {
   PrintFailures(flat);
   PrintIkdDetail(random);
   PrintIkdFailures(random);
+
+  if (args.budget_targets > 0) {
+    std::printf("\n### Equal time budgets, every solver with restarts\n\n");
+    std::vector<BudgetTally> budget;
+    for (double ms : kBudgetsMs) {
+      for (const Loaded& r : robots) {
+        const auto singles = MakeContenders(*r.robot, args.kdl, args.ikd_only);
+        for (BudgetTally& t : RunBudget(r.c->name, *r.robot, singles, ms, args.budget_targets, args.seed)) {
+          budget.push_back(std::move(t));
+        }
+      }
+    }
+    PrintBudget(budget);
+  }
 
   std::printf("\n### Tool paths at fixed orientation\n\n");
   std::vector<PathTally> paths;

@@ -1,6 +1,7 @@
 #include "ikd/robot/robot_ik.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -138,6 +139,9 @@ absl::Status RobotIkOptions::Validate() const {
     return RangeError("max_restarts", "in [0, 10000]", max_restarts);
   }
   if (max_steps < 1 || max_steps > 1000000) return RangeError("max_steps", "in [1, 1e6]", max_steps);
+  if (!std::isfinite(time_budget) || time_budget < 0.0) {
+    return RangeError("time_budget", "finite and >= 0", time_budget);
+  }
   if (trials_per_step < 0 || trials_per_step > 100000) {
     return RangeError("trials_per_step", "in [0, 100000]", trials_per_step);
   }
@@ -503,7 +507,14 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
                          : 1 + std::min(kAtlasStarts, robot_->seed_atlas().size());
   RobotIkResult best;
   int projections = 0;
-  for (int attempt = 0; attempt <= options_.max_restarts; ++attempt) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto over_budget = [&] {
+    return options_.time_budget > 0.0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+               options_.time_budget;
+  };
+  int attempt = 0;
+  for (; attempt <= options_.max_restarts && (attempt == 0 || !over_budget()); ++attempt) {
     if (attempt == 1 && listed > 1) starts = Starts(target, given, X_given, kAtlasStarts);
     if (attempt >= static_cast<int>(starts.size())) {
       Reset(NearestRandomConfiguration(*robot_, target, rng));
@@ -529,7 +540,7 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
     }
     if (attempt == 0 || result.position_error < best.position_error) best = std::move(result);
   }
-  best.restarts = options_.max_restarts;
+  best.restarts = attempt - 1;
   best.projections = projections;
   Reset(best.q);  // the tracker stays where the answer is (its posture too)
   return best;

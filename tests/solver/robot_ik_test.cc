@@ -4,6 +4,7 @@
 #include "ikd/robot/robot_ik.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -303,6 +304,12 @@ TEST(RobotIkInput, ErrorsNameTheField) {
   options.position_tolerance = 0.0;
   EXPECT_THAT(SolveRobotIk(*robot, target, robot->MidRange(), options).status().message(),
               HasSubstr("position_tolerance"));
+  options = RobotIkOptions{};
+  options.time_budget = -1e-3;
+  EXPECT_THAT(SolveRobotIk(*robot, target, robot->MidRange(), options).status().message(),
+              HasSubstr("time_budget must be finite and >= 0"));
+  options.time_budget = INFINITY;
+  EXPECT_FALSE(SolveRobotIk(*robot, target, robot->MidRange(), options).ok());
 }
 
 // A 6-joint arm has no redundancy for a pose: a joint that reaches its limit on the way cannot
@@ -349,6 +356,25 @@ TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
   EXPECT_EQ(far->status, RobotIkStatus::kNotConverged);
   EXPECT_EQ(far->projections, 0) << "a path beyond the step budget is not started";
   EXPECT_TRUE(far->q.allFinite());
+}
+
+// A time budget stops the restarts of a solve that cannot succeed: 10,000 restarts would take
+// seconds; the solve ends after the first attempt that starts past the budget, and reports the
+// attempts it made.
+TEST(RobotIkInput, TimeBudgetStopsTheRestarts) {
+  auto robot = Robot::Create(presets::Ur5());
+  ASSERT_TRUE(robot.ok());
+  RobotIkOptions options;
+  options.max_restarts = 10000;
+  options.time_budget = 0.005;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = SolveRobotIk(*robot, *ToolTarget::Position({3.0, 0.0, 0.0}), robot->MidRange(), options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(result.ok());
+  EXPECT_NE(result->status, RobotIkStatus::kSolved);
+  EXPECT_GE(seconds, options.time_budget) << "no attempt is cut short of the budget";
+  EXPECT_GE(result->restarts, 1);
+  EXPECT_LT(result->restarts, options.max_restarts);
 }
 
 }  // namespace

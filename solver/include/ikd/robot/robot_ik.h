@@ -70,6 +70,10 @@ struct RobotIkOptions {
   int max_bisections = 8;            // halvings of a step that does not converge
   int max_restarts = 30;             // new seeds after a blocked or singular path
   int max_steps = 4000;              // projections per attempt: bounds the work of a solve
+  // Wall-clock budget of a single-pose solve (s; 0: none): no new attempt starts once the solve
+  // has run this long (TRAC-IK's timeout; max_restarts still bounds the attempts). With a budget
+  // the answer depends on the machine's speed: leave it 0 where answers must be reproducible.
+  double time_budget = 0.0;
   // Starts of a single-pose solve (Solve, SolveRobotIk); paths (MoveTo) always continue from
   // where they are. See SolveStarts.
   SolveStarts starts = SolveStarts::kNearestFirst;
