@@ -176,8 +176,11 @@ absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
 absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
                                               const std::optional<Eigen::Matrix3Xd>& initial_sites,
                                               const Eigen::Vector3d& target) {
-  absl::StatusOr<ik::IkStep> step = ik::SolvePose(*problem.arm, problem.scene.get(), target,
-                                                  problem.options, initial_sites);
+  absl::StatusOr<ik::IkStep> step =
+      problem.posture ? ik::SolvePoseWithPosture(*problem.arm, problem.scene.get(), target,
+                                                 problem.options, initial_sites, *problem.posture)
+                      : ik::SolvePose(*problem.arm, problem.scene.get(), target, problem.options,
+                                      initial_sites);
   if (!step.ok()) return step.status();
   absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
   if (!state.ok() || step->status == ik::StepStatus::kReached) return state;
@@ -193,7 +196,10 @@ absl::Status SolveRobotPose(const RobotProblem& problem, robot::RobotTracker& tr
                             const std::function<bool()>& stop, v1::JointState* state,
                             google::protobuf::RepeatedPtrField<v1::JointState>* solutions) {
   tracker.Reset(seed);
-  const robot::RobotIkResult result = tracker.Solve(target);
+  const robot::RobotIkResult result =
+      problem.posture
+          ? robot::SolveWithPosture(tracker, *problem.robot, target, *problem.posture)
+          : tracker.Solve(target);
   absl::StatusOr<v1::JointState> answer =
       RobotJointState(*problem.robot, result, target, 0.0, nullptr);
   if (!answer.ok()) return answer.status();

@@ -16,11 +16,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
+#include "ikd/ik/posture.h"
 #include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
+#include "ikd/robot/robot_posture.h"
 #include "errors.h"
 #include "ik_conversions.h"
 #include "ikd/v1/kinematics_service.pb.h"
@@ -37,6 +39,7 @@ struct IkProblem {
   std::unique_ptr<ik::Scene> scene;  // null: free space
   ik::IkOptions options;
   std::optional<Eigen::Matrix3Xd> initial_sites;  // null: home
+  std::optional<ik::Posture> posture;             // Solve, SolveBatch: the preferred posture
 
   Eigen::Vector3d InitialHand() const {
     if (initial_sites) return initial_sites->col(arm->hand());
@@ -51,6 +54,7 @@ struct RobotProblem {
   std::unique_ptr<ik::Scene> scene;           // null: free space
   Eigen::VectorXd initial;
   robot::RobotIkOptions options;
+  std::optional<ik::Posture> posture;  // Solve, SolveBatch: the preferred posture
 };
 
 // The server's bound on the stochastic trials of one sub-step.

@@ -39,10 +39,15 @@ grpc::ServerUnaryReactor* SolveRobot(grpc::CallbackServerContext* context,
   }
   absl::StatusOr<std::optional<robot::BranchOptions>> branches =
       BranchOptionsFromProto(request.max_solutions(), request.max_seed_distance());
-  if (!branches.ok()) {
-    reactor->Finish(ToGrpcStatus(branches.status()));
+  absl::StatusOr<std::optional<ik::Posture>> posture =
+      PostureFromProto(request.preferred_posture(), request.posture_weight(),
+                       (*problem)->robot->num_joints());
+  absl::Status valid = branches.ok() ? posture.status() : branches.status();
+  if (!valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
     return reactor;
   }
+  (*problem)->posture = *std::move(posture);
   auto solve = [context, reactor, response, &metrics, problem = *problem, target = *target,
                 branches = *branches] {
     if (context->IsCancelled()) {
@@ -106,6 +111,11 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     valid = CheckSubSteps(**problem, (*problem)->InitialHand(), *target,
                           limits_.max_substeps_per_sample, "options");
   }
+  absl::StatusOr<std::optional<ik::Posture>> posture =
+      PostureFromProto(request->preferred_posture(), request->posture_weight(),
+                       (*problem)->arm->num_angles());
+  if (valid.ok()) valid = posture.status();
+  if (valid.ok()) (*problem)->posture = *std::move(posture);
   if (!valid.ok()) {
     reactor->Finish(ToGrpcStatus(valid));
     return reactor;

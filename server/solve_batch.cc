@@ -281,6 +281,10 @@ absl::StatusOr<BatchPlan> ChainBatch(const v1::SolveBatchRequest& request,
       MakeProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
                   "seed_positions", store, model_limits);
   if (!problem.ok()) return problem.status();
+  absl::StatusOr<std::optional<ik::Posture>> posture = PostureFromProto(
+      request.preferred_posture(), request.posture_weight(), (*problem)->arm->num_angles());
+  if (!posture.ok()) return posture.status();
+  (*problem)->posture = *std::move(posture);
   struct Target {
     Eigen::Vector3d position;
     std::optional<Eigen::Matrix3Xd> seed;  // nullopt: the request's
@@ -335,6 +339,10 @@ absl::StatusOr<BatchPlan> RobotBatch(grpc::CallbackServerContext* context,
   absl::StatusOr<std::optional<robot::BranchOptions>> branches =
       BranchOptionsFromProto(request.max_solutions(), request.max_seed_distance());
   if (!branches.ok()) return branches.status();
+  absl::StatusOr<std::optional<ik::Posture>> posture = PostureFromProto(
+      request.preferred_posture(), request.posture_weight(), (*problem)->robot->num_joints());
+  if (!posture.ok()) return posture.status();
+  (*problem)->posture = *std::move(posture);
   struct Target {
     robot::ToolTarget pose;
     Eigen::VectorXd seed;

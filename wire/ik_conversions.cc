@@ -98,6 +98,29 @@ absl::StatusOr<std::optional<Eigen::Matrix3Xd>> SitesFromPositions(const ik::Arm
   return std::optional<Eigen::Matrix3Xd>(*std::move(sites));
 }
 
+absl::StatusOr<std::optional<ik::Posture>> PostureFromProto(
+    const google::protobuf::RepeatedField<double>& posture, double weight, int size) {
+  if (posture.empty()) {
+    if (weight != 0.0) return FieldViolation("posture_weight", "is set without preferred_posture");
+    return std::optional<ik::Posture>();
+  }
+  if (posture.size() != size) {
+    return FieldViolation("preferred_posture", absl::StrCat("must hold the arm's ", size,
+                                                            " joint positions, got ", posture.size()));
+  }
+  for (int k = 0; k < posture.size(); ++k) {
+    if (!std::isfinite(posture[k])) {
+      return FieldViolation(absl::StrCat("preferred_posture[", k, "]"), "must be finite");
+    }
+  }
+  if (!std::isfinite(weight) || weight < 0.0 || weight > 1e6) {
+    return FieldViolation("posture_weight", absl::StrCat("must be in (0, 1e6] (0: 1), got ", weight));
+  }
+  return std::optional<ik::Posture>(ik::Posture{
+      .q = Eigen::Map<const Eigen::VectorXd>(posture.data(), posture.size()),
+      .weight = weight == 0.0 ? 1.0 : weight});
+}
+
 absl::StatusOr<ik::Trajectory> TrajectoryFromProto(const v1::Trajectory& in,
                                                    const std::string& path) {
   absl::StatusOr<ik::Trajectory> out = absl::UnknownError("unset");

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
+#include "ikd/ik/posture.h"
 #include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
@@ -43,6 +44,11 @@ struct ResolvedArmSpec {
 };
 // Tracker options; zero fields mean the solver's defaults (see IkOptions in the proto), an
 // absent `weights` the default weights.
+// SolveRequest (SolveBatchRequest) .preferred_posture / .posture_weight for an arm of `size`
+// joint positions: none when both are unset; errors name the field and its bound.
+absl::StatusOr<std::optional<ik::Posture>> PostureFromProto(
+    const google::protobuf::RepeatedField<double>& posture, double weight, int size);
+
 absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,
                                                  const std::string& path);
 

@@ -823,6 +823,33 @@ TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
   EXPECT_LT(turns(Positions(own.solutions(0)), made), 1e-4);
 }
 
+// A preferred posture (SolveRequest.preferred_posture): the Panda's tool position of one
+// configuration, asked from the ready pose with that configuration as a heavy posture, is
+// answered there (the self-motion of a position target is 4-dimensional); without the posture
+// the answer stays near the ready pose. Checked by the chain's forward kinematics.
+TEST_F(KinematicsServiceTest, PreferredPostureDrawsARedundantArmToIt) {
+  const robot::ChainSpec panda = robot::presets::Panda();
+  const Eigen::VectorXd ready =
+      (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
+  const Eigen::VectorXd nominal =
+      (Eigen::VectorXd(7) << 0.5, -0.4, -0.6, -2.0, 0.4, 1.9, 0.2).finished();
+  const Eigen::Vector3d point = robot::ToolPose(panda, nominal).translation();
+  v1::SolveRequest request;
+  *request.mutable_arm()->mutable_spec() = PandaArm();
+  *request.mutable_target() = Vec(point.x(), point.y(), point.z());
+  for (int j = 0; j < 7; ++j) request.add_seed_positions(ready[j]);
+  v1::SolveResponse plain;
+  ASSERT_TRUE(Solve(request, &plain).ok());
+  for (int j = 0; j < 7; ++j) request.add_preferred_posture(nominal[j]);
+  request.set_posture_weight(1e4);
+  v1::SolveResponse preferred;
+  ASSERT_TRUE(Solve(request, &preferred).ok());
+  ASSERT_EQ(preferred.state().status(), v1::STEP_STATUS_REACHED);
+  EXPECT_LT((robot::ToolPose(panda, Positions(preferred.state())).translation() - point).norm(), 1e-5);
+  EXPECT_LT((Positions(preferred.state()) - nominal).cwiseAbs().maxCoeff(), 2e-2);
+  EXPECT_GT((Positions(plain.state()) - nominal).cwiseAbs().maxCoeff(), 0.2);
+}
+
 // Reasons (JointState.reasons): a target 2 m from the base of the 1.5 m planar arm answers
 // CLAMPED_UNREACHABLE with OUT_OF_REACH (0.5 m beyond) and the hand's RESIDUAL, each figure the
 // test's own; a target at the centre of a ball is IN_COLLISION with the ball named and the
@@ -938,6 +965,24 @@ TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   *chain_branches.mutable_target() = Vec(0.9, 0.6, 0);
   chain_branches.set_max_solutions(4);
   EXPECT_THAT(solve_fields(chain_branches), Contains("max_solutions"));
+  v1::SolveRequest short_posture = request;
+  for (int j = 0; j < 6; ++j) short_posture.add_preferred_posture(0.0);
+  EXPECT_THAT(solve_fields(short_posture), Contains("preferred_posture"));
+  v1::SolveRequest nan_posture = request;
+  for (int j = 0; j < 7; ++j) nan_posture.add_preferred_posture(j == 3 ? NAN : 0.0);
+  EXPECT_THAT(solve_fields(nan_posture), Contains("preferred_posture[3]"));
+  v1::SolveRequest heavy_posture = request;
+  for (int j = 0; j < 7; ++j) heavy_posture.add_preferred_posture(0.0);
+  heavy_posture.set_posture_weight(2e6);
+  EXPECT_THAT(solve_fields(heavy_posture), Contains("posture_weight"));
+  v1::SolveRequest weight_alone = request;
+  weight_alone.set_posture_weight(1.0);
+  EXPECT_THAT(solve_fields(weight_alone), Contains("posture_weight"));
+  v1::SolveRequest chain_posture;
+  *chain_posture.mutable_arm()->mutable_spec() = PlanarArm();
+  *chain_posture.mutable_target() = Vec(0.9, 0.6, 0);
+  chain_posture.add_preferred_posture(0.1);
+  EXPECT_THAT(solve_fields(chain_posture), Contains("preferred_posture"));
   v1::SolveRequest chain_with_orientation;
   *chain_with_orientation.mutable_arm()->mutable_spec() = PlanarArm();
   *chain_with_orientation.mutable_target() = Vec(0.9, 0.6, 0);

@@ -94,6 +94,8 @@ class SolveBatchTest : public ::testing::Test {
                                             : batch.seed_positions();
     request.set_max_solutions(batch.max_solutions());
     request.set_max_seed_distance(batch.max_seed_distance());
+    *request.mutable_preferred_posture() = batch.preferred_posture();
+    request.set_posture_weight(batch.posture_weight());
     return request;
   }
 
@@ -193,6 +195,40 @@ TEST_F(SolveBatchTest, IndustrialArmAnswersAsSolveDoesWithBranches) {
         EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * poses[i].linear()).angle(), 1e-5);
       }
     }
+  }
+}
+
+// A preferred posture applies to every target of a batch as to the unary Solve: the Panda's
+// position targets with a posture answer the unary bytes, on the target by forward kinematics.
+TEST_F(SolveBatchTest, PostureAnswersAsSolveDoes) {
+  const robot::ChainSpec panda = robot::presets::Panda();
+  v1::SolveBatchRequest request;
+  request.mutable_arm()->mutable_spec()->mutable_robot()->set_preset(v1::ROBOT_PRESET_PANDA);
+  request.set_chunk_size(2);
+  for (double v : {0.0, -0.3, 0.0, -2.0, 0.0, 1.9, 0.8}) request.add_preferred_posture(v);
+  request.set_posture_weight(10.0);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> offset(-0.3, 0.3);
+  const Eigen::VectorXd ready =
+      (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
+  std::vector<Eigen::Vector3d> points;
+  for (int i = 0; i < 6; ++i) {
+    Eigen::VectorXd q = ready;
+    for (int j = 0; j < 7; ++j) q[j] += offset(rng);
+    points.push_back(robot::ToolPose(panda, q).translation());
+    *request.add_targets()->mutable_position() = Vec(points.back().x(), points.back().y(), points.back().z());
+  }
+  std::vector<v1::SolveBatchResponse> messages;
+  const grpc::Status status = Batch(request, &messages);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::vector<v1::BatchResult> results = Results(messages);
+  ASSERT_EQ(results.size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    const v1::SolveResponse unary = Solve(UnaryOf(request, i));
+    EXPECT_TRUE(MessageDifferencer::Equals(results[i].state(), unary.state())) << "target " << i;
+    ASSERT_EQ(results[i].state().status(), v1::STEP_STATUS_REACHED) << "target " << i;
+    const Eigen::Vector3d tool = robot::ToolPose(panda, Positions(results[i].state())).translation();
+    EXPECT_LT((tool - points[i]).norm(), 1e-5) << "target " << i;
   }
 }
 

@@ -195,16 +195,22 @@ class Client:
     # -- kinematics ----------------------------------------------------------------------------
 
     def solve(self, arm, position, orientation=None, *, seed=None, scene=None, options=None,
+              posture=None, posture_weight: float = 0.0,
               timeout: Optional[float] = None) -> m.JointState:
         """One pose: the arm's configuration with the hand at `position`.
 
         seed: the start configuration (joint positions; default the arm's home). orientation:
         the tool's quaternion (x, y, z, w), industrial arms. options: IkOptions as a dict, e.g.
-        {"seed": 7, "trials_per_step": 48} ("seed" there is the random seed). An unreachable
-        target is no error: see the state's status and clamp_distance.
+        {"seed": 7, "trials_per_step": 48} ("seed" there is the random seed). posture: a
+        preferred configuration (one value per joint); redundant arms answer the configuration
+        on the target that is locally least in seed distance + posture_weight (0: 1) x posture
+        distance, a 6-DOF arm the posture's branch when it costs less. An unreachable target is
+        no error: see the state's status and clamp_distance.
         """
         request = _kinematics.SolveRequest(arm=m.arm_ref(arm), target=m.vector3(position),
-                                           seed_positions=m.joint_values(seed))
+                                           seed_positions=m.joint_values(seed),
+                                           preferred_posture=m.joint_values(posture),
+                                           posture_weight=posture_weight)
         self._set_common(request, scene, options)
         if orientation is not None:
             request.target_orientation.CopyFrom(m.quaternion(orientation))
@@ -231,15 +237,16 @@ class Client:
 
     def solve_batch(self, arm, positions, orientations=None, *, seeds=None, seed=None,
                     scene=None, options=None, max_solutions: int = 0,
-                    max_seed_distance: float = 0.0, chunk_size: int = 0,
-                    timeout: Optional[float] = None) -> Batch:
+                    max_seed_distance: float = 0.0, chunk_size: int = 0, posture=None,
+                    posture_weight: float = 0.0, timeout: Optional[float] = None) -> Batch:
         """Many poses of one arm and scene in one call (reachability maps, grasp selection):
         yields one BatchResult per target, in order, each answered as solve would answer it.
 
         positions: N positions (an N x 3 array or a list). orientations: None, or N tool
         quaternions (x, y, z, w; None entries for position-only targets), industrial arms.
         seeds: None, or N start configurations (None entries: `seed`, else the arm's home).
-        max_solutions >= 2 also asks every branch of each pose (industrial arms). chunk_size:
+        max_solutions >= 2 also asks every branch of each pose (industrial arms). posture and
+        posture_weight: as solve's, for every target. chunk_size:
         results per message (0: the server's 64). The server solves the targets in parallel on
         its workers and refuses more than its --max_batch_targets (IkdError naming "targets").
         """
@@ -252,6 +259,7 @@ class Client:
         request = _kinematics.SolveBatchRequest(
             arm=m.arm_ref(arm), seed_positions=m.joint_values(seed), chunk_size=chunk_size,
             max_solutions=max_solutions, max_seed_distance=max_seed_distance,
+            preferred_posture=m.joint_values(posture), posture_weight=posture_weight,
             targets=[m.batch_target(p, o, s) for p, o, s in zip(positions, orientations, seeds)])
         self._set_common(request, scene, options)
         return Batch(self._kinematics.SolveBatch(request, timeout=timeout))

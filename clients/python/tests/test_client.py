@@ -174,6 +174,22 @@ class SolveTest(ClientTestCase):
         np.testing.assert_allclose(pose[:3, 3], position, rtol=0, atol=1e-6)
         np.testing.assert_allclose(pose[:3, :3], np.diag([1.0, -1.0, -1.0]), rtol=0, atol=1e-6)
 
+    def test_panda_with_a_heavy_posture_answers_the_posture(self):
+        ready = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+        nominal = np.array([0.5, -0.4, -0.6, -2.0, 0.4, 1.9, 0.2])
+        point = panda_tool_pose(nominal)[:3, 3]
+        plain = self.client.solve(arm="panda", position=point, seed=ready)
+        preferred = self.client.solve(arm="panda", position=point, seed=ready, posture=nominal,
+                                      posture_weight=1e4)
+        self.assertEqual(preferred.status, ikd.StepStatus.REACHED)
+        np.testing.assert_allclose(panda_tool_pose(preferred.positions)[:3, 3], point, rtol=0,
+                                   atol=1e-5)
+        self.assertLess(turn_distance(preferred.positions, nominal), 2e-2)
+        self.assertGreater(turn_distance(plain.positions, nominal), 0.2)
+        with self.assertRaises(ikd.IkdError) as caught:
+            self.client.solve(arm="panda", position=point, posture=nominal[:6])
+        self.assertIn("preferred_posture", caught.exception.fields)
+
     def test_ur5_answers_its_eight_branches_each_on_the_pose(self):
         made = np.array([0.3, -1.2, 1.4, -1.5, -1.3, 0.4])
         pose = ur5_tool_pose(made)

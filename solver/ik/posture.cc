@@ -1,0 +1,162 @@
+#include "ikd/ik/posture.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "absl/strings/str_cat.h"
+
+namespace ikd::ik {
+namespace {
+
+// a - b modulo a full turn, in [-pi, pi]: a joint at q and q + 2 pi is one configuration.
+double TurnDifference(double a, double b) {
+  return std::remainder(a - b, 2.0 * std::numbers::pi);
+}
+
+// The cost's free minimum: per joint the weighted mean of seed and posture, each taken from q
+// the shorter way round.
+Eigen::VectorXd FreeMinimum(const Eigen::VectorXd& q, const Eigen::VectorXd& seed,
+                            const Posture& posture) {
+  Eigen::VectorXd goal(q.size());
+  for (int j = 0; j < q.size(); ++j) {
+    goal[j] = q[j] + (TurnDifference(seed[j], q[j]) +
+                      posture.weight * TurnDifference(posture.q[j], q[j])) /
+                         (1.0 + posture.weight);
+  }
+  return goal;
+}
+
+// The step restricted to the null space of J in the metric W = diag(1 / scale^2):
+// (I - W^-1 J^T (J W^-1 J^T + eps I)^-1 J) step; eps keeps a singular J solvable.
+// Liégeois (1977) gradient projection, weighted: dq = (I - W^-1 J^T (J W^-1 J^T)^-1 J) step.
+Eigen::VectorXd TangentPart(const Eigen::MatrixXd& J, const Eigen::VectorXd& step,
+                            const Eigen::VectorXd& scale) {
+  constexpr double kDamping = 1e-10;
+  const Eigen::VectorXd inverse_metric = scale.cwiseProduct(scale);
+  const Eigen::MatrixXd JWinv = J * inverse_metric.asDiagonal();
+  Eigen::MatrixXd gram = JWinv * J.transpose();
+  gram.diagonal().array() += kDamping * std::max(1.0, gram.diagonal().maxCoeff());
+  const Eigen::VectorXd multipliers = gram.ldlt().solve(J * step);
+  return step - JWinv.transpose() * multipliers;
+}
+
+// d hand / d angles by central differences of the arm's forward kinematics.
+Eigen::MatrixXd HandJacobian(const Arm& arm, const Eigen::VectorXd& q) {
+  constexpr double h = 1e-6;
+  Eigen::MatrixXd J(3, q.size());
+  std::vector<double> angles(q.data(), q.data() + q.size());
+  for (int j = 0; j < q.size(); ++j) {
+    angles[j] = q[j] + h;
+    const absl::StatusOr<Eigen::Matrix3Xd> plus = arm.SitesFromAngles(angles);
+    angles[j] = q[j] - h;
+    const absl::StatusOr<Eigen::Matrix3Xd> minus = arm.SitesFromAngles(angles);
+    angles[j] = q[j];
+    J.col(j) = plus.ok() && minus.ok()
+                   ? Eigen::Vector3d((plus->col(arm.hand()) - minus->col(arm.hand())) / (2 * h))
+                   : Eigen::Vector3d::Zero();
+  }
+  return J;
+}
+
+}  // namespace
+
+absl::Status Posture::Validate(int size) const {
+  if (q.size() != size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("posture must hold the arm's ", size, " joint positions, got ", q.size()));
+  }
+  for (int j = 0; j < q.size(); ++j) {
+    if (!std::isfinite(q[j])) {
+      return absl::InvalidArgumentError(absl::StrCat("posture[", j, "] must be finite"));
+    }
+  }
+  if (!(weight > 0.0) || weight > 1e6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("posture_weight must be in (0, 1e6], got ", weight));
+  }
+  return absl::OkStatus();
+}
+
+double PostureCost(const Eigen::VectorXd& q, const Eigen::VectorXd& seed, const Posture& posture,
+                   const Eigen::VectorXd& scale) {
+  double cost = 0.0;
+  for (int j = 0; j < q.size(); ++j) {
+    const double to_seed = TurnDifference(q[j], seed[j]);
+    const double to_posture = TurnDifference(q[j], posture.q[j]);
+    cost += (to_seed * to_seed + posture.weight * to_posture * to_posture) / (scale[j] * scale[j]);
+  }
+  return cost;
+}
+
+Eigen::VectorXd DescendToPosture(Eigen::VectorXd q, const Eigen::VectorXd& seed,
+                                 const Posture& posture, const Eigen::VectorXd& scale,
+                                 const TargetJacobian& jacobian, const ProjectOntoTarget& project,
+                                 const std::function<void()>& kept, int max_projections) {
+  // A pull that the re-projection undoes (no redundancy left in that direction) is halved
+  // until it is too small to matter.
+  constexpr double kSmallestPull = 1.0 / 64.0;
+  constexpr double kLeastDecrease = 1e-12;  // relative: below it the descent has converged
+  double cost = PostureCost(q, seed, posture, scale);
+  double pull = 1.0;
+  Eigen::VectorXd tangent = TangentPart(jacobian(q), FreeMinimum(q, seed, posture) - q, scale);
+  for (int n = 0; n < max_projections && pull >= kSmallestPull; ++n) {
+    const Eigen::VectorXd pulled = q + pull * tangent;
+    const std::optional<Eigen::VectorXd> reached = project(pulled);
+    const double reached_cost =
+        reached ? PostureCost(*reached, seed, posture, scale) : cost;
+    if (reached && reached_cost < cost * (1.0 - kLeastDecrease)) {
+      q = *reached;
+      cost = reached_cost;
+      kept();
+      pull = std::min(1.0, 2.0 * pull);
+      tangent = TangentPart(jacobian(q), FreeMinimum(q, seed, posture) - q, scale);
+    } else {
+      pull *= 0.5;
+    }
+  }
+  return q;
+}
+
+absl::StatusOr<IkStep> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
+                                            const Eigen::Vector3d& target,
+                                            const IkOptions& options,
+                                            std::optional<Eigen::Matrix3Xd> initial_sites,
+                                            const Posture& posture) {
+  if (absl::Status valid = posture.Validate(arm.num_angles()); !valid.ok()) return valid;
+  const Eigen::Matrix3Xd start = initial_sites ? *initial_sites : arm.HomeSites();
+  absl::StatusOr<IkStep> solved = SolvePose(arm, scene, target, options, start);
+  if (!solved.ok() || solved->status != StepStatus::kReached) return solved;
+  const std::vector<double> seed_angles = arm.AnglesFromSites(start);
+  const Eigen::VectorXd seed = Eigen::Map<const Eigen::VectorXd>(seed_angles.data(), seed_angles.size());
+  IkStep candidate;
+  const auto project = [&](const Eigen::VectorXd& pulled) -> std::optional<Eigen::VectorXd> {
+    absl::StatusOr<Eigen::Matrix3Xd> sites =
+        arm.SitesFromAngles(std::vector<double>(pulled.data(), pulled.data() + pulled.size()));
+    if (!sites.ok()) return std::nullopt;
+    absl::StatusOr<IkStep> step = SolvePose(arm, scene, target, options, *std::move(sites));
+    if (!step.ok() || step->status != StepStatus::kReached) return std::nullopt;
+    candidate = *std::move(step);
+    return Eigen::Map<const Eigen::VectorXd>(candidate.angles.data(), candidate.angles.size());
+  };
+  const Eigen::VectorXd scale = Eigen::VectorXd::Ones(seed.size());
+  const auto cost = [&](const IkStep& step) {
+    return PostureCost(Eigen::Map<const Eigen::VectorXd>(step.angles.data(), step.angles.size()),
+                       seed, posture, scale);
+  };
+  const auto descend = [&](IkStep from) {
+    DescendToPosture(Eigen::Map<const Eigen::VectorXd>(from.angles.data(), from.angles.size()),
+                     seed, posture, scale,
+                     [&](const Eigen::VectorXd& q) { return HandJacobian(arm, q); }, project,
+                     [&] { from = candidate; });
+    return from;
+  };
+  IkStep best = descend(*std::move(solved));
+  // The posture's own sheet of solutions: continuation from the posture itself, descended too.
+  if (project(posture.q)) {
+    IkStep other = descend(candidate);
+    if (cost(other) < cost(best)) best = std::move(other);
+  }
+  return best;
+}
+
+}  // namespace ikd::ik

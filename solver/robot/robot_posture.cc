@@ -1,0 +1,90 @@
+#include "ikd/robot/robot_posture.h"
+
+#include <algorithm>
+#include <numbers>
+
+namespace ikd::robot {
+
+Eigen::VectorXd JointRangeScale(const Robot& robot) {
+  Eigen::VectorXd scale(robot.num_joints());
+  for (int j = 0; j < scale.size(); ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    scale[j] = limits && limits->upper > limits->lower ? limits->upper - limits->lower
+                                                       : 2.0 * std::numbers::pi;
+  }
+  return scale;
+}
+
+namespace {
+
+Eigen::VectorXd ClampIntoLimits(const Robot& robot, Eigen::VectorXd q) {
+  for (int j = 0; j < q.size(); ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    if (limits) q[j] = std::clamp(q[j], limits->lower, limits->upper);
+  }
+  return q;
+}
+
+// d (tool position, tool rotation vector) / dq by central differences of ToolPose; the
+// rotation rows only for a pose target.
+Eigen::MatrixXd ToolJacobian(const Robot& robot, const Eigen::VectorXd& q, bool pose) {
+  constexpr double h = 1e-6;
+  Eigen::MatrixXd J(pose ? 6 : 3, q.size());
+  Eigen::VectorXd shifted = q;
+  for (int j = 0; j < q.size(); ++j) {
+    shifted[j] = q[j] + h;
+    const Eigen::Isometry3d plus = ToolPose(robot.spec(), shifted);
+    shifted[j] = q[j] - h;
+    const Eigen::Isometry3d minus = ToolPose(robot.spec(), shifted);
+    shifted[j] = q[j];
+    J.col(j).head<3>() = (plus.translation() - minus.translation()) / (2 * h);
+    if (pose) {
+      const Eigen::AngleAxisd turn(plus.linear() * minus.linear().transpose());
+      J.col(j).tail<3>() = turn.angle() * turn.axis() / (2 * h);
+    }
+  }
+  return J;
+}
+
+}  // namespace
+
+RobotIkResult SolveWithPosture(RobotTracker& tracker, const Robot& robot, const ToolTarget& target,
+                               const ik::Posture& posture) {
+  const Eigen::VectorXd seed = tracker.q();
+  const Eigen::VectorXd scale = JointRangeScale(robot);
+  const bool pose = target.orientation.has_value();
+  RobotIkResult solved = tracker.Solve(target);
+  if (solved.status != RobotIkStatus::kSolved) return solved;
+  int projections = solved.projections;
+  RobotIkResult candidate;
+  const auto project = [&](const Eigen::VectorXd& pulled) -> std::optional<Eigen::VectorXd> {
+    tracker.Reset(ClampIntoLimits(robot, pulled));
+    candidate = tracker.MoveTo(target);
+    projections += candidate.projections;
+    if (candidate.status != RobotIkStatus::kSolved) return std::nullopt;
+    return candidate.q;
+  };
+  const auto descend = [&](RobotIkResult from) {
+    ik::DescendToPosture(
+        from.q, seed, posture, scale,
+        [&](const Eigen::VectorXd& q) { return ToolJacobian(robot, q, pose); }, project,
+        [&] { from = candidate; });
+    return from;
+  };
+  RobotIkResult best = descend(solved);
+  // The posture's own branch: continuation from the posture itself, descended too (a
+  // non-redundant arm has no way between branches, a redundant one may be on another sheet).
+  if (project(posture.q)) {
+    RobotIkResult other = descend(candidate);
+    if (ik::PostureCost(other.q, seed, posture, scale) < ik::PostureCost(best.q, seed, posture, scale)) {
+      best = std::move(other);
+    }
+  }
+  best.restarts = solved.restarts;
+  best.projections = projections;
+  best.max_joint_change = (best.q - seed).cwiseAbs().maxCoeff();
+  tracker.Reset(best.q);  // the tracker stays where the answer is
+  return best;
+}
+
+}  // namespace ikd::robot
