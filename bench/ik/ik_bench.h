@@ -41,10 +41,16 @@ struct BenchConfig {
   double ikd_bending = -1.0;  // >= 0: overrides ikd's weights.bending (diagnostics)
   uint64_t layout_seed = 20261122;  // random obstacle layouts of the planar scenarios
   uint64_t ikd_seed = 0;  // > 0: ikd's IkOptions::seed for the tracking runs (default 1)
+  // Random layouts of the 20-obstacle scenario (layout seeds 1..N) x ikd seeds 1..5, one
+  // untimed run each, counted by collisions (0: none).
+  int layout_sweep = 30;
 };
 
 // All scenarios of issue 3's benchmark list, in print order.
 std::vector<std::unique_ptr<Scenario>> MakeScenarios(const BenchConfig& config);
+// The planar 7-link arm's circle among `obstacles` random obstacles (0: free) of
+// config.layout_seed's layout: the first three of MakeScenarios.
+std::unique_ptr<Scenario> MakePlanarCircleScenario(const BenchConfig& config, int obstacles);
 
 // What one solver did on one scenario.
 struct RunResult {

@@ -129,29 +129,34 @@ std::unique_ptr<Scenario> Finish(std::string name, std::string path, ik::Arm arm
 
 }  // namespace
 
-std::vector<std::unique_ptr<Scenario>> MakeScenarios(const BenchConfig& config) {
-  std::vector<std::unique_ptr<Scenario>> scenarios;
+std::unique_ptr<Scenario> MakePlanarCircleScenario(const BenchConfig& config, int obstacles) {
   // Planar 7-link arm, 1.4 m, limb radius 1 cm; the hand circles (0.8, 0.2) at 0.25 m,
   // 0.57-1.08 m from the base.
   const Eigen::Vector3d center(0.8, 0.2, 0.0), z = Eigen::Vector3d::UnitZ();
   const Eigen::Vector3d start = center + Eigen::Vector3d(0.25, 0, 0);
   const auto circle = CircleTargets(center, z, start, config);
   const std::string circle_text = "circle r 0.25 m about (0.8, 0.2, 0) in the plane z = 0";
-  const ik::IkOptions defaults;
   // The start pose (and so the obstacle layout built around it) comes from a plain projection,
   // which does not depend on the tracker's cost weights: tuning the weights must not move the
   // obstacles and so change the problem being measured.
-  ik::IkOptions plain = defaults;
+  ik::IkOptions plain;
   plain.trials_per_step = 0;
   const Eigen::Matrix3Xd planar_start = StartSites(MakeArm(7, true, 1.4, 0.01), circle.front(), plain);
-  for (int obstacles : {0, 5, 20}) {
-    char name[32] = "planar7 free";
-    if (obstacles > 0) std::snprintf(name, sizeof name, "planar7 %d obstacles", obstacles);
-    scenarios.push_back(Finish(
-        name, circle_text, MakeArm(7, true, 1.4, 0.01),
-        obstacles == 0 ? ik::Scene() : PlanarObstacles(obstacles, center, 0.25, planar_start, config.layout_seed),
-        circle, defaults, planar_start));
-  }
+  char name[32] = "planar7 free";
+  if (obstacles > 0) std::snprintf(name, sizeof name, "planar7 %d obstacles", obstacles);
+  return Finish(name, circle_text, MakeArm(7, true, 1.4, 0.01),
+                obstacles == 0 ? ik::Scene() : PlanarObstacles(obstacles, center, 0.25, planar_start, config.layout_seed),
+                circle, ik::IkOptions{}, planar_start);
+}
+
+std::vector<std::unique_ptr<Scenario>> MakeScenarios(const BenchConfig& config) {
+  std::vector<std::unique_ptr<Scenario>> scenarios;
+  for (int obstacles : {0, 5, 20}) scenarios.push_back(MakePlanarCircleScenario(config, obstacles));
+  const Eigen::Vector3d z = Eigen::Vector3d::UnitZ();
+  const Eigen::Vector3d center(0.8, 0.2, 0.0);
+  const auto circle = CircleTargets(center, z, center + Eigen::Vector3d(0.25, 0, 0), config);
+  const std::string circle_text = "circle r 0.25 m about (0.8, 0.2, 0) in the plane z = 0";
+  const ik::IkOptions defaults;
   // Spatial 7-link arm (ball joints): a tilted circle, 0.71-1.15 m from the base.
   const Eigen::Vector3d c3(0.5, 0.3, 0.7), axis(0.3, -0.5, 1.0);
   const Eigen::Vector3d start3 = c3 + 0.3 * axis.cross(z).normalized();
