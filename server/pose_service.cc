@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "conversions.h"
 #include "errors.h"
+#include "parse_errors.h"
 #include "stream_handoff.h"
 #include "pose_conversions.h"
 #include "ikd/pose/pose_fitter.h"
@@ -175,23 +176,29 @@ class PoseReactor final
         limits_(limits),
         metrics_(metrics) {
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
   }
 
   void OnReadDone(bool ok) override {
     TakeFromGrpc(this);
-    if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
+    // The client half-closed (or is gone), unless bytes came that did not parse.
+    if (!ok) return End(ReadFailedToParse(request_) ? UnparsableStreamMessage(request_) : absl::OkStatus());
     if (absl::Status status = Handle(); !status.ok()) End(status);
   }
   void OnWriteDone(bool ok) override {
     TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
   }
   void OnDone() override {
     TakeFromGrpc(this);
     delete this;
+  }
+  // Every read goes through here: the sentinel tells a failed parse from a half-close.
+  void ReadNext() {
+    MarkUnread(request_);
+    StartRead(&request_);
   }
 
  private:
@@ -219,7 +226,7 @@ class PoseReactor final
     if (!fitter.ok()) return SolverFieldViolation(fitter.status(), Below("config"));
     fitter_.emplace(*std::move(fitter));
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
     return absl::OkStatus();
   }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "parse_errors.h"
 
 namespace ikd::server {
 namespace {
@@ -69,6 +70,7 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(ikd->metrics_->NewRpcInterceptorFactory());
   creators.push_back(MakeCallLimitsInterceptorFactory(options.calls));
+  creators.push_back(MakeParseErrorInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(creators));
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {

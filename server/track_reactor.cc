@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "errors.h"
+#include "parse_errors.h"
 #include "ik_conversions.h"
 #include "model_refs.h"
 #include "ik_problem.h"
@@ -39,23 +40,29 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
         limits_(limits),
         metrics_(metrics) {
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
   }
 
   void OnReadDone(bool ok) override {
     TakeFromGrpc(this);
-    if (!ok) return End(absl::OkStatus());  // the client half-closed (or is gone)
+    // The client half-closed (or is gone), unless bytes came that did not parse.
+    if (!ok) return End(ReadFailedToParse(request_) ? UnparsableStreamMessage(request_) : absl::OkStatus());
     if (absl::Status status = Handle(); !status.ok()) End(status);
   }
   void OnWriteDone(bool ok) override {
     TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
   }
   void OnDone() override {
     TakeFromGrpc(this);
     delete this;
+  }
+  // Every read goes through here: the sentinel tells a failed parse from a half-close.
+  void ReadNext() {
+    MarkUnread(request_);
+    StartRead(&request_);
   }
 
  private:
@@ -102,7 +109,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     joint_names_ = JointNames(*problem_->arm);
     stream_scene_ = problem_->scene.get();
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
     return absl::OkStatus();
   }
 
@@ -126,7 +133,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     robot_tracker_ = std::make_unique<robot::RateLimitedRobotTracker>(*std::move(tracker));
     joint_names_ = RobotJointNames(*robot_problem_->robot);
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
     return absl::OkStatus();
   }
 
@@ -141,7 +148,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
     *stream_scene_ = std::move(edited);
     HandToGrpc(this);
-    StartRead(&request_);
+    ReadNext();
     return absl::OkStatus();
   }
 
