@@ -1,4 +1,4 @@
-# Shared by bench/run_ik_bench.sh, bench/run_robot_bench.sh and bench/run_service_bench.sh:
+# Shared by the bench/run_*_bench.sh scripts:
 # whether a run rewrites its results section in docs/, and the rewrite itself.
 
 # True for a run without options (a full run) or with IKD_BENCH_DOCS=1; false with

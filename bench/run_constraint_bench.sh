@@ -3,10 +3,12 @@
 # runs it, writes its tables into docs/benchmarks.md and plots docs/img/constraint_bench.png.
 # Usage: bench/run_constraint_bench.sh [--quick] [--passes P]
 # Env:   IKD_BENCH_BUILD_DIR (default: build-bench), IKD_SKIP_APT=1 to skip apt-get,
-#        IKD_BENCH_NO_DOCS=1 to print only (docs/ untouched).
+#        IKD_BENCH_NO_DOCS=1 to print only (docs/ untouched). A run with options (--quick, ...)
+#        prints only unless IKD_BENCH_DOCS=1: docs/benchmarks.md keeps the full default run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/common.sh
+source bench/bench_docs.sh
 IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-bench}"
 
 ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
@@ -27,20 +29,14 @@ trap 'rm -rf "$work"' EXIT
 "$IKD_BUILD_DIR/bench/constraint_bench" "$@" --markdown "$work/results.md" --data "$work/results.dat" \
   | tee "$work/stdout.txt"
 "$IKD_BUILD_DIR/bench/constraint_bench" --ccma-probe | tee "$work/probe.txt" || true
-[ "${IKD_BENCH_NO_DOCS:-0}" = 1 ] && exit 0
+ikd_bench_writes_docs "$@" || exit 0
 
-python3 - "$work/results.md" "$work/probe.txt" <<'PY'
-import re, sys
-doc = open("docs/benchmarks.md").read()
-for name, path, fence in (("constraint-bench", sys.argv[1], False), ("ccma-probe", sys.argv[2], True)):
-    body = open(path).read()
-    if fence:
-        body = "```\n" + body + "```\n"
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: begin + "\n" + body + end, doc, flags=re.S)
-open("docs/benchmarks.md", "w").write(doc)
-PY
-echo "docs/benchmarks.md updated"
+# Each section names the date, the CPU, the commit and the command that wrote it.
+ikd_bench_write_section docs/benchmarks.md constraint-bench "$work/results.md" \
+  "bench/run_constraint_bench.sh${*:+ $*}"
+{ echo '```'; cat "$work/probe.txt"; echo '```'; } > "$work/probe.md"
+ikd_bench_write_section docs/benchmarks.md ccma-probe "$work/probe.md" \
+  "$IKD_BUILD_DIR/bench/constraint_bench --ccma-probe (run by bench/run_constraint_bench.sh)"
 
 if command -v gnuplot >/dev/null; then
   mkdir -p docs/img
