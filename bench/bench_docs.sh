@@ -12,7 +12,8 @@ ikd_bench_writes_docs() {
 
 # ikd_bench_write_section DOC MARKER RESULTS COMMAND: replaces what stands between
 # "<!-- MARKER:begin -->" and "<!-- MARKER:end -->" in DOC by a line naming the date, the CPU,
-# the commit and COMMAND, then the file RESULTS.
+# the commit and COMMAND, then the file RESULTS. "+ local changes" marks a tree that differs
+# from the commit outside docs/ (what a run writes there does not change the figures).
 ikd_bench_write_section() {
   local doc="$1" marker="$2" results="$3" command="$4"
   local cpu section
@@ -20,7 +21,7 @@ ikd_bench_write_section() {
   section=$(mktemp)
   {
     echo "Run $(date -u +%Y-%m-%d) on ${cpu:-unknown CPU} ($(nproc) cores), commit" \
-         "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' + local changes'):" \
+         "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ':(exclude)docs' 2>/dev/null || echo ' + local changes'):" \
          "\`$command\`"
     echo
     cat "$results"
