@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/robot/seed_atlas.h"
 #include "motion.h"
 
 namespace ikd::robot {
@@ -53,10 +54,20 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
   single.max_restarts = 0;
   single.starts = SolveStarts::kGivenThenRandom;
   std::mt19937_64 rng(options.seed);
+  // After the seed, the atlas entries whose tools are nearest the target: configurations near
+  // the target on many branches, each a short continuation away from its branch's solution
+  // (a random start often ends blocked or on a branch found already); then random ones.
+  const SeedAtlas& atlas = robot.seed_atlas();
+  const std::vector<SeedAtlas::Neighbor> nearest =
+      atlas.Nearest(target.position, target.orientation, (branches.attempts - 1) / 2);
   std::vector<RobotIkResult> found;
   for (int attempt = 0; attempt < branches.attempts; ++attempt) {
     if (stop && stop()) return absl::CancelledError("stopped while solving for the branches");
-    const Eigen::VectorXd start = attempt == 0 ? seed : internal::RandomConfiguration(robot, rng);
+    const int listed = attempt - 1;
+    const Eigen::VectorXd start =
+        attempt == 0 ? seed
+        : listed < static_cast<int>(nearest.size()) ? atlas.configuration(nearest[listed].index)
+                                                     : internal::RandomConfiguration(robot, rng);
     auto tracker = RobotTracker::Create(robot, single, start, scene);
     if (!tracker.ok()) return tracker.status();
     RobotIkResult result = tracker->Solve(target);

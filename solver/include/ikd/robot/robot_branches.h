@@ -1,8 +1,9 @@
 // Every solution of one tool target (issue 18: all IK branches): a 6-DOF arm has up to 8
 // (shoulder, elbow and wrist each one way or the other), a redundant one a continuum of which
-// this returns distinct samples. Single-pose solves by continuation from the seed and from
-// random configurations inside the joint limits (each attempt converges to the branch of its
-// start), every success checked by forward kinematics; solutions closer than
+// this returns distinct samples. Single-pose solves by continuation from the seed, from the
+// seed atlas entries whose tools are nearest the target (half the attempts) and from random
+// configurations inside the joint limits (each attempt converges to the branch of its start),
+// every success checked by forward kinematics; solutions closer than
 // `min_separation` to one already found (joint angles compared modulo a full turn: q and
 // q + 2 pi are one pose of the arm) are the same branch. Sorted by distance to the seed.
 //
@@ -25,7 +26,7 @@ namespace ikd::robot {
 
 struct BranchOptions {
   int max_solutions = 8;  // the nearest this many to the seed, >= 1
-  int attempts = 64;      // single-pose solves, the seed's first, >= 1
+  int attempts = 128;     // single-pose solves, the seed's first, >= 1
   double min_separation = 0.1;  // rad: the largest joint difference between two branches
   // rad: only solutions whose largest joint difference to the seed is at most this.
   double max_seed_distance = std::numeric_limits<double>::infinity();
