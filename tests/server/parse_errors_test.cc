@@ -11,7 +11,6 @@
 #include <vector>
 
 #include <gmock/gmock.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -20,55 +19,16 @@
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "testing/generic_call.h"
 
 namespace ikd::server {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_util::CallWithBytes;
 
 // A field tag of wire type 7, which no protobuf message may hold.
 const std::string kGarbage("\xff\xff\xff\x07garbage", 11);
-
-// Calls `method` through the generic stub with `messages` (raw bytes each), half-closes and
-// reads every answer; returns the final status.
-grpc::Status CallWithBytes(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                           const std::vector<std::string>& messages) {
-  grpc::GenericStub stub(channel);
-  grpc::CompletionQueue queue;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(&context, method, &queue);
-  auto wait = [&queue] {
-    void* tag;
-    bool ok;
-    queue.Next(&tag, &ok);
-  };
-  call->StartCall(nullptr);
-  wait();
-  for (const std::string& bytes : messages) {
-    grpc::Slice slice(bytes);
-    grpc::ByteBuffer request(&slice, 1);
-    call->Write(request, nullptr);
-    wait();
-  }
-  call->WritesDone(nullptr);
-  wait();
-  for (bool more = true; more;) {  // the answers, which Finish waits for
-    grpc::ByteBuffer answer;
-    call->Read(&answer, nullptr);
-    void* tag;
-    queue.Next(&tag, &more);
-  }
-  grpc::Status status;
-  call->Finish(&status, nullptr);
-  wait();
-  queue.Shutdown();
-  void* tag;
-  bool ok;
-  while (queue.Next(&tag, &ok)) {
-  }
-  return status;
-}
 
 class ParseErrorsTest : public ::testing::Test {
  protected:

@@ -32,6 +32,7 @@
 #include "model_store.h"
 #include "security.h"
 #include "server.h"
+#include "testing/generic_call.h"
 #include "testing/test_certificates.h"
 
 namespace ikd::server {
@@ -111,37 +112,10 @@ void SetDeadline(grpc::ClientContext& context) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
 }
 
-// Calls `method` ("/pkg.Service/Method") with one empty request message through the generic
-// stub (any kind of method) and returns the final status.
+// Calls `method` ("/pkg.Service/Method") with one empty request message and returns the final
+// status.
 grpc::Status CallGeneric(grpc::Channel& channel, const std::string& method) {
-  grpc::GenericStub stub(channel.shared_from_this());
-  grpc::CompletionQueue queue;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
-      stub.PrepareCall(&context, method, &queue);
-  auto wait = [&queue] {
-    void* tag;
-    bool ok;
-    queue.Next(&tag, &ok);
-  };
-  call->StartCall(nullptr);
-  wait();
-  grpc::Slice empty;
-  grpc::ByteBuffer request(&empty, 1);
-  call->Write(request, nullptr);
-  wait();
-  call->WritesDone(nullptr);
-  wait();
-  grpc::Status status;
-  call->Finish(&status, nullptr);
-  wait();
-  queue.Shutdown();
-  void* tag;
-  bool ok;
-  while (queue.Next(&tag, &ok)) {
-  }
-  return status;
+  return testing_util::CallWithBytes(channel.shared_from_this(), method, {std::string()});
 }
 
 // "/ikd.v1.ModelService/CreateArm", ... for every method of ikd's four services.
