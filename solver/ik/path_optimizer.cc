@@ -70,11 +70,13 @@ namespace {
 // samples stay where they are. e_r: Lawson's weights of the rate rows, 1 in the first descent.
 class PathOptimizer {
  public:
-  PathOptimizer(const Arm& arm, const Scene* scene, ArmTracker& projector, double margin)
+  PathOptimizer(const Arm& arm, const Scene* scene, ArmTracker& projector, double margin,
+                double min_bend)
       : arm_(arm),
         scene_(scene != nullptr && scene->size() > 0 ? scene : nullptr),
         projector_(projector),
         margin_(margin),
+        min_bend_(min_bend),
         contact_distance_(kContactBuffer * margin),
         m_(arm.num_angles()) {
     for (int j = 0; j < m_; ++j) {
@@ -278,7 +280,7 @@ class PathOptimizer {
     }
     for (const Contact& c : contacts_) cost += 0.5 * kContactWeight * c.gap * c.gap;
     for (int k = 1; k < n_; ++k) {
-      for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(std::max(0.0, kMinBend - q_(k, j)));
+      for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(std::max(0.0, min_bend_ - q_(k, j)));
     }
     return cost;
   }
@@ -393,7 +395,7 @@ class PathOptimizer {
       const Eigen::Matrix3Xd* jacobians = held ? nullptr : SiteJacobians(steps[k].sites, q_.row(k));
       if (!held) {
         for (int j : BendIndices()) {
-          const double gap = kMinBend - q_(k, j);
+          const double gap = min_bend_ - q_(k, j);
           if (gap <= 0.0) continue;
           block(j, j) += kBendWeight;
           rhs[base + j] += kBendWeight * gap;
@@ -543,14 +545,14 @@ class PathOptimizer {
   // Contacts are charged below this multiple of the safety margin, per m^2 and sample.
   static constexpr double kContactBuffer = 2.0;
   static constexpr double kContactWeight = 10.0;
-  // Spatial bends are kept above kMinBend (rad), per rad^2 and sample.
-  static constexpr double kMinBend = 0.2;
+  // Spatial bends are kept above min_bend_ (rad), per rad^2 and sample.
   static constexpr double kBendWeight = 10.0;
 
   const Arm& arm_;
   const Scene* scene_;  // null: nothing to collide with but the arm itself
   ArmTracker& projector_;
   const double margin_;
+  const double min_bend_;
   const double contact_distance_;
   const int m_;  // joint angles per sample
   std::vector<double> weights_;
@@ -579,8 +581,9 @@ class PathOptimizer {
 }  // namespace
 
 absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
-                                 double margin, std::vector<IkStep>& steps, const StopCheck& stop) {
-  return PathOptimizer(arm, scene, projector, margin).Run(steps, stop);
+                                 double margin, std::vector<IkStep>& steps, const StopCheck& stop,
+                                 double min_bend) {
+  return PathOptimizer(arm, scene, projector, margin, min_bend).Run(steps, stop);
 }
 
 }  // namespace ikd::ik::internal
