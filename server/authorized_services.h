@@ -6,8 +6,9 @@
 // (TLS) ports, and tokens must also work on plaintext loopback; a server interceptor can look at
 // the metadata but cannot stop gRPC from running the handler (a rejected CreateArm would still
 // write). A gate also knows, per method, whether it writes models. A method added to a proto
-// but not to its gate answers UNIMPLEMENTED (fail closed), which security_test catches by
-// calling every method of every service.
+// but not to its gate fails closed: gRPC answers it UNIMPLEMENTED with no message, as it
+// answers an unparsable request, so parse_errors.h reports it as INVALID_ARGUMENT "could not
+// be parsed"; security_test catches it by calling every method of every service.
 //
 // grpc.health.v1 and server reflection are not gated: health must answer load balancers and
 // probes without credentials, and reflection reveals only the schema, which is public in

@@ -109,10 +109,12 @@ inline constexpr int kMaxSolutions = 64;
 absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
     int max_solutions, double max_seed_distance);
 
-// A chain arm's answer to one pose from `initial_sites` (nullopt: home).
+// A chain arm's answer to one pose from `initial_sites` (nullopt: home); `stop` ends a
+// preferred posture's descent early (a cancelled call).
 absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
                                               const std::optional<Eigen::Matrix3Xd>& initial_sites,
-                                              const Eigen::Vector3d& target);
+                                              const Eigen::Vector3d& target,
+                                              const std::function<bool()>& stop = {});
 
 // An industrial arm's answer to one pose, solved by `tracker` (made for `problem`; reusable
 // from pose to pose) from `seed`, and with `branches` every distinct branch found into

@@ -127,7 +127,8 @@ grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerConte
     if (context->IsCancelled()) {
       return reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
     }
-    absl::StatusOr<v1::JointState> state = SolveChainPose(*problem, problem->initial_sites, target);
+    absl::StatusOr<v1::JointState> state = SolveChainPose(
+        *problem, problem->initial_sites, target, [context] { return context->IsCancelled(); });
     if (!state.ok()) return reactor->Finish(ToGrpcStatus(state.status()));
     SetJointNames(JointNames(*problem->arm), response->mutable_joint_names());
     *response->mutable_state() = *std::move(state);

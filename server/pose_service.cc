@@ -175,7 +175,6 @@ class PoseReactor final
         model_limits_(model_limits),
         limits_(limits),
         metrics_(metrics) {
-    HandToGrpc(this);
     ReadNext();
   }
 
@@ -188,16 +187,17 @@ class PoseReactor final
   void OnWriteDone(bool ok) override {
     TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
-    HandToGrpc(this);
     ReadNext();
   }
   void OnDone() override {
     TakeFromGrpc(this);
     delete this;
   }
-  // Every read goes through here: the sentinel tells a failed parse from a half-close.
+  // Every read goes through here: the sentinel tells a failed parse from a half-close. It is
+  // written before the call is handed to gRPC (nothing of the reactor is touched after).
   void ReadNext() {
     MarkUnread(request_);
+    HandToGrpc(this);
     StartRead(&request_);
   }
 
@@ -225,7 +225,6 @@ class PoseReactor final
     absl::StatusOr<pose::PoseFitter> fitter = pose::PoseFitter::Create(*skeleton, *options);
     if (!fitter.ok()) return SolverFieldViolation(fitter.status(), Below("config"));
     fitter_.emplace(*std::move(fitter));
-    HandToGrpc(this);
     ReadNext();
     return absl::OkStatus();
   }

@@ -66,11 +66,13 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
         ikd->authenticator_.get());
     ikd->authorized_services_->RegisterOn(builder);
   }
-  // Metrics first: they see every call, the ones the call limits refuse too.
+  // Parse errors first: a status's interceptors run in this order, so the metrics count the
+  // INVALID_ARGUMENT the client gets. Metrics before the call limits: they see every call, the
+  // ones the call limits refuse too.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(MakeParseErrorInterceptorFactory());
   creators.push_back(ikd->metrics_->NewRpcInterceptorFactory());
   creators.push_back(MakeCallLimitsInterceptorFactory(options.calls));
-  creators.push_back(MakeParseErrorInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(creators));
   ikd->server_ = builder.BuildAndStart();
   if (ikd->server_ == nullptr || ikd->port_ == 0) {

@@ -269,7 +269,8 @@ absl::Status CheckBatchSize(const v1::SolveBatchRequest& request, const Kinemati
 }
 
 // A chain arm's batch: every target and seed checked as Solve checks them.
-absl::StatusOr<BatchPlan> ChainBatch(const v1::SolveBatchRequest& request,
+absl::StatusOr<BatchPlan> ChainBatch(grpc::CallbackServerContext* context,
+                                     const v1::SolveBatchRequest& request,
                                      const ResolvedArmSpec& arm, ModelStore& store,
                                      const ModelLimits& model_limits,
                                      const KinematicsLimits& limits) {
@@ -314,11 +315,12 @@ absl::StatusOr<BatchPlan> ChainBatch(const v1::SolveBatchRequest& request,
   BatchPlan plan;
   plan.targets = request.targets_size();
   plan.joint_names = JointNames(*(*problem)->arm);
-  plan.new_solver = [problem = *problem, targets]() -> absl::StatusOr<TargetSolver> {
-    return TargetSolver([problem, targets](int index, v1::BatchResult& result) {
+  plan.new_solver = [context, problem = *problem, targets]() -> absl::StatusOr<TargetSolver> {
+    return TargetSolver([context, problem, targets](int index, v1::BatchResult& result) {
       const Target& target = (*targets)[index];
-      absl::StatusOr<v1::JointState> state = SolveChainPose(
-          *problem, target.seed ? target.seed : problem->initial_sites, target.position);
+      absl::StatusOr<v1::JointState> state =
+          SolveChainPose(*problem, target.seed ? target.seed : problem->initial_sites,
+                         target.position, [context] { return context->IsCancelled(); });
       if (!state.ok()) return state.status();
       *result.mutable_state() = *std::move(state);
       return absl::OkStatus();
@@ -391,7 +393,7 @@ grpc::ServerWriteReactor<v1::SolveBatchResponse>* StartSolveBatch(
   if (!arm.ok()) return new BatchReactor(arm.status());
   absl::StatusOr<BatchPlan> plan =
       arm->spec.has_robot() ? RobotBatch(context, request, *arm, store, model_limits)
-                            : ChainBatch(request, *arm, store, model_limits, limits);
+                            : ChainBatch(context, request, *arm, store, model_limits, limits);
   if (!plan.ok()) return new BatchReactor(plan.status());
   const int chunk = request.chunk_size() == 0 ? kDefaultChunk : request.chunk_size();
   return new BatchReactor(context, &pool, &metrics, *std::move(plan), chunk);

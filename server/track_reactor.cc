@@ -39,7 +39,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
         model_limits_(model_limits),
         limits_(limits),
         metrics_(metrics) {
-    HandToGrpc(this);
     ReadNext();
   }
 
@@ -52,16 +51,17 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   void OnWriteDone(bool ok) override {
     TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
-    HandToGrpc(this);
     ReadNext();
   }
   void OnDone() override {
     TakeFromGrpc(this);
     delete this;
   }
-  // Every read goes through here: the sentinel tells a failed parse from a half-close.
+  // Every read goes through here: the sentinel tells a failed parse from a half-close. It is
+  // written before the call is handed to gRPC (nothing of the reactor is touched after).
   void ReadNext() {
     MarkUnread(request_);
+    HandToGrpc(this);
     StartRead(&request_);
   }
 
@@ -108,7 +108,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     tracker_ = std::make_unique<ik::RateLimitedTracker>(*std::move(tracker));
     joint_names_ = JointNames(*problem_->arm);
     stream_scene_ = problem_->scene.get();
-    HandToGrpc(this);
     ReadNext();
     return absl::OkStatus();
   }
@@ -132,7 +131,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
     robot_tracker_ = std::make_unique<robot::RateLimitedRobotTracker>(*std::move(tracker));
     joint_names_ = RobotJointNames(*robot_problem_->robot);
-    HandToGrpc(this);
     ReadNext();
     return absl::OkStatus();
   }
@@ -147,7 +145,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
     *stream_scene_ = std::move(edited);
-    HandToGrpc(this);
     ReadNext();
     return absl::OkStatus();
   }

@@ -44,13 +44,13 @@ struct ResolvedArmSpec {
 };
 // Tracker options; zero fields mean the solver's defaults (see IkOptions in the proto), an
 // absent `weights` the default weights.
+absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,
+                                                 const std::string& path);
+
 // SolveRequest (SolveBatchRequest) .preferred_posture / .posture_weight for an arm of `size`
 // joint positions: none when both are unset; errors name the field and its bound.
 absl::StatusOr<std::optional<ik::Posture>> PostureFromProto(
     const google::protobuf::RepeatedField<double>& posture, double weight, int size);
-
-absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,
-                                                 const std::string& path);
 
 // Sites of a start configuration given as joint positions in the arm's convention (forward
 // kinematics); std::nullopt (the arm's home) when `positions` is empty.

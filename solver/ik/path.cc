@@ -250,7 +250,9 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
       best_start = kBackwardStart;
     }
   }
-  const std::vector<IkStep> unoptimized = best;
+  // A spatial arm's plan may be optimized again with other bend floors (below): kept as it is.
+  std::vector<IkStep> unoptimized;
+  if (!arm.planar()) unoptimized = best;
   auto result = Optimized(arm, scene, options, *projector, std::move(best), best_start, stop);
   if (!result.ok()) return result;
   // A clear path the optimizer could not bring within the rate limits: another clear start,
@@ -269,9 +271,10 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
       result = std::move(other);
     }
   }
-  // Spatial arms still over a rate: the first path optimized again with its bends held higher
-  // (the witness-based benchmark's spatial tail passed its rates where the optimizer's path
-  // straightened a joint to its 0.2 rad floor and spun the azimuth there).
+  // Spatial arms still over a rate: the path the starts settled on (before its optimization)
+  // optimized again with other bend floors (the witness-based benchmark's spatial tail passed
+  // its rates where the optimizer's path pressed a joint against the 0.2 rad floor, spinning
+  // the azimuth or bouncing the bend there).
   for (double min_bend : kRetriedMinBends) {
     if (arm.planar() || !optimized || !NearlyWithinTheRates(result->summary)) break;
     auto other = Optimized(arm, scene, options, *projector, unoptimized, best_start, stop, min_bend);

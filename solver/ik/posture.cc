@@ -8,19 +8,21 @@
 namespace ikd::ik {
 namespace {
 
-// a - b modulo a full turn, in [-pi, pi]: a joint at q and q + 2 pi is one configuration.
-double TurnDifference(double a, double b) {
-  return std::remainder(a - b, 2.0 * std::numbers::pi);
+// a - b, for a turning joint modulo a full turn (in [-pi, pi]: q and q + 2 pi are one
+// configuration of it).
+double Difference(double a, double b, bool turns) {
+  return turns ? std::remainder(a - b, 2.0 * std::numbers::pi) : a - b;
 }
 
 // The cost's free minimum: per joint the weighted mean of seed and posture, each taken from q
-// the shorter way round.
+// (a turning joint's the shorter way round).
 Eigen::VectorXd FreeMinimum(const Eigen::VectorXd& q, const Eigen::VectorXd& seed,
-                            const Posture& posture) {
+                            const Posture& posture, const JointMetric& metric) {
   Eigen::VectorXd goal(q.size());
   for (int j = 0; j < q.size(); ++j) {
-    goal[j] = q[j] + (TurnDifference(seed[j], q[j]) +
-                      posture.weight * TurnDifference(posture.q[j], q[j])) /
+    const bool turns = metric.turns[j];
+    goal[j] = q[j] + (Difference(seed[j], q[j], turns) +
+                      posture.weight * Difference(posture.q[j], q[j], turns)) /
                          (1.0 + posture.weight);
   }
   return goal;
@@ -78,38 +80,56 @@ absl::Status Posture::Validate(int size) const {
 }
 
 double PostureCost(const Eigen::VectorXd& q, const Eigen::VectorXd& seed, const Posture& posture,
-                   const Eigen::VectorXd& scale) {
+                   const JointMetric& metric) {
   double cost = 0.0;
   for (int j = 0; j < q.size(); ++j) {
-    const double to_seed = TurnDifference(q[j], seed[j]);
-    const double to_posture = TurnDifference(q[j], posture.q[j]);
-    cost += (to_seed * to_seed + posture.weight * to_posture * to_posture) / (scale[j] * scale[j]);
+    const double to_seed = Difference(q[j], seed[j], metric.turns[j]);
+    const double to_posture = Difference(q[j], posture.q[j], metric.turns[j]);
+    const double scale = metric.scale[j];
+    cost += (to_seed * to_seed + posture.weight * to_posture * to_posture) / (scale * scale);
   }
   return cost;
 }
 
+JointMetric ChainJointMetric(const Arm& arm) {
+  JointMetric metric{Eigen::VectorXd::Ones(arm.num_angles()),
+                     std::vector<bool>(arm.num_angles(), true)};
+  const auto& limits = arm.spec().joint_limits;
+  for (int i = 0; i < arm.num_angles(); ++i) {
+    if (arm.planar()) {
+      metric.turns[i] = i == 0 || i > static_cast<int>(limits.size()) || !limits[i - 1];
+    } else {
+      metric.turns[i] = i % 2 == 1;  // azimuths turn; bends lie in [0, pi]
+    }
+  }
+  return metric;
+}
+
 Eigen::VectorXd DescendToPosture(Eigen::VectorXd q, const Eigen::VectorXd& seed,
-                                 const Posture& posture, const Eigen::VectorXd& scale,
+                                 const Posture& posture, const JointMetric& metric,
                                  const TargetJacobian& jacobian, const ProjectOntoTarget& project,
-                                 const std::function<void()>& kept, int max_projections) {
+                                 const std::function<void()>& kept,
+                                 const std::function<bool()>& stop, int max_projections) {
   // A pull that the re-projection undoes (no redundancy left in that direction) is halved
   // until it is too small to matter.
   constexpr double kSmallestPull = 1.0 / 64.0;
   constexpr double kLeastDecrease = 1e-12;  // relative: below it the descent has converged
-  double cost = PostureCost(q, seed, posture, scale);
+  const Eigen::VectorXd& scale = metric.scale;
+  double cost = PostureCost(q, seed, posture, metric);
   double pull = 1.0;
-  Eigen::VectorXd tangent = TangentPart(jacobian(q), FreeMinimum(q, seed, posture) - q, scale);
-  for (int n = 0; n < max_projections && pull >= kSmallestPull; ++n) {
+  Eigen::VectorXd tangent =
+      TangentPart(jacobian(q), FreeMinimum(q, seed, posture, metric) - q, scale);
+  for (int n = 0; n < max_projections && pull >= kSmallestPull && !(stop && stop()); ++n) {
     const Eigen::VectorXd pulled = q + pull * tangent;
     const std::optional<Eigen::VectorXd> reached = project(pulled);
     const double reached_cost =
-        reached ? PostureCost(*reached, seed, posture, scale) : cost;
+        reached ? PostureCost(*reached, seed, posture, metric) : cost;
     if (reached && reached_cost < cost * (1.0 - kLeastDecrease)) {
       q = *reached;
       cost = reached_cost;
       kept();
       pull = std::min(1.0, 2.0 * pull);
-      tangent = TangentPart(jacobian(q), FreeMinimum(q, seed, posture) - q, scale);
+      tangent = TangentPart(jacobian(q), FreeMinimum(q, seed, posture, metric) - q, scale);
     } else {
       pull *= 0.5;
     }
@@ -121,7 +141,8 @@ absl::StatusOr<IkStep> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
                                             const Eigen::Vector3d& target,
                                             const IkOptions& options,
                                             std::optional<Eigen::Matrix3Xd> initial_sites,
-                                            const Posture& posture) {
+                                            const Posture& posture,
+                                            const std::function<bool()>& stop) {
   if (absl::Status valid = posture.Validate(arm.num_angles()); !valid.ok()) return valid;
   const Eigen::Matrix3Xd start = initial_sites ? *initial_sites : arm.HomeSites();
   absl::StatusOr<IkStep> solved = SolvePose(arm, scene, target, options, start);
@@ -138,21 +159,21 @@ absl::StatusOr<IkStep> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
     candidate = *std::move(step);
     return Eigen::Map<const Eigen::VectorXd>(candidate.angles.data(), candidate.angles.size());
   };
-  const Eigen::VectorXd scale = Eigen::VectorXd::Ones(seed.size());
+  const JointMetric metric = ChainJointMetric(arm);
   const auto cost = [&](const IkStep& step) {
     return PostureCost(Eigen::Map<const Eigen::VectorXd>(step.angles.data(), step.angles.size()),
-                       seed, posture, scale);
+                       seed, posture, metric);
   };
   const auto descend = [&](IkStep from) {
     DescendToPosture(Eigen::Map<const Eigen::VectorXd>(from.angles.data(), from.angles.size()),
-                     seed, posture, scale,
+                     seed, posture, metric,
                      [&](const Eigen::VectorXd& q) { return HandJacobian(arm, q); }, project,
-                     [&] { from = candidate; });
+                     [&] { from = candidate; }, stop);
     return from;
   };
   IkStep best = descend(*std::move(solved));
   // The posture's own sheet of solutions: continuation from the posture itself, descended too.
-  if (project(posture.q)) {
+  if (!(stop && stop()) && project(posture.q)) {
     IkStep other = descend(candidate);
     if (cost(other) < cost(best)) best = std::move(other);
   }

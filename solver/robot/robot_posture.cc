@@ -5,14 +5,17 @@
 
 namespace ikd::robot {
 
-Eigen::VectorXd JointRangeScale(const Robot& robot) {
-  Eigen::VectorXd scale(robot.num_joints());
-  for (int j = 0; j < scale.size(); ++j) {
+ik::JointMetric RobotJointMetric(const Robot& robot) {
+  ik::JointMetric metric{Eigen::VectorXd(robot.num_joints()),
+                         std::vector<bool>(robot.num_joints(), true)};
+  constexpr double kFullTurn = 2.0 * std::numbers::pi;
+  for (int j = 0; j < robot.num_joints(); ++j) {
     const auto& limits = robot.spec().joints[j].limits;
-    scale[j] = limits && limits->upper > limits->lower ? limits->upper - limits->lower
-                                                       : 2.0 * std::numbers::pi;
+    const double range = limits ? limits->upper - limits->lower : kFullTurn;
+    metric.scale[j] = range > 0.0 ? range : kFullTurn;
+    metric.turns[j] = !limits || range >= kFullTurn;
   }
-  return scale;
+  return metric;
 }
 
 namespace {
@@ -48,10 +51,13 @@ Eigen::MatrixXd ToolJacobian(const Robot& robot, const Eigen::VectorXd& q, bool 
 
 }  // namespace
 
-RobotIkResult SolveWithPosture(RobotTracker& tracker, const Robot& robot, const ToolTarget& target,
-                               const ik::Posture& posture) {
+absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robot& robot,
+                                               const ToolTarget& target,
+                                               const ik::Posture& posture,
+                                               const std::function<bool()>& stop) {
+  if (absl::Status valid = posture.Validate(robot.num_joints()); !valid.ok()) return valid;
   const Eigen::VectorXd seed = tracker.q();
-  const Eigen::VectorXd scale = JointRangeScale(robot);
+  const ik::JointMetric metric = RobotJointMetric(robot);
   const bool pose = target.orientation.has_value();
   RobotIkResult solved = tracker.Solve(target);
   if (solved.status != RobotIkStatus::kSolved) return solved;
@@ -66,17 +72,18 @@ RobotIkResult SolveWithPosture(RobotTracker& tracker, const Robot& robot, const 
   };
   const auto descend = [&](RobotIkResult from) {
     ik::DescendToPosture(
-        from.q, seed, posture, scale,
+        from.q, seed, posture, metric,
         [&](const Eigen::VectorXd& q) { return ToolJacobian(robot, q, pose); }, project,
-        [&] { from = candidate; });
+        [&] { from = candidate; }, stop);
     return from;
   };
   RobotIkResult best = descend(solved);
   // The posture's own branch: continuation from the posture itself, descended too (a
   // non-redundant arm has no way between branches, a redundant one may be on another sheet).
-  if (project(posture.q)) {
+  if (!(stop && stop()) && project(posture.q)) {
     RobotIkResult other = descend(candidate);
-    if (ik::PostureCost(other.q, seed, posture, scale) < ik::PostureCost(best.q, seed, posture, scale)) {
+    if (ik::PostureCost(other.q, seed, posture, metric) <
+        ik::PostureCost(best.q, seed, posture, metric)) {
       best = std::move(other);
     }
   }

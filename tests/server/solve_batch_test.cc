@@ -230,6 +230,19 @@ TEST_F(SolveBatchTest, PostureAnswersAsSolveDoes) {
     const Eigen::Vector3d tool = robot::ToolPose(panda, Positions(results[i].state())).translation();
     EXPECT_LT((tool - points[i]).norm(), 1e-5) << "target " << i;
   }
+  // Without the posture the answers differ: the posture took part.
+  v1::SolveBatchRequest plain = request;
+  plain.clear_preferred_posture();
+  plain.set_posture_weight(0.0);
+  std::vector<v1::SolveBatchResponse> plain_messages;
+  ASSERT_TRUE(Batch(plain, &plain_messages).ok());
+  const std::vector<v1::BatchResult> plain_results = Results(plain_messages);
+  ASSERT_EQ(plain_results.size(), 6u);
+  int changed = 0;
+  for (int i = 0; i < 6; ++i) {
+    changed += (Positions(plain_results[i].state()) - Positions(results[i].state())).norm() > 1e-3;
+  }
+  EXPECT_GE(changed, 4);
 }
 
 TEST_F(SolveBatchTest, BadInputNamesTheFieldAndTheBound) {

@@ -359,7 +359,7 @@ TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
 }
 
 // A time budget stops the restarts of a solve that cannot succeed: 10,000 restarts would take
-// seconds; the solve ends after the first attempt that starts past the budget, and reports the
+// seconds; the solve stops before starting an attempt once the budget is spent, and reports the
 // attempts it made.
 TEST(RobotIkInput, TimeBudgetStopsTheRestarts) {
   auto robot = Robot::Create(presets::Ur5());

@@ -47,7 +47,9 @@ Answers SolveBoth(const Robot& robot, const ToolTarget& target, const Eigen::Vec
   Answers answers;
   answers.plain = tracker->Solve(target);
   tracker->Reset(seed);
-  answers.with_posture = SolveWithPosture(*tracker, robot, target, posture);
+  absl::StatusOr<RobotIkResult> with = SolveWithPosture(*tracker, robot, target, posture);
+  EXPECT_TRUE(with.ok()) << with.status();
+  if (with.ok()) answers.with_posture = *std::move(with);
   return answers;
 }
 
@@ -157,6 +159,25 @@ TEST(RobotPosture, NonRedundantPoseSelectsThePosturesBranch) {
   EXPECT_LT(JointDistance(a.with_posture.q, branch->q), 1e-4);
 }
 
+// A limited joint's difference is the way it must sweep, not the shorter way round: the
+// Panda's joint 1 (+-2.9 rad) from 2.8 to -2.8 is 5.6 rad; a continuous joint's is modulo a turn.
+TEST(RobotPosture, LimitedJointsAreNotMeasuredModuloATurn) {
+  auto panda = Robot::Create(presets::Panda());
+  ASSERT_TRUE(panda.ok());
+  const ik::JointMetric metric = RobotJointMetric(*panda);
+  ASSERT_EQ(metric.turns.size(), 7u);
+  EXPECT_FALSE(metric.turns[0]);
+  EXPECT_NEAR(metric.scale[0], 2 * 2.8973, 1e-9);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(7), seed = q;
+  q[0] = 2.8, seed[0] = -2.8;
+  const ik::Posture posture{.q = seed, .weight = 1.0};
+  EXPECT_NEAR(ik::PostureCost(q, seed, posture, metric), 2 * std::pow(5.6 / (2 * 2.8973), 2), 1e-12);
+  ik::JointMetric turning = metric;
+  turning.turns[0] = true;
+  const double wrapped = 2 * std::numbers::pi - 5.6;
+  EXPECT_NEAR(ik::PostureCost(q, seed, posture, turning), 2 * std::pow(wrapped / (2 * 2.8973), 2), 1e-12);
+}
+
 TEST(RobotPosture, InvalidPostureNamesTheField) {
   ik::Posture posture{.q = Eigen::VectorXd::Zero(6), .weight = 1.0};
   EXPECT_EQ(posture.Validate(7).message(), "posture must hold the arm's 7 joint positions, got 6");
@@ -168,6 +189,14 @@ TEST(RobotPosture, InvalidPostureNamesTheField) {
   EXPECT_EQ(posture.Validate(7).message(), "posture_weight must be in (0, 1e6], got 0");
   posture.weight = INFINITY;
   EXPECT_FALSE(posture.Validate(7).ok());
+  // The solve says so instead of reading past the posture's end.
+  auto robot = Robot::Create(presets::Panda());
+  ASSERT_TRUE(robot.ok());
+  auto tracker = RobotTracker::Create(*robot, RobotIkOptions{}, robot->MidRange());
+  ASSERT_TRUE(tracker.ok());
+  const ik::Posture short_posture{.q = Eigen::VectorXd::Zero(6), .weight = 1.0};
+  auto solved = SolveWithPosture(*tracker, *robot, *ToolTarget::Position({0.4, 0.1, 0.5}), short_posture);
+  EXPECT_EQ(solved.status().message(), "posture must hold the arm's 7 joint positions, got 6");
 }
 
 }  // namespace

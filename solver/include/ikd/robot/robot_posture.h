@@ -6,9 +6,12 @@
 // costs less.
 //
 //   tracker.Reset(seed);
-//   RobotIkResult r = ikd::robot::SolveWithPosture(tracker, target, {.q = nominal, .weight = 10});
+//   auto r = ikd::robot::SolveWithPosture(tracker, robot, target, {.q = nominal, .weight = 10});
 #pragma once
 
+#include <functional>
+
+#include "absl/status/statusor.h"
 #include "ikd/ik/posture.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
@@ -18,12 +21,17 @@ namespace ikd::robot {
 // RobotTracker::Solve from the tracker's configuration (the seed), then, when solved,
 // ik::DescendToPosture: every pull clamped into the joint limits and re-projected by MoveTo
 // to the target (kept only when SOLVED: on the target, within the limits, clear of the
-// scene). The tracker ends at the answer. The posture's size is the caller's to check
-// (ik::Posture::Validate).
-RobotIkResult SolveWithPosture(RobotTracker& tracker, const Robot& robot, const ToolTarget& target,
-                               const ik::Posture& posture);
+// scene). The tracker ends at the answer. `stop` ends the descent early with what it kept.
+// Errors only for bad input: the posture's size or values, its weight
+// (ik::Posture::Validate). The answer's `projections` count every re-projection; its other
+// step figures (iterations, velocity_ratio) are the kept re-projection's.
+absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robot& robot,
+                                               const ToolTarget& target,
+                                               const ik::Posture& posture,
+                                               const std::function<bool()>& stop = {});
 
-// Per joint the width of its range (2 pi for a continuous joint): the posture cost's scale.
-Eigen::VectorXd JointRangeScale(const Robot& robot);
+// The posture cost's metric of an industrial arm: per joint the width of its range, and whether
+// it turns freely (no limits, or a range of a full turn or more).
+ik::JointMetric RobotJointMetric(const Robot& robot);
 
 }  // namespace ikd::robot
