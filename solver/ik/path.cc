@@ -271,10 +271,12 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
       result = std::move(other);
     }
   }
-  // Spatial arms still over a rate: the path the starts settled on (before its optimization)
-  // optimized again with other bend floors (the witness-based benchmark's spatial tail passed
-  // its rates where the optimizer's path pressed a joint against the 0.2 rad floor, spinning
-  // the azimuth or bouncing the bend there).
+  // Spatial arms still over a rate: the path the starts settled on (before its optimization),
+  // and the forward start the rate retries kept if another, optimized again with other bend
+  // floors (the witness-based benchmark's spatial tail passed its rates where the optimizer's
+  // path pressed a joint against the 0.2 rad floor, spinning the azimuth or bouncing the bend
+  // there).
+  const int kept_start = result->summary.start;
   for (double min_bend : kRetriedMinBends) {
     if (arm.planar() || !optimized || !NearlyWithinTheRates(result->summary)) break;
     auto other = Optimized(arm, scene, options, *projector, unoptimized, best_start, stop, min_bend);
@@ -282,6 +284,17 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     if (other->summary.reached >= result->summary.reached &&
         other->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
       result = std::move(other);
+    }
+    if (kept_start == best_start || kept_start >= kForwardStarts ||
+        !NearlyWithinTheRates(result->summary)) {
+      continue;
+    }
+    auto kept =
+        Optimized(arm, scene, options, *projector, *tracked[kept_start], kept_start, stop, min_bend);
+    if (!kept.ok()) return kept;
+    if (kept->summary.reached >= result->summary.reached &&
+        kept->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
+      result = std::move(kept);
     }
   }
   return result;
