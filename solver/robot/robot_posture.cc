@@ -28,27 +28,6 @@ Eigen::VectorXd ClampIntoLimits(const Robot& robot, Eigen::VectorXd q) {
   return q;
 }
 
-// d (tool position, tool rotation vector) / dq by central differences of ToolPose; the
-// rotation rows only for a pose target.
-Eigen::MatrixXd ToolJacobian(const Robot& robot, const Eigen::VectorXd& q, bool pose) {
-  constexpr double h = 1e-6;
-  Eigen::MatrixXd J(pose ? 6 : 3, q.size());
-  Eigen::VectorXd shifted = q;
-  for (int j = 0; j < q.size(); ++j) {
-    shifted[j] = q[j] + h;
-    const Eigen::Isometry3d plus = ToolPose(robot.spec(), shifted);
-    shifted[j] = q[j] - h;
-    const Eigen::Isometry3d minus = ToolPose(robot.spec(), shifted);
-    shifted[j] = q[j];
-    J.col(j).head<3>() = (plus.translation() - minus.translation()) / (2 * h);
-    if (pose) {
-      const Eigen::AngleAxisd turn(plus.linear() * minus.linear().transpose());
-      J.col(j).tail<3>() = turn.angle() * turn.axis() / (2 * h);
-    }
-  }
-  return J;
-}
-
 }  // namespace
 
 absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robot& robot,
@@ -73,7 +52,11 @@ absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robo
   const auto descend = [&](RobotIkResult from) {
     ik::DescendToPosture(
         from.q, seed, posture, metric,
-        [&](const Eigen::VectorXd& q) { return ToolJacobian(robot, q, pose); }, project,
+        // The target's rows of the tool Jacobian: position, and rotation for a pose target.
+        [&](const Eigen::VectorXd& q) {
+          return Eigen::MatrixXd(ToolJacobian(robot.spec(), q).topRows(pose ? 6 : 3));
+        },
+        project,
         [&] { from = candidate; }, stop);
     return from;
   };

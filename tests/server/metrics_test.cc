@@ -29,6 +29,7 @@
 #include "ikd/v1/simulation_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "server/service_test_util.h"
 
 namespace ikd::server {
 namespace {
@@ -36,6 +37,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
+using test_util::PlanarArm;
+using test_util::Vec;
 
 // GET /metrics over HTTP/1.0 (the server closes the connection after the body).
 std::string Scrape(int port) {
@@ -113,26 +116,6 @@ std::string Field(const google::protobuf::Struct& s, const std::string& key) {
 double Number(const google::protobuf::Struct& s, const std::string& key) {
   const google::protobuf::Value* value = FindField(s, key);
   return value == nullptr ? -1.0 : value->number_value();
-}
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
-
-// A planar arm of three limbs of 0.5 m at the origin: reach 1.5 m.
-v1::ArmSpec PlanarArm() {
-  v1::ArmSpec spec;
-  spec.set_planar(true);
-  for (int k = 0; k < 3; ++k) {
-    v1::Limb* limb = spec.add_limbs();
-    limb->set_length(0.5);
-    limb->set_radius(0.02);
-  }
-  return spec;
 }
 
 class MetricsTest : public ::testing::Test {

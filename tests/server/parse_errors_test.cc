@@ -19,6 +19,7 @@
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "server/service_test_util.h"
 #include "testing/generic_call.h"
 
 namespace ikd::server {
@@ -78,9 +79,7 @@ TEST_F(ParseErrorsTest, EveryMethodNamesTheTypeItCouldNotParse) {
 // the garbage ends OK at the half-close (the sentinel does not mistake one for the other).
 TEST_F(ParseErrorsTest, StreamTellsGarbageFromAHalfClose) {
   v1::TrackRequest config;
-  v1::ArmSpec* arm = config.mutable_config()->mutable_arm()->mutable_spec();
-  arm->set_planar(true);
-  for (int k = 0; k < 3; ++k) arm->add_limbs()->set_length(0.5);
+  *config.mutable_config()->mutable_arm()->mutable_spec() = test_util::PlanarArm();
   const std::string good = config.SerializeAsString();
   EXPECT_EQ(CallWithBytes(channel_, "/ikd.v1.KinematicsService/Track", {good}).error_code(),
             grpc::StatusCode::OK);
