@@ -5,7 +5,8 @@
 // Every method works on the same perturbed configurations in the same run, and the passes
 // interleave the methods, so the printed ratios compare like with like.
 //
-//   constraint_bench [--quick] [--passes P] [--markdown FILE] [--data FILE]
+//   constraint_bench [--quick] [--passes P] [--shape SHAPE] [--markdown FILE] [--data FILE]
+//   constraint_bench --ccma_probe
 //
 // --markdown writes the results table, the ratios and the target check as markdown;
 // --data writes a gnuplot data file (blocks of "shape method N us_per_constraint ...").
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -24,10 +24,25 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
+#include "bench_flags.h"
 #include "contender.h"
 #include "ikd/constraints/solver.h"
 #include "ikd/systems/chains.h"
+
+ABSL_FLAG(bool, quick, false, "a tenth of the configurations per case, at least 2 (a smoke run)");
+ABSL_FLAG(int, passes, 3,
+          "timed passes over every case, the methods interleaved; each configuration keeps its "
+          "fastest");
+ABSL_FLAG(std::string, shape, "", "one chain shape only: helix, coil, straight or ring (default: all)");
+ABSL_FLAG(std::string, markdown, "",
+          "also write the results table, the ratios and the target check as markdown to this file");
+ABSL_FLAG(std::string, data, "",
+          "also write a gnuplot data file (blocks of \"shape method N us_per_constraint ...\")");
+ABSL_FLAG(bool, ccma_probe, false,
+          "instead of the benchmark, OpenMM CCMA+angles on straight chains of growing N: time, "
+          "memory and result (needs OpenMM)");
 
 namespace {
 
@@ -290,7 +305,7 @@ std::vector<Entry> MakeEntries(const Case& c, std::vector<Row>& skipped) {
     skipped.push_back(
         Skipped(c, "OpenMM_CCMA+angles",
                 "CCMA's inverse coupling matrix is dense (10^8 entries) and its "
-                "result non-finite from N = 2000 on a straight chain (--ccma-probe)"));
+                "result non-finite from N = 2000 on a straight chain (--ccma_probe)"));
   }
 #endif
   return entries;
@@ -572,36 +587,51 @@ std::string CpuModel() {
   return "unknown CPU";
 }
 
+constexpr char kProgram[] = "constraint_bench";
+
+struct Options {
+  bool quick = false;
+  int passes = 0;
+  std::vector<std::string> shapes;
+  std::string markdown, data;
+};
+
+// The flags, range-checked.
+Options ReadOptions() {
+  Options o;
+  o.quick = absl::GetFlag(FLAGS_quick);
+  o.passes = ikd::bench::FlagIn(kProgram, FLAGS_passes, 1, 100);
+  o.shapes = kShapes;
+  if (const std::string shape = absl::GetFlag(FLAGS_shape); !shape.empty()) {
+    // Conformation() would build a straight chain under any unknown name.
+    if (std::find(kShapes.begin(), kShapes.end(), shape) == kShapes.end()) {
+      ikd::bench::DieIn(kProgram, "--shape must be helix, coil, straight or ring, got " + shape);
+    }
+    o.shapes = {shape};
+  }
+  o.markdown = absl::GetFlag(FLAGS_markdown);
+  o.data = absl::GetFlag(FLAGS_data);
+  return o;
+}
+
+int RunCcmaProbe() {
+#ifdef IKD_HAVE_OPENMM
+  ProbeDenseCcma();
+  return 0;
+#else
+  ikd::bench::DieIn(kProgram, "--ccma_probe needs OpenMM (not found at configure time)");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  int passes = 3;
-  std::string markdown, data;
-  std::vector<std::string> shapes = kShapes;
-  for (int k = 1; k < argc; ++k) {
-    if (!std::strcmp(argv[k], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[k], "--passes") && k + 1 < argc)
-      passes = std::max(1, std::atoi(argv[++k]));
-    else if (!std::strcmp(argv[k], "--markdown") && k + 1 < argc)
-      markdown = argv[++k];
-    else if (!std::strcmp(argv[k], "--data") && k + 1 < argc)
-      data = argv[++k];
-    else if (!std::strcmp(argv[k], "--shape") && k + 1 < argc)
-      shapes = {argv[++k]};
-#ifdef IKD_HAVE_OPENMM
-    else if (!std::strcmp(argv[k], "--ccma-probe"))
-      return ProbeDenseCcma(), 0;
-#endif
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--quick] [--passes P] [--shape helix|coil|straight|ring] "
-                   "[--markdown FILE] [--data FILE] [--ccma-probe]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  ikd::bench::ParseBenchFlags(kProgram,
+                              "constraint benchmark: SHAKE, MILC SHAKE, the matrix method and "
+                              "their peers restoring random chain violations (Bailey 2008)",
+                              argc, argv);
+  if (absl::GetFlag(FLAGS_ccma_probe)) return RunCcmaProbe();
+  const Options options = ReadOptions();
   std::string peers = "peers:";
 #ifdef IKD_HAVE_GROMACS
   peers += " GROMACS " + ikd::bench::GromacsVersion() + " gmx::cshake;";
@@ -617,23 +647,23 @@ int main(int argc, char** argv) {
       "CPU: %s. tau = %.0e, Gaussian noise with %.1f%% RMS relative bond error, unit masses "
       "and links, %d interleaved passes, timer overhead %.0f ns per timed projection "
       "(included); %s.",
-      CpuModel(), kTau, 100 * kRmsBondError, passes, TimerOverheadNs(), peers);
+      CpuModel(), kTau, 100 * kRmsBondError, options.passes, TimerOverheadNs(), peers);
   std::printf("%s\n\n", header.c_str());
   std::printf("%-8s %6s %-22s %5s %10s %10s %12s %10s %9s %9s %4s\n", "shape", "N", "method",
               "cfgs", "iters", "us/constr", "us total", "noise", "max viol", "vel viol", ">tau");
 
   Results res;
   std::mt19937_64 rng(2008);
-  for (const std::string& shape : shapes) {
+  for (const std::string& shape : options.shapes) {
     for (int n : kSizes) {
-      const Case c = MakeCase(shape, n, quick, rng);
+      const Case c = MakeCase(shape, n, options.quick, rng);
       std::printf("# %s N=%d: %zu configurations, initial relative bond error RMS %.2e, max %.2e\n",
                   shape.c_str(), n, c.perturbed.size(), c.initial_rms, c.initial_max);
       std::vector<Row> skipped;
       std::vector<Entry> entries = MakeEntries(c, skipped);
-      RunPasses(entries, c, passes);
+      RunPasses(entries, c, options.passes);
       std::vector<Entry> matched = MatchedTolerance(entries, c);
-      RunPasses(matched, c, passes);
+      RunPasses(matched, c, options.passes);
       for (const Entry& e : entries) res.rows.push_back(Summarize(e, c));
       for (const Entry& e : matched) res.rows.push_back(Summarize(e, c));
       for (const Row& r : skipped) res.rows.push_back(r);
@@ -667,7 +697,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s\n", any ? "" : " none");
-  if (!markdown.empty()) WriteMarkdown(res, header, markdown);
-  if (!data.empty()) WriteData(res, data);
+  if (!options.markdown.empty()) WriteMarkdown(res, header, options.markdown);
+  if (!options.data.empty()) WriteData(res, options.data);
   return 0;
 }

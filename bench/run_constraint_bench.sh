@@ -28,7 +28,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$IKD_BUILD_DIR/bench/constraint_bench" "$@" --markdown "$work/results.md" --data "$work/results.dat" \
   | tee "$work/stdout.txt"
-"$IKD_BUILD_DIR/bench/constraint_bench" --ccma-probe | tee "$work/probe.txt" || true
+"$IKD_BUILD_DIR/bench/constraint_bench" --ccma_probe | tee "$work/probe.txt" || true
 ikd_bench_writes_docs "$@" || exit 0
 
 # Each section names the date, the CPU, the commit and the command that wrote it.
@@ -36,7 +36,7 @@ ikd_bench_write_section docs/benchmarks.md constraint-bench "$work/results.md" \
   "bench/run_constraint_bench.sh${*:+ $*}"
 { echo '```'; cat "$work/probe.txt"; echo '```'; } > "$work/probe.md"
 ikd_bench_write_section docs/benchmarks.md ccma-probe "$work/probe.md" \
-  "$IKD_BUILD_DIR/bench/constraint_bench --ccma-probe (run by bench/run_constraint_bench.sh)"
+  "$IKD_BUILD_DIR/bench/constraint_bench --ccma_probe (run by bench/run_constraint_bench.sh)"
 
 if command -v gnuplot >/dev/null; then
   mkdir -p docs/img

@@ -4,102 +4,83 @@
 // chains and the same targets (position only, warm-started from the previous solution). Prints
 // Markdown tables; every ratio comes from this one run.
 //
-//   ik_bench [--quick] [--samples N] [--fraction F] [--repeats R] [--kdl-eps E1,E2,...]
-//            [--no-kdl] [--ikd-only] [--only SUBSTRING] [--layout-seed S] [--ikd-seed S]
+//   ik_bench [--quick] [--samples N] [--fraction F] [--repeats R] [--kdl_eps E1,E2,...]
+//            [--nokdl] [--ikd_only] [--only SUBSTRING] [--layout_seed S] [--ikd_seed S]
+//            (--help: all flags)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "bench_flags.h"
 #include "ik_bench.h"
+
+ABSL_FLAG(bool, quick, false,
+          "10% of every path, 1 repeat, no layout sweep unless given (a smoke run)");
+ABSL_FLAG(int, samples, 2000, "targets per closed loop of a path");
+ABSL_FLAG(std::optional<double>, fraction, std::nullopt,
+          "part of each loop that is tracked, in (0, 1] (default 1; --quick: 0.1)");
+ABSL_FLAG(std::optional<int>, repeats, std::nullopt,
+          "timing: the solvers of a scenario take this many rounds of turns, each keeping its "
+          "fastest (default 5; --quick: 1)");
+ABSL_FLAG(std::vector<std::string>, kdl_eps, std::vector<std::string>({"1e-6", "1e-9"}),
+          "KDL stopping tolerances on the hand position error, m, comma-separated; one KDL run "
+          "per value");
+ABSL_FLAG(bool, kdl, true, "run the KDL solvers beside ikd (--nokdl: skip them)");
+ABSL_FLAG(bool, ikd_only, false,
+          "skip KDL and ikd's diagnostic variants (trials=0, self=0): profiling");
+ABSL_FLAG(std::optional<double>, ikd_bending, std::nullopt,
+          "override ikd's bending weight (diagnostics; the targets are not judged)");
+ABSL_FLAG(uint64_t, layout_seed, 20261122, "seed of the random obstacle layouts");
+ABSL_FLAG(std::optional<uint64_t>, ikd_seed, std::nullopt,
+          "ikd's random seed for the tracking runs (default: IkOptions' seed, 1)");
+ABSL_FLAG(std::optional<int>, layout_sweep, std::nullopt,
+          "random layouts 1..N of the 20-obstacle scenario x ikd seeds 1..5, counted by "
+          "colliding runs (default 30, 0: none; --quick: 0)");
+ABSL_FLAG(std::string, only, "", "run only the scenarios whose name contains this text");
 
 namespace ikd::bench {
 namespace {
 
-void Usage() {
-  std::printf(
-      "usage: ik_bench [options]\n"
-      "  --quick          10%% of every path, 1 repeat (a smoke run)\n"
-      "  --samples N      targets per closed loop of a path (default 2000)\n"
-      "  --fraction F     part of each loop that is tracked, in (0, 1] (default 1)\n"
-      "  --repeats R      timing: the solvers of a scenario take R rounds of turns, each keeping\n"
-      "                   its fastest (default 5)\n"
-      "  --kdl-eps LIST   KDL stopping tolerances on the hand position error, m, comma-separated;\n"
-      "                   one KDL run per value (default 1e-6,1e-9)\n"
-      "  --no-kdl         skip the KDL solvers\n"
-      "  --ikd-only       skip KDL and ikd's diagnostic variants (trials=0, self=0): profiling\n"
-      "  --ikd-bending W  override ikd's bending weight (diagnostics; the targets are not judged)\n"
-      "  --layout-seed S  seed of the random obstacle layouts (default 20261122)\n"
-      "  --ikd-seed S     ikd's random seed for the tracking runs (default 1)\n"
-      "  --layout-sweep N random layouts 1..N of the 20-obstacle scenario x ikd seeds 1..5,\n"
-      "                   counted by colliding runs (default 30, 0: none; --quick: 0)\n"
-      "  --only TEXT      run only the scenarios whose name contains TEXT\n");
+constexpr char kProgram[] = "ik_bench";
+
+// --kdl_eps: every tolerance a number in [1e-15, 1e-3].
+std::vector<double> KdlEps() {
+  std::vector<double> eps;
+  for (const std::string& text : absl::GetFlag(FLAGS_kdl_eps)) {
+    double value = 0.0;
+    if (!absl::SimpleAtod(text, &value)) {
+      DieIn(kProgram, absl::StrCat("--kdl_eps: '", text, "' is not a number"));
+    }
+    eps.push_back(CheckRange(kProgram, "kdl_eps", value, 1e-15, 1e-3));
+  }
+  if (eps.empty()) DieIn(kProgram, "--kdl_eps needs at least one tolerance");
+  return eps;
 }
 
-struct Args {
-  BenchConfig config;
-  std::string only;
-};
-
-bool ParseArgs(int argc, char** argv, Args& args) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](double lo, double hi, double& out) {
-      if (i + 1 >= argc) return false;
-      char* end = nullptr;
-      out = std::strtod(argv[++i], &end);
-      return *end == '\0' && out >= lo && out <= hi;
-    };
-    double v = 0.0;
-    if (a == "--quick") {
-      args.config.path_fraction = 0.1;
-      args.config.repeats = 1;
-      args.config.layout_sweep = 0;
-    } else if (a == "--layout-sweep" && value(0, 1000, v)) {
-      args.config.layout_sweep = static_cast<int>(v);
-    } else if (a == "--samples" && value(10, 1e6, v)) {
-      args.config.samples_per_loop = static_cast<int>(v);
-    } else if (a == "--fraction" && value(1e-3, 1.0, v)) {
-      args.config.path_fraction = v;
-    } else if (a == "--repeats" && value(1, 100, v)) {
-      args.config.repeats = static_cast<int>(v);
-    } else if (a == "--kdl-eps" && i + 1 < argc) {
-      args.config.kdl_eps.clear();
-      for (const char* p = argv[++i]; *p != '\0';) {
-        char* end = nullptr;
-        const double eps = std::strtod(p, &end);
-        if (end == p || !(eps >= 1e-15 && eps <= 1e-3) || (*end != ',' && *end != '\0')) {
-          Usage();
-          return false;
-        }
-        args.config.kdl_eps.push_back(eps);
-        p = *end == ',' ? end + 1 : end;
-      }
-      if (args.config.kdl_eps.empty()) return false;
-    } else if (a == "--ikd-bending" && value(0.0, 1e6, v)) {
-      args.config.ikd_bending = v;
-    } else if (a == "--layout-seed" && value(0.0, 1e18, v)) {
-      args.config.layout_seed = static_cast<uint64_t>(v);
-    } else if (a == "--ikd-seed" && value(1.0, 1e18, v)) {
-      args.config.ikd_seed = static_cast<uint64_t>(v);
-    } else if (a == "--no-kdl") {
-      args.config.kdl = false;
-    } else if (a == "--ikd-only") {
-      args.config.kdl = false;
-      args.config.ikd_variants = false;
-    } else if (a == "--only" && i + 1 < argc) {
-      args.only = argv[++i];
-    } else {
-      Usage();
-      return a == "--help" || a == "-h";
-    }
-  }
-  return true;
+// The flags, range-checked, over BenchConfig's defaults; --quick lowers the defaults of the
+// flags it names that are not given.
+BenchConfig ReadConfig() {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  BenchConfig c;
+  c.samples_per_loop = FlagIn(kProgram, FLAGS_samples, 10, 1'000'000);
+  c.path_fraction = FlagOr(kProgram, FLAGS_fraction, quick ? 0.1 : c.path_fraction, 1e-3, 1.0);
+  c.repeats = FlagOr(kProgram, FLAGS_repeats, quick ? 1 : c.repeats, 1, 100);
+  c.layout_sweep = FlagOr(kProgram, FLAGS_layout_sweep, quick ? 0 : c.layout_sweep, 0, 1000);
+  c.kdl_eps = KdlEps();
+  c.ikd_variants = !absl::GetFlag(FLAGS_ikd_only);
+  c.kdl = absl::GetFlag(FLAGS_kdl) && c.ikd_variants;
+  c.ikd_bending = FlagOr(kProgram, FLAGS_ikd_bending, c.ikd_bending, 0.0, 1e6);
+  c.layout_seed = FlagIn(kProgram, FLAGS_layout_seed, 0, 1'000'000'000'000'000'000);
+  c.ikd_seed = FlagOr(kProgram, FLAGS_ikd_seed, c.ikd_seed, 1, 1'000'000'000'000'000'000);
+  return c;
 }
 
 std::vector<IkdVariant> IkdVariants(const Scenario& s, const BenchConfig& config) {
@@ -223,7 +204,7 @@ LayoutSweep SweepLayouts(const BenchConfig& config) {
 void PrintTargets(const std::vector<RunResult>& results, const BenchConfig& config,
                   const LayoutSweep& sweep) {
   if (config.ikd_bending >= 0.0) {
-    std::printf("\nIssue 3's targets are judged on ikd's own options only (--ikd-bending changes them).\n");
+    std::printf("\nIssue 3's targets are judged on ikd's own options only (--ikd_bending changes them).\n");
     return;
   }
   std::printf("\nIssue 3's targets, measured in this run:\n\n| target | measured | met |\n|---|---|---|\n");
@@ -306,9 +287,9 @@ std::string LoadAverage() {
 
 int main(int argc, char** argv) {
   using namespace ikd::bench;
-  Args args;
-  if (!ParseArgs(argc, argv, args)) return 2;
-  BenchConfig& config = args.config;
+  ParseBenchFlags(kProgram, "IK tracking benchmark: ikd's ArmTracker against Orocos KDL", argc, argv);
+  BenchConfig config = ReadConfig();
+  const std::string only = absl::GetFlag(FLAGS_only);
 #ifndef IKD_HAVE_KDL
   config.kdl = false;
 #endif
@@ -334,7 +315,7 @@ int main(int argc, char** argv) {
   std::vector<RunResult> results;
   std::vector<std::string> names;
   for (const auto& s : scenarios) {
-    if (!args.only.empty() && s->name.find(args.only) == std::string::npos) continue;
+    if (!only.empty() && s->name.find(only) == std::string::npos) continue;
     names.push_back(s->name);
     // The solvers of a scenario take turns, one timed run each per round, and each keeps its
     // fastest round: a slow spell of a shared machine then hits every solver alike instead of
@@ -367,8 +348,8 @@ int main(int argc, char** argv) {
   std::printf("\nLoad average (1 min) before: %s, after: %s (the machine may be shared; times are "
               "the best of %d interleaved rounds)\n", load_before.c_str(), LoadAverage().c_str(), config.repeats);
   PrintRatios(results, names, KdlLabels(config));
-  const LayoutSweep sweep = config.ikd_bending < 0.0 && args.only.empty() ? SweepLayouts(config)
-                                                                          : LayoutSweep{};
+  const LayoutSweep sweep = config.ikd_bending < 0.0 && only.empty() ? SweepLayouts(config)
+                                                                     : LayoutSweep{};
   PrintTargets(results, config, sweep);
   return 0;
 }

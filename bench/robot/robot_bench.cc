@@ -6,7 +6,7 @@
 // and 1e-5 rad, every joint within its limits) and the wall time of each solver call
 // (steady_clock), on random reachable pose targets from the mid-range seed and on tool paths.
 //
-//   robot_bench [--quick] [--targets N] [--seed S] [--no-kdl] [--only ROBOT]
+//   robot_bench [--quick] [--targets N] [--seed S] [--nokdl] [--only ROBOT] (--help: all flags)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,15 +16,35 @@
 #include <map>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "bench_flags.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
 #include "robot_bench.h"
+
+ABSL_FLAG(bool, quick, false,
+          "a smoke run: 500 random targets per robot, --budget_targets 200 and --branch_poses 50 "
+          "unless given (the paths are unchanged)");
+ABSL_FLAG(std::optional<int>, targets, std::nullopt,
+          "random reachable pose targets per robot (default 10000; --quick: 500)");
+ABSL_FLAG(uint64_t, seed, 20261205, "seed of the random joint values behind the targets");
+ABSL_FLAG(int, repeats, 3, "path timing: least time per point over this many identical runs");
+ABSL_FLAG(std::optional<int>, budget_targets, std::nullopt,
+          "targets per robot and budget of the equal-time-budget table (default 2000, 0: no "
+          "such table; --quick: 200)");
+ABSL_FLAG(std::optional<int>, branch_poses, std::nullopt,
+          "generic UR5 poses of the all-branches table (default 500, 0: none; --quick: 50)");
+ABSL_FLAG(bool, kdl, true, "run Orocos KDL's solvers beside ikd (--nokdl: ikd only)");
+ABSL_FLAG(bool, ikd_only, false,
+          "the default ikd solver alone (no KDL, no \"ikd no atlas\" row)");
+ABSL_FLAG(std::string, only, "", "one robot: UR5, Panda or iiwa14");
 
 namespace ikd::bench {
 namespace {
@@ -55,72 +75,31 @@ const RobotCase kRobots[] = {
     {"iiwa14", robot::presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}, LineDirection::kDown}};
 
 struct Args {
-  int targets = 10000;
-  uint64_t seed = 20261205;
-  int repeats = 3;  // path timing: best of this many runs
-  int budget_targets = 2000;  // per robot and budget, the equal-time-budget table
-  int branch_poses = 500;     // generic UR5 poses of the all-branches table
+  int targets = 0;
+  uint64_t seed = 0;
+  int repeats = 0;         // path timing: best of this many runs
+  int budget_targets = 0;  // per robot and budget, the equal-time-budget table
+  int branch_poses = 0;    // generic UR5 poses of the all-branches table
   bool kdl = true;
   bool ikd_only = false;  // the default ikd solver alone (instruction counts under callgrind)
   std::string only;
 };
 
-void Usage() {
-  std::printf(
-      "usage: robot_bench [options]\n"
-      "  --quick        500 random targets per robot (a smoke run; the paths are unchanged)\n"
-      "  --targets N    random reachable pose targets per robot (default 10000)\n"
-      "  --seed S       seed of the random joint values behind the targets (default 20261205)\n"
-      "  --repeats R    path timing: least time per point over R identical runs (default 3)\n"
-      "  --budget-targets N  targets per robot and budget of the equal-time-budget table\n"
-      "                 (default 2000, 0: no such table; --quick: 200)\n"
-      "  --branch-poses N  generic UR5 poses of the all-branches table (default 500, 0: none;\n"
-      "                 --quick: 50)\n"
-      "  --no-kdl       ikd only\n"
-      "  --ikd-only     the default ikd solver alone (no KDL, no \"ikd no atlas\" row)\n"
-      "  --only ROBOT   one robot: UR5, Panda or iiwa14\n");
-}
+constexpr char kProgram[] = "robot_bench";
 
-bool ParseArgs(int argc, char** argv, Args& args) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto number = [&](double lo, double hi, double& out) {
-      if (i + 1 >= argc) return false;
-      char* end = nullptr;
-      out = std::strtod(argv[++i], &end);
-      return *end == '\0' && out >= lo && out <= hi;
-    };
-    double v = 0.0;
-    if (a == "--quick") {
-      args.targets = 500;
-      args.budget_targets = 200;
-      args.branch_poses = 50;
-    } else if (a == "--branch-poses" && number(0, 1e6, v)) {
-      args.branch_poses = static_cast<int>(v);
-    } else if (a == "--budget-targets" && number(0, 1e6, v)) {
-      args.budget_targets = static_cast<int>(v);
-    } else if (a == "--targets" && number(1, 1e7, v)) {
-      args.targets = static_cast<int>(v);
-    } else if (a == "--seed" && number(0, 1e18, v)) {
-      args.seed = static_cast<uint64_t>(v);
-    } else if (a == "--repeats" && number(1, 100, v)) {
-      args.repeats = static_cast<int>(v);
-    } else if (a == "--no-kdl") {
-      args.kdl = false;
-    } else if (a == "--ikd-only") {
-      args.kdl = false;
-      args.ikd_only = true;
-    } else if (a == "--only" && i + 1 < argc) {
-      args.only = argv[++i];
-    } else if (a == "--help" || a == "-h") {
-      Usage();
-      std::exit(0);
-    } else {
-      Usage();
-      return false;
-    }
-  }
-  return true;
+// The flags, range-checked; --quick lowers the defaults of the counts that are not given.
+Args ReadFlags() {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  Args args;
+  args.targets = FlagOr(kProgram, FLAGS_targets, quick ? 500 : 10000, 1, 10'000'000);
+  args.seed = FlagIn(kProgram, FLAGS_seed, 0, 1'000'000'000'000'000'000);
+  args.repeats = FlagIn(kProgram, FLAGS_repeats, 1, 100);
+  args.budget_targets = FlagOr(kProgram, FLAGS_budget_targets, quick ? 200 : 2000, 0, 1'000'000);
+  args.branch_poses = FlagOr(kProgram, FLAGS_branch_poses, quick ? 50 : 500, 0, 1'000'000);
+  args.ikd_only = absl::GetFlag(FLAGS_ikd_only);
+  args.kdl = absl::GetFlag(FLAGS_kdl) && !args.ikd_only;
+  args.only = absl::GetFlag(FLAGS_only);
+  return args;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -952,8 +931,9 @@ std::string LoadAverage() {
 
 int main(int argc, char** argv) {
   using namespace ikd::bench;
-  Args args;
-  if (!ParseArgs(argc, argv, args)) return 2;
+  ParseBenchFlags(kProgram, "industrial-arm IK benchmark: ikd against Orocos KDL on UR5, Panda and iiwa14",
+                  argc, argv);
+  Args args = ReadFlags();
   std::printf("robot_bench: %d random pose targets per robot (seed %llu), tolerance %.0e m / %.0e rad, "
               "path point times the least of %d runs, ", args.targets, static_cast<unsigned long long>(args.seed), kTolerance,
               kTolerance, args.repeats);
