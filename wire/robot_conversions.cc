@@ -10,7 +10,7 @@
 #include "errors.h"
 #include "ik_conversions.h"
 #include "ikd/robot/presets.h"
-#include "ikd/robot/urdf.h"
+#include "ikd/urdf/urdf.h"
 #include "ikd/world.h"
 
 namespace ikd::server {

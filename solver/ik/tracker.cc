@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ikd/world.h"
+#include "tracker_state.h"
 #include "tracker_terms.h"
 #include "ziggurat.h"
 
@@ -100,11 +101,32 @@ absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const Scene* scene
   projection.max_iterations = 200;
   auto solver = MakeConstraintSolver(Method::kMilcShake, model, projection);
   if (!solver.ok()) return solver.status();
-  return ArmTracker(arm, scene, options, *std::move(solver), std::move(initial));
+  return ArmTracker(
+      std::make_unique<State>(arm, scene, options, *std::move(solver), std::move(initial)));
 }
 
-ArmTracker::ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& options,
-                       std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial)
+// The public calls, on the state (tracker_state.h).
+ArmTracker::ArmTracker(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ArmTracker::ArmTracker(ArmTracker&&) noexcept = default;
+ArmTracker& ArmTracker::operator=(ArmTracker&&) noexcept = default;
+ArmTracker::~ArmTracker() = default;
+
+absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
+  return state_->StepTo(target, time);
+}
+const Eigen::Matrix3Xd& ArmTracker::sites() const { return state_->sites(); }
+void ArmTracker::Restart(const Eigen::Matrix3Xd& sites) { state_->Restart(sites); }
+double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const { return state_->Cost(sites); }
+double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites, double cutoff) const {
+  return state_->MinClearance(sites, cutoff);
+}
+bool ArmTracker::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites) {
+  return state_->Project(reference, sites);
+}
+bool ArmTracker::PushOut(Eigen::Matrix3Xd& sites) { return state_->PushOut(sites); }
+
+ArmTracker::State::State(const Arm& arm, const Scene* scene, const IkOptions& options,
+                         std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial)
     : arm_(&arm),
       scene_(scene),
       options_(options),
@@ -119,7 +141,7 @@ ArmTracker::ArmTracker(const Arm& arm, const Scene* scene, const IkOptions& opti
   UpdateCoasting();
 }
 
-Eigen::Vector3d ArmTracker::ClampTarget(const Eigen::Vector3d& target) const {
+Eigen::Vector3d ArmTracker::State::ClampTarget(const Eigen::Vector3d& target) const {
   Eigen::Vector3d p_B = arm_->ToArmFrame(target);
   if (arm_->planar()) p_B.z() = 0.0;  // the closest point of the arm's plane
   const double r = p_B.norm();
@@ -136,7 +158,7 @@ Eigen::Vector3d ArmTracker::ClampTarget(const Eigen::Vector3d& target) const {
   return arm_->ToWorld(p_B);
 }
 
-Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folded) const {
+Eigen::Matrix3Xd ArmTracker::State::StraightArm(const Eigen::Vector3d& hand, bool folded) const {
   // Collinear along base -> hand: stretched (every limb outwards) or, at the minimal reach,
   // folded (the longest limb outwards, all others back towards the base).
   const auto& limbs = arm_->spec().limbs;
@@ -156,24 +178,24 @@ Eigen::Matrix3Xd ArmTracker::StraightArm(const Eigen::Vector3d& hand, bool folde
   return sites;
 }
 
-double ArmTracker::MinClearance(const Eigen::Matrix3Xd& sites, double cutoff) const {
+double ArmTracker::State::MinClearance(const Eigen::Matrix3Xd& sites, double cutoff) const {
   culling_.Reset(sites, radii_);
   return ObstacleClearanceBelow(sites, std::min(culling_.MinClearance(sites), cutoff));
 }
 
-bool ArmTracker::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites) {
+bool ArmTracker::State::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites) {
   int iterations = 0;
   return ProjectWithLimits(reference, sites, iterations);
 }
 
-bool ArmTracker::PushOut(Eigen::Matrix3Xd& sites) {
+bool ArmTracker::State::PushOut(Eigen::Matrix3Xd& sites) {
   if (!PushOutOfMargin(sites)) return false;
   int iterations = 0;
   return ProjectWithLimits(push_origin_, sites, iterations);
 }
 
-bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
-                                   int& iterations) {
+bool ArmTracker::State::ProjectWithLimits(const Eigen::Matrix3Xd& reference,
+                                          Eigen::Matrix3Xd& sites, int& iterations) {
   auto summary = solver_->ProjectPositions(reference, sites);
   if (!summary.ok() || !summary->converged()) return false;
   iterations += summary->iterations;
@@ -211,8 +233,8 @@ bool ArmTracker::ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Mat
   return arm_->LimitViolation(sites) <= 1e-9;
 }
 
-void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
-                          Eigen::Matrix3Xd& sites, bool& moved) const {
+void ArmTracker::State::PushLimb(int k, const Shape& away_from, double strength,
+                                 Eigen::Matrix3Xd& sites, bool& moved) const {
   const double margin = kMarginBuffer * options_.safety_margin;
   const CapsuleApproach approach =
       ClosestApproach(away_from, sites.col(k), sites.col(k + 1), radii_[k]);
@@ -228,7 +250,7 @@ void ArmTracker::PushLimb(int k, const Shape& away_from, double strength,
   moved = moved || w[k] > 0.0 || w[k + 1] > 0.0;
 }
 
-bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
+bool ArmTracker::State::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
   bool moved = false;
   const double margin = kMarginBuffer * options_.safety_margin;
   push_origin_ = sites;  // every push is computed on the same configuration
@@ -249,11 +271,11 @@ bool ArmTracker::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
   return moved;
 }
 
-bool ArmTracker::OutOfTime() const {
+bool ArmTracker::State::OutOfTime() const {
   return options_.time_budget_seconds > 0.0 && std::chrono::steady_clock::now() >= deadline_;
 }
 
-bool ArmTracker::TryCandidate(Search& search) {
+bool ArmTracker::State::TryCandidate(Search& search) {
   if (!ProjectWithLimits(search.sites, candidate_, search.step.iterations)) return false;
   const CostTerms terms = Terms(candidate_);
   if (!(terms.Total() < search.terms.Total())) return false;
@@ -263,14 +285,14 @@ bool ArmTracker::TryCandidate(Search& search) {
   return true;
 }
 
-void ArmTracker::PushTrials(Search& search) {
+void ArmTracker::State::PushTrials(Search& search) {
   for (int push = 0; push < kPushTrials && search.terms.Constrained(); ++push) {
     candidate_ = search.sites;
     if (!PushOutOfMargin(candidate_) || !TryCandidate(search)) return;
   }
 }
 
-void ArmTracker::DescentTrials(double smooth_cap, Search& search) {
+void ArmTracker::State::DescentTrials(double smooth_cap, Search& search) {
   for (int descent = 0; descent < kDescentTrials && !OutOfTime(); ++descent) {
     DescentStep(search.sites, smooth_cap, descent_);
     candidate_ = search.sites + descent_;
@@ -278,7 +300,7 @@ void ArmTracker::DescentTrials(double smooth_cap, Search& search) {
   }
 }
 
-void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& search) {
+void ArmTracker::State::RandomTrials(double hand_step, double smooth_cap, Search& search) {
   const ikd::internal::ZigguratNormal gauss;
   const Eigen::Matrix3d& R_WB = arm_->R_WB();
   const Eigen::VectorXd& w = arm_->chain_model().inverse_masses();
@@ -313,11 +335,12 @@ void ArmTracker::RandomTrials(double hand_step, double smooth_cap, Search& searc
   }
 }
 
-double ArmTracker::SmoothCap(double hand_step) const {
+double ArmTracker::State::SmoothCap(double hand_step) const {
   return std::max(2.0 * hand_step, 1e-9 * arm_->shortest_limb());
 }
 
-void ArmTracker::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step) {
+void ArmTracker::State::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites,
+                                 IkStep& step) {
   if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
   // Kastenmeier & Vesely step (c): trials re-projected and kept when the cost falls. Pushes out
   // of the margin along the clearance normal and a descent step come first, deterministic;
@@ -339,22 +362,24 @@ void ArmTracker::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, I
   RandomTrials(hand_step, smooth_cap, search);
 }
 
-void ArmTracker::Commit(const Eigen::Matrix3Xd& sites) {
+void ArmTracker::State::Commit(const Eigen::Matrix3Xd& sites) {
   previous_ = current_;
   current_ = sites;
   UpdateCoasting();
 }
 
-void ArmTracker::Restart(const Eigen::Matrix3Xd& sites) {
+void ArmTracker::State::Restart(const Eigen::Matrix3Xd& sites) {
   previous_ = current_ = sites;
   measured_sites_.resize(3, 0);  // no exact clearance measured here yet
   UpdateCoasting();
 }
 
-void ArmTracker::UpdateCoasting() { coasting_ = current_ + momentum_ * (current_ - previous_); }
+void ArmTracker::State::UpdateCoasting() {
+  coasting_ = current_ + momentum_ * (current_ - previous_);
+}
 
-bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
-                              IkStep& step) {
+bool ArmTracker::State::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
+                                      IkStep& step) {
   // Near full stretch the linearized projection is (nearly) singular. FABRIK-style reaching
   // sweeps (hand to base placing each site at its limb length, then base to hand) need no
   // Jacobian; a small sideways kink first breaks the symmetry of a straight arm.
@@ -383,7 +408,7 @@ bool ArmTracker::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& si
   return ProjectWithLimits(reference, sites, step.iterations);
 }
 
-bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
+bool ArmTracker::State::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   const int h = arm_->hand();
   const double distance = (hand - arm_->base()).norm();
   const bool stretched = distance >= arm_->max_reach() * (1.0 - 1e-9);
@@ -433,7 +458,7 @@ bool ArmTracker::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
   return true;
 }
 
-absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
+absl::StatusOr<IkStep> ArmTracker::State::StepTo(const Eigen::Vector3d& target, double time) {
   if (absl::Status s = CheckInWorld(target, "target"); !s.ok()) return s;
   rng_stream_ = MixSeed(options_.seed, step_index_++);
   rng_seeded_ = false;

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "ikd/ik/tracker.h"
+#include "tracker_state.h"
 #include "tracker_terms.h"
 
 namespace ikd::ik {
@@ -43,7 +44,8 @@ double BendAngle(double y, double x) {
 
 }  // namespace
 
-double ArmTracker::ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites, double clearance) const {
+double ArmTracker::State::ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites,
+                                                 double clearance) const {
   if (scene_ == nullptr) return clearance;
   for (int k = 0; k < arm_->num_limbs(); ++k) {
     // Only an obstacle closer than the running minimum can lower it.
@@ -53,16 +55,16 @@ double ArmTracker::ObstacleClearanceBelow(const Eigen::Matrix3Xd& sites, double 
   return clearance;
 }
 
-double ArmTracker::Cost(const Eigen::Matrix3Xd& sites) const { return Terms(sites).Total(); }
+double ArmTracker::State::Cost(const Eigen::Matrix3Xd& sites) const { return Terms(sites).Total(); }
 
-ArmTracker::CostTerms ArmTracker::Terms(const Eigen::Matrix3Xd& sites) const {
+ArmTracker::State::CostTerms ArmTracker::State::Terms(const Eigen::Matrix3Xd& sites) const {
   CostTerms terms = ConstraintTerms(sites);
   AddSmoothTerms(sites, terms);
   return terms;
 }
 
-ArmTracker::CostTerms ArmTracker::ConstraintTerms(const Eigen::Matrix3Xd& sites,
-                                                  double obstacle_reach) const {
+ArmTracker::State::CostTerms ArmTracker::State::ConstraintTerms(const Eigen::Matrix3Xd& sites,
+                                                                double obstacle_reach) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
   const double reach = std::max(margin, obstacle_reach);
@@ -90,7 +92,7 @@ ArmTracker::CostTerms ArmTracker::ConstraintTerms(const Eigen::Matrix3Xd& sites,
   return terms;
 }
 
-void ArmTracker::AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms) const {
+void ArmTracker::State::AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms) const {
   const CostWeights& w = options_.weights;
   for (int i = 1; i < arm_->hand(); ++i) {
     terms.motion += w.velocity * (sites.col(i) - current_.col(i)).squaredNorm() +
@@ -107,7 +109,7 @@ void ArmTracker::AddSmoothTerms(const Eigen::Matrix3Xd& sites, CostTerms& terms)
   }
 }
 
-double ArmTracker::MovedSinceMeasured(const Eigen::Matrix3Xd& sites) const {
+double ArmTracker::State::MovedSinceMeasured(const Eigen::Matrix3Xd& sites) const {
   if (measured_sites_.cols() != sites.cols()) return kInfinity;  // nothing measured yet
   double moved_squared = 0.0;
   for (int i = 0; i < sites.cols(); ++i) {
@@ -119,14 +121,14 @@ double ArmTracker::MovedSinceMeasured(const Eigen::Matrix3Xd& sites) const {
 // A limb moves by at most the larger move of its two ends, so it comes closer to an obstacle
 // by at most the largest site move since the measurement, and to another limb by twice that.
 // The slack covers rounding; a NaN bound counts as near.
-bool ArmTracker::MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin) const {
+bool ArmTracker::State::MayBeInSelfMargin(const Eigen::Matrix3Xd& sites, double margin) const {
   const double bound = measured_self_clearance_ - 2.0 * MovedSinceMeasured(sites);
   return !(bound > margin + 1e-9 * arm_->shortest_limb());
 }
 
 // Obstacles moved since the measurement only change which prediction a sub-step takes: the
 // decision to skip the trials (Optimize) measures the obstacles of the scene as it is.
-bool ArmTracker::FarFromContact(const Eigen::Matrix3Xd& sites) const {
+bool ArmTracker::State::FarFromContact(const Eigen::Matrix3Xd& sites) const {
   const CostWeights& w = options_.weights;
   const double margin = kMarginBuffer * options_.safety_margin;
   if (w.self_clearance > 0.0 && MayBeInSelfMargin(sites, margin)) return false;
@@ -134,12 +136,13 @@ bool ArmTracker::FarFromContact(const Eigen::Matrix3Xd& sites) const {
   return w.clearance == 0.0 || bound > kObstacleBand * margin + 1e-9 * arm_->shortest_limb();
 }
 
-Eigen::Vector3d ArmTracker::Direction(const Eigen::Matrix3Xd& sites, int k) const {
+Eigen::Vector3d ArmTracker::State::Direction(const Eigen::Matrix3Xd& sites, int k) const {
   return (sites.col(k + 1) - sites.col(k)) * inverse_length_[k];
 }
 
-void ArmTracker::AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
-                                    Eigen::VectorXd& curvature) const {
+void ArmTracker::State::AddBendingGradient(const Eigen::Matrix3Xd& sites,
+                                           Eigen::Matrix3Xd& gradient,
+                                           Eigen::VectorXd& curvature) const {
   const double w = options_.weights.bending;
   if (!(w > 0.0)) return;
   Eigen::Vector3d t1 = Direction(sites, 0);  // each limb's direction serves two joints
@@ -168,9 +171,9 @@ void ArmTracker::AddBendingGradient(const Eigen::Matrix3Xd& sites, Eigen::Matrix
   }
 }
 
-bool ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
-                                      double spread, Eigen::Matrix3Xd& gradient,
-                                      Eigen::VectorXd& curvature) const {
+bool ArmTracker::State::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
+                                             double spread, Eigen::Matrix3Xd& gradient,
+                                             Eigen::VectorXd& curvature) const {
   // d/dr of w (m - d)^2 with d d / d r_k = (1 - t) n, d d / d r_{k+1} = t n (envelope theorem);
   // curvature: the Gershgorin bound of its Gauss-Newton Hessian 2 w grad d grad d^T, whose
   // rows sum over `spread` (1 for an obstacle, 2 for a pair of limbs) times the end's share.
@@ -184,8 +187,9 @@ bool ArmTracker::AddClearanceGradient(int k, const CapsuleApproach& approach, do
   return true;
 }
 
-bool ArmTracker::AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Matrix3Xd& gradient,
-                                       Eigen::VectorXd& curvature) const {
+bool ArmTracker::State::AddClearanceGradients(const Eigen::Matrix3Xd& sites,
+                                              Eigen::Matrix3Xd& gradient,
+                                              Eigen::VectorXd& curvature) const {
   const CostWeights& w = options_.weights;
   bool added = false;
   const double margin = kMarginBuffer * options_.safety_margin;
@@ -216,8 +220,9 @@ bool ArmTracker::AddClearanceGradients(const Eigen::Matrix3Xd& sites, Eigen::Mat
   return added;
 }
 
-void ArmTracker::NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature,
-                            double cap, Eigen::Matrix3Xd& step) const {
+void ArmTracker::State::NewtonStep(const Eigen::Matrix3Xd& gradient,
+                                   const Eigen::VectorXd& curvature, double cap,
+                                   Eigen::Matrix3Xd& step) const {
   // Heavier sites move less; a planar arm moves in its plane; no site moves more than `cap`
   // (the direction kept).
   const Eigen::VectorXd& inverse_mass = arm_->chain_model().inverse_masses();
@@ -234,8 +239,8 @@ void ArmTracker::NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::Vecto
   if (largest_squared > cap * cap) step *= cap / std::sqrt(largest_squared);
 }
 
-void ArmTracker::DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap,
-                             Eigen::Matrix3Xd& step) {
+void ArmTracker::State::DescentStep(const Eigen::Matrix3Xd& sites, double smooth_cap,
+                                    Eigen::Matrix3Xd& step) {
   // Diagonally preconditioned gradient step: every term's curvature bound on the diagonal, a
   // majorizer of the smooth terms, so that the step is a Newton step of the motion terms.
   const CostWeights& w = options_.weights;

@@ -9,7 +9,7 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include "absl/strings/str_cat.h"
-#include "ikd/robot/urdf.h"
+#include "ikd/urdf/urdf.h"
 
 namespace ikd::robot {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ikd/robot/robot.h"
-#include "ikd/robot/urdf.h"
+#include "ikd/urdf/urdf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

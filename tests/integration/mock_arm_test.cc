@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
-#include "ikd/robot/urdf.h"
+#include "ikd/urdf/urdf.h"
 #include "testing/integration_fixture.h"
 
 namespace ikd::integration {

@@ -1,6 +1,6 @@
 // URDF import: a hand-computable three-joint arm, the ROS-Industrial UR5 description against
 // UR's DH table, and the errors of malformed or unsupported descriptions.
-#include "ikd/robot/urdf.h"
+#include "ikd/urdf/urdf.h"
 
 #include <cmath>
 #include <random>
