@@ -104,10 +104,10 @@ int Configurations(int n, bool quick) {
 }
 
 Eigen::Matrix3Xd Conformation(const std::string& shape, int n, std::mt19937_64& rng) {
-  if (shape == "helix") return *ikd::HelixChain(n, 5.0, 2.0, 1.0);  // Bailey sec. 3
-  if (shape == "coil") return ikd::RandomCoil(n, 1.0, /*planar=*/false, rng);
-  if (shape == "ring") return ikd::RegularRing(n, 1.0);
-  return ikd::StraightChain(n, 1.0);
+  if (shape == "helix") return *ikd::systems::HelixChain(n, 5.0, 2.0, 1.0);  // Bailey sec. 3
+  if (shape == "coil") return ikd::systems::RandomCoil(n, 1.0, /*planar=*/false, rng);
+  if (shape == "ring") return ikd::systems::RegularRing(n, 1.0);
+  return ikd::systems::StraightChain(n, 1.0);
 }
 
 void BondErrors(const ikd::ConstraintModel& model, const Eigen::Matrix3Xd& r, double& rms,
@@ -127,17 +127,17 @@ Case MakeCase(const std::string& shape, int n, bool quick, std::mt19937_64& rng)
   c.shape = shape;
   c.n = n;
   c.reference = Conformation(shape, n, rng);
-  c.model.emplace(*ikd::ConstraintModel::Create(Eigen::VectorXd::Ones(n),
-                                                ikd::ChainConstraints(n, 1.0, shape == "ring")));
+  c.model.emplace(*ikd::ConstraintModel::Create(
+      Eigen::VectorXd::Ones(n), ikd::systems::ChainConstraints(n, 1.0, shape == "ring")));
   // Per-coordinate sigma = 1e-3 / sqrt(2): each bond length moves by the difference of two
   // sites' displacements along it, so its RMS relative error is 1e-3.
   const double sigma = kRmsBondError / std::sqrt(2.0);
   double rms_sum = 0, max_sum = 0;
   for (int k = 0; k < Configurations(n, quick); ++k) {
     c.perturbed.push_back(c.reference);
-    ikd::PerturbGaussian(sigma, rng, c.perturbed.back());
+    ikd::systems::PerturbGaussian(sigma, rng, c.perturbed.back());
     c.velocities.push_back(Eigen::Matrix3Xd::Zero(3, n));
-    ikd::PerturbGaussian(1.0, rng, c.velocities.back());
+    ikd::systems::PerturbGaussian(1.0, rng, c.velocities.back());
     double rms, max;
     BondErrors(*c.model, c.perturbed.back(), rms, max);
     rms_sum += rms;
@@ -534,11 +534,11 @@ void ProbeDenseCcma() {
       Case one;
       one.shape = "straight";
       one.n = n;
-      one.reference = ikd::StraightChain(n, 1.0);
-      one.model.emplace(*ikd::ConstraintModel::Create(Eigen::VectorXd::Ones(n),
-                                                      ikd::ChainConstraints(n, 1.0, false)));
+      one.reference = ikd::systems::StraightChain(n, 1.0);
+      one.model.emplace(*ikd::ConstraintModel::Create(
+          Eigen::VectorXd::Ones(n), ikd::systems::ChainConstraints(n, 1.0, false)));
       one.perturbed.push_back(one.reference);
-      ikd::PerturbGaussian(kRmsBondError / std::sqrt(2.0), rng, one.perturbed.back());
+      ikd::systems::PerturbGaussian(kRmsBondError / std::sqrt(2.0), rng, one.perturbed.back());
       one.velocities.push_back(Eigen::Matrix3Xd::Zero(3, n));
       return one;
     }();

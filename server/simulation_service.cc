@@ -224,7 +224,8 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
  public:
   static absl::StatusOr<std::unique_ptr<PendulumSource>> Create(const PendulumSetup& setup,
                                                                 Metrics* metrics) {
-    auto pendulum = Pendulum::Create(setup.spec, setup.method, setup.projection, setup.plan.dt);
+    auto pendulum =
+        systems::Pendulum::Create(setup.spec, setup.method, setup.projection, setup.plan.dt);
     if (!pendulum.ok()) return pendulum.status();
     return std::unique_ptr<PendulumSource>(
         new PendulumSource(setup.plan, *std::move(pendulum), metrics));
@@ -251,7 +252,7 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
   }
 
  private:
-  PendulumSource(const StreamPlan& plan, Pendulum pendulum, Metrics* metrics)
+  PendulumSource(const StreamPlan& plan, systems::Pendulum pendulum, Metrics* metrics)
       : plan_(plan), pendulum_(std::move(pendulum)), metrics_(metrics) {}
 
   void Fill(int iterations, v1::PendulumFrame& frame) const {
@@ -270,7 +271,7 @@ class PendulumSource final : public FrameSource<v1::PendulumFrame> {
   }
 
   StreamPlan plan_;
-  Pendulum pendulum_;
+  systems::Pendulum pendulum_;
   Metrics* const metrics_;
   int64_t step_ = 0;
 };
@@ -288,11 +289,11 @@ grpc::ServerWriteReactor<Frame>* StartStream(WorkerPool* pool,
 
 absl::StatusOr<Eigen::MatrixXd> ComputeResponse(const ResponseSetup& setup) {
   if (setup.kind == v1::RESPONSE_KIND_PROJECTOR) {
-    return ConstrainedProjector(setup.positions, setup.constraints, setup.options);
+    return systems::ConstrainedProjector(setup.positions, setup.constraints, setup.options);
   }
   auto model = ConstraintModel::Create(setup.inverse_masses, setup.constraints);
   if (!model.ok()) return model.status();
-  return ConstrainedMobility(*model, setup.positions, setup.options);
+  return systems::ConstrainedMobility(*model, setup.positions, setup.options);
 }
 
 absl::Status FillResponse(const ResponseSetup& setup, v1::ResponseMatrixResponse& response) {
@@ -302,7 +303,8 @@ absl::Status FillResponse(const ResponseSetup& setup, v1::ResponseMatrixResponse
       return field.empty() ? std::string("system") : "system." + field;
     });
   }
-  absl::StatusOr<Eigen::MatrixXd> isotropic = IsotropicResponse(*matrix, setup.options.dimension);
+  absl::StatusOr<Eigen::MatrixXd> isotropic =
+      systems::IsotropicResponse(*matrix, setup.options.dimension);
   if (!isotropic.ok()) return isotropic.status();
   *response.mutable_response() = MatrixToProto(*matrix);
   *response.mutable_isotropic() = MatrixToProto(*isotropic);
@@ -311,8 +313,8 @@ absl::Status FillResponse(const ResponseSetup& setup, v1::ResponseMatrixResponse
 
 absl::Status FillFollow(const FollowSetup& setup, v1::FollowShapeResponse& response,
                         Metrics& metrics) {
-  absl::StatusOr<Trajectory> run =
-      FollowConstraint(*setup.shape, setup.r0, setup.v0, setup.options);
+  absl::StatusOr<systems::ConstrainedMotion> run =
+      systems::FollowConstraint(*setup.shape, setup.r0, setup.v0, setup.options);
   if (!run.ok()) return SolverFieldViolation(run.status(), FollowFieldPath);
   response = FollowResponse(*run, *setup.shape, setup.stride);
   metrics.RecordSolverStep(SolverKind::kShapeFollow, response.max_iterations_used());

@@ -187,14 +187,14 @@ absl::Status ConstraintsFromProto(const v1::ChainSystem& system, const std::stri
 absl::StatusOr<Eigen::Matrix3Xd> GeneratedPositions(const v1::GeneratedChain& g) {
   const int n = g.num_sites();
   switch (g.shape()) {
-    case v1::GeneratedChain::SHAPE_STRAIGHT: return StraightChain(n, g.link());
-    case v1::GeneratedChain::SHAPE_RING: return RegularRing(n, g.link());
+    case v1::GeneratedChain::SHAPE_STRAIGHT: return systems::StraightChain(n, g.link());
+    case v1::GeneratedChain::SHAPE_RING: return systems::RegularRing(n, g.link());
     case v1::GeneratedChain::SHAPE_COIL: {
       std::mt19937_64 rng(g.seed());
-      return RandomCoil(n, g.link(), g.planar(), rng);
+      return systems::RandomCoil(n, g.link(), g.planar(), rng);
     }
     case v1::GeneratedChain::SHAPE_HELIX: {
-      auto helix = HelixChain(n, g.radius(), g.pitch(), g.link());
+      auto helix = systems::HelixChain(n, g.radius(), g.pitch(), g.link());
       if (!helix.ok()) {
         // The helix message names radius, pitch and link together.
         return FieldViolation("generated.radius", std::string(helix.status().message()));
@@ -237,7 +237,7 @@ absl::Status GeneratedFromProto(const v1::GeneratedChain& g, const SimulationLim
     }
     out.inverse_masses[site] = 0.0;
   }
-  out.constraints = ChainConstraints(n, g.link(), ring);
+  out.constraints = systems::ChainConstraints(n, g.link(), ring);
   return absl::OkStatus();
 }
 
@@ -310,41 +310,44 @@ absl::StatusOr<BrownianPlan> BrownianFromProto(const v1::Brownian& brownian, dou
 // ---------------------------------------------------------------------------------------------
 // Curves and surfaces
 
-absl::StatusOr<std::unique_ptr<Shape>> ShapeFromProto(const v1::FollowShapeRequest& request) {
+absl::StatusOr<std::unique_ptr<systems::ConstraintShape>> ShapeFromProto(
+    const v1::FollowShapeRequest& request) {
   if (request.has_curve()) {
     const v1::Curve& c = request.curve();
-    CurveSpec spec{.a = c.a(), .b = c.b(), .n = c.n(), .r = c.r(), .y0 = c.y0()};
+    systems::CurveSpec spec{.a = c.a(), .b = c.b(), .n = c.n(), .r = c.r(), .y0 = c.y0()};
     switch (c.type()) {
-      case v1::Curve::TYPE_PARABOLA: spec.type = CurveType::kParabola; break;
-      case v1::Curve::TYPE_ELLIPSE: spec.type = CurveType::kEllipse; break;
-      case v1::Curve::TYPE_SUPERELLIPSE: spec.type = CurveType::kSuperellipse; break;
-      case v1::Curve::TYPE_DISCORECTANGLE: spec.type = CurveType::kDiscorectangle; break;
-      case v1::Curve::TYPE_BEAN: spec.type = CurveType::kBean; break;
+      case v1::Curve::TYPE_PARABOLA: spec.type = systems::CurveType::kParabola; break;
+      case v1::Curve::TYPE_ELLIPSE: spec.type = systems::CurveType::kEllipse; break;
+      case v1::Curve::TYPE_SUPERELLIPSE: spec.type = systems::CurveType::kSuperellipse; break;
+      case v1::Curve::TYPE_DISCORECTANGLE: spec.type = systems::CurveType::kDiscorectangle; break;
+      case v1::Curve::TYPE_BEAN: spec.type = systems::CurveType::kBean; break;
       default:
         return FieldViolation("curve.type",
                               "must be PARABOLA, ELLIPSE, SUPERELLIPSE, DISCORECTANGLE or BEAN");
     }
-    auto curve = MakeCurve(spec);
+    auto curve = systems::MakeCurve(spec);
     if (!curve.ok()) return SolverFieldViolation(curve.status(), Prefixed("curve.", "curve"));
-    return std::unique_ptr<Shape>(*std::move(curve));
+    return std::unique_ptr<systems::ConstraintShape>(*std::move(curve));
   }
   if (request.has_surface()) {
     const v1::Surface& s = request.surface();
-    SurfaceSpec spec{.r = s.r(), .a = s.a(), .c = s.c()};
+    systems::SurfaceSpec spec{.r = s.r(), .a = s.a(), .c = s.c()};
     switch (s.type()) {
-      case v1::Surface::TYPE_SPHERE: spec.type = SurfaceType::kSphere; break;
-      case v1::Surface::TYPE_PARABOLOID: spec.type = SurfaceType::kParaboloid; break;
-      case v1::Surface::TYPE_HYPERBOLOID: spec.type = SurfaceType::kHyperboloid; break;
-      case v1::Surface::TYPE_PSEUDO_HYPERBOLOID: spec.type = SurfaceType::kPseudoHyperboloid; break;
+      case v1::Surface::TYPE_SPHERE: spec.type = systems::SurfaceType::kSphere; break;
+      case v1::Surface::TYPE_PARABOLOID: spec.type = systems::SurfaceType::kParaboloid; break;
+      case v1::Surface::TYPE_HYPERBOLOID: spec.type = systems::SurfaceType::kHyperboloid; break;
+      case v1::Surface::TYPE_PSEUDO_HYPERBOLOID:
+        spec.type = systems::SurfaceType::kPseudoHyperboloid;
+        break;
       default:
         return FieldViolation("surface.type",
                               "must be SPHERE, PARABOLOID, HYPERBOLOID or PSEUDO_HYPERBOLOID");
     }
-    auto surface = MakeSurface(spec);
+    auto surface = systems::MakeSurface(spec);
     if (!surface.ok()) {
       return SolverFieldViolation(surface.status(), Prefixed("surface.", "surface"));
     }
-    return std::unique_ptr<Shape>(*std::move(surface));
+    return std::unique_ptr<systems::ConstraintShape>(*std::move(surface));
   }
   return FieldViolation("shape", "set curve or surface");
 }
@@ -429,7 +432,7 @@ absl::StatusOr<ChainSetup> ChainSetupFromProto(const v1::StepChainRequest& reque
 absl::StatusOr<PendulumSetup> PendulumSetupFromProto(const v1::StepPendulumRequest& request,
                                                      const SimulationLimits& limits) {
   PendulumSetup setup;
-  PendulumSpec& spec = setup.spec;
+  systems::PendulumSpec& spec = setup.spec;
   spec.planar = request.planar();
   spec.masses.assign(request.masses().begin(), request.masses().end());
   spec.lengths.assign(request.lengths().begin(), request.lengths().end());
@@ -459,10 +462,10 @@ absl::StatusOr<FollowSetup> FollowSetupFromProto(const v1::FollowShapeRequest& r
   auto shape = ShapeFromProto(request);
   if (!shape.ok()) return shape.status();
   setup.shape = *std::move(shape);
-  FollowOptions& options = setup.options;
+  systems::FollowOptions& options = setup.options;
   switch (request.mode()) {
-    case v1::FOLLOW_MODE_FREE_FLIGHT: options.mode = FollowMode::kFreeFlight; break;
-    case v1::FOLLOW_MODE_CONSTANT_SPEED: options.mode = FollowMode::kConstantSpeed; break;
+    case v1::FOLLOW_MODE_FREE_FLIGHT: options.mode = systems::FollowMode::kFreeFlight; break;
+    case v1::FOLLOW_MODE_CONSTANT_SPEED: options.mode = systems::FollowMode::kConstantSpeed; break;
     default: return FieldViolation("mode", "must be FREE_FLIGHT or CONSTANT_SPEED");
   }
   if (request.steps() < 1 || request.steps() > limits.max_follow_steps) {
@@ -523,32 +526,31 @@ absl::StatusOr<ResponseSetup> ResponseSetupFromProto(const v1::ResponseMatrixReq
   return setup;
 }
 
-v1::FollowShapeResponse FollowResponse(const Trajectory& trajectory, const Shape& shape,
-                                       int stride) {
+v1::FollowShapeResponse FollowResponse(const systems::ConstrainedMotion& motion,
+                                       const systems::ConstraintShape& shape, int stride) {
   v1::FollowShapeResponse response;
-  const int last = trajectory.steps_completed();
+  const int last = motion.steps_completed();
   for (int n = 0; n <= last; ++n) {
     if (n % stride != 0 && n != last) continue;
     v1::ShapeFrame* frame = response.add_frames();
-    const Eigen::Vector3d& r = trajectory.positions[n];
+    const Eigen::Vector3d& r = motion.positions[n];
     frame->set_step(n);
-    frame->set_time(n * trajectory.dt);
+    frame->set_time(n * motion.dt);
     *frame->mutable_position() = ToProto(r);
     // Derivatives exist at interior points only; entry n - 1 belongs to point n.
-    if (n >= 1 && n - 1 < static_cast<int>(trajectory.velocities.size())) {
-      *frame->mutable_velocity() = ToProto(trajectory.velocities[n - 1]);
-      *frame->mutable_acceleration() = ToProto(trajectory.accelerations[n - 1]);
-      *frame->mutable_constraint_acceleration() =
-          ToProto(trajectory.constraint_accelerations[n - 1]);
+    if (n >= 1 && n - 1 < static_cast<int>(motion.velocities.size())) {
+      *frame->mutable_velocity() = ToProto(motion.velocities[n - 1]);
+      *frame->mutable_acceleration() = ToProto(motion.accelerations[n - 1]);
+      *frame->mutable_constraint_acceleration() = ToProto(motion.constraint_accelerations[n - 1]);
     }
     frame->set_sigma(shape.Sigma(r));
     frame->set_distance(shape.DistanceEstimate(r));
   }
   response.set_steps_completed(last);
-  response.set_outcome(OutcomeToProto(trajectory.projection.outcome));
-  response.set_message(trajectory.projection.message);
-  response.set_max_iterations_used(trajectory.projection.iterations);
-  response.set_max_relative_distance(trajectory.projection.max_relative_violation);
+  response.set_outcome(OutcomeToProto(motion.projection.outcome));
+  response.set_message(motion.projection.message);
+  response.set_max_iterations_used(motion.projection.iterations);
+  response.set_max_relative_distance(motion.projection.max_relative_violation);
   return response;
 }
 

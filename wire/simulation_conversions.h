@@ -37,7 +37,7 @@ struct SimulationLimits {
   int max_projection_iterations = 100'000;
   int64_t max_steps = 10'000'000;   // StepChain, StepPendulum
   int64_t max_frames = 100'000;     // frames of one stream (steps / stride, rounded up)
-  int max_follow_steps = FollowOptions::kMaxSteps;
+  int max_follow_steps = systems::FollowOptions::kMaxSteps;
   int max_follow_frames = 10'000;   // frames of one FollowShape response (one message)
   // ResponseMatrix sites: the answer holds (3 n)^2 doubles, 2.9 MB at 200 sites, under the
   // 4 MB a default gRPC client accepts.
@@ -70,17 +70,17 @@ struct ChainSetup {
 };
 
 struct PendulumSetup {
-  PendulumSpec spec;
+  systems::PendulumSpec spec;
   Method method = Method::kAuto;
   ProjectionOptions projection;
   StreamPlan plan;
 };
 
 struct FollowSetup {
-  std::unique_ptr<Shape> shape;
+  std::unique_ptr<systems::ConstraintShape> shape;
   Eigen::Vector3d r0 = Eigen::Vector3d::Zero();
   Eigen::Vector3d v0 = Eigen::Vector3d::Zero();
-  FollowOptions options;
+  systems::FollowOptions options;
   int stride = 1;
 };
 
@@ -89,7 +89,7 @@ struct ResponseSetup {
   Eigen::Matrix3Xd positions;
   Eigen::VectorXd inverse_masses;  // RESPONSE_KIND_MOBILITY only
   std::vector<DistanceConstraint> constraints;
-  ResponseOptions options;
+  systems::ResponseOptions options;
 };
 
 absl::StatusOr<ChainSetup> ChainSetupFromProto(const v1::StepChainRequest& request,
@@ -107,10 +107,10 @@ std::string FollowFieldPath(const std::string& field);
 // Frames a stream sends: ceil(steps / stride).
 int64_t FrameCount(const StreamPlan& plan);
 
-// The frames of a (possibly shortened) trajectory: steps 0, stride, 2 stride, ... and the last
+// The frames of a (possibly shortened) motion: steps 0, stride, 2 stride, ... and the last
 // completed one, with sigma and the distance from the shape at each; plus the run's outcome.
-v1::FollowShapeResponse FollowResponse(const Trajectory& trajectory, const Shape& shape,
-                                       int stride);
+v1::FollowShapeResponse FollowResponse(const systems::ConstrainedMotion& motion,
+                                       const systems::ConstraintShape& shape, int stride);
 
 v1::ProjectionOutcome OutcomeToProto(ProjectionOutcome outcome);
 // Row-major with its dimensions.

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 // Chord between helix points a parameter step `dt` apart.
@@ -83,4 +83,4 @@ void PerturbGaussian(double sigma, std::mt19937_64& rng, Eigen::Matrix3Xd& posit
   }
 }
 
-}  // namespace ikd
+}  // namespace ikd::systems

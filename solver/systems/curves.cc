@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 double Sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
@@ -39,7 +39,7 @@ ProjectionSummary Failure(ProjectionOutcome outcome, int iterations, std::string
 // One Lagrange correction (Vesely eq. 3-5): r <- r - sigma(r) / (grad sigma(r) . d) d, with d =
 // grad sigma(r(t_n)) the fixed direction of the constraint force. Returns false with `failure`
 // set when it cannot be applied.
-bool Correct(const Shape& shape, const Eigen::Vector3d& direction, int iteration,
+bool Correct(const ConstraintShape& shape, const Eigen::Vector3d& direction, int iteration,
              Eigen::Vector3d& r, ProjectionSummary& failure) {
   if (absl::Status s = shape.CheckDomain(r); !s.ok()) {
     failure = Failure(ProjectionOutcome::kNonFinite, iteration,
@@ -65,7 +65,7 @@ bool Correct(const Shape& shape, const Eigen::Vector3d& direction, int iteration
 }
 
 // |sigma| / |grad sigma| relative to the length scale, infinite outside the domain.
-double RelativeDistance(const Shape& shape, const Eigen::Vector3d& r) {
+double RelativeDistance(const ConstraintShape& shape, const Eigen::Vector3d& r) {
   if (!shape.CheckDomain(r).ok()) return std::numeric_limits<double>::infinity();
   return shape.DistanceEstimate(r) / shape.length_scale();
 }
@@ -73,7 +73,7 @@ double RelativeDistance(const Shape& shape, const Eigen::Vector3d& r) {
 // Projects r onto sigma = 0 along grad sigma(anchor). When chord > 0 (kConstantSpeed), each
 // correction is followed by rescaling the step r - anchor to the length `chord`; the two
 // alternate until both hold, contracting by ~ kappa * chord per round.
-ProjectionSummary Project(const Shape& shape, const Eigen::Vector3d& anchor, double chord,
+ProjectionSummary Project(const ConstraintShape& shape, const Eigen::Vector3d& anchor, double chord,
                           const FollowOptions& options, Eigen::Vector3d& r) {
   const Eigen::Vector3d direction = shape.Gradient(anchor);
   if (!(direction.norm() > 0.0) || !direction.allFinite()) {
@@ -106,8 +106,8 @@ ProjectionSummary Project(const Shape& shape, const Eigen::Vector3d& anchor, dou
                               " (step too large for the curvature?)"));
 }
 
-absl::Status CheckStart(const Shape& shape, const Eigen::Vector3d& r0, const Eigen::Vector3d& v0,
-                        const FollowOptions& options) {
+absl::Status CheckStart(const ConstraintShape& shape, const Eigen::Vector3d& r0,
+                        const Eigen::Vector3d& v0, const FollowOptions& options) {
   if (!r0.allFinite()) return absl::InvalidArgumentError("r0 must be finite");
   if (!v0.allFinite()) return absl::InvalidArgumentError("v0 must be finite");
   if (shape.planar() && v0.z() != 0.0) {
@@ -139,7 +139,7 @@ absl::Status CheckStart(const Shape& shape, const Eigen::Vector3d& r0, const Eig
 
 // Central differences at the interior points (Vesely sec. III A). A dt so small that dt^2
 // underflows (or the quotients overflow) gives no estimate at all: an error, never a NaN.
-absl::Status Differentiate(const Eigen::Vector3d& gravity, Trajectory& t) {
+absl::Status Differentiate(const Eigen::Vector3d& gravity, ConstrainedMotion& t) {
   const double dt = t.dt;
   for (size_t n = 1; n + 1 < t.positions.size(); ++n) {
     const Eigen::Vector3d& before = t.positions[n - 1];
@@ -160,13 +160,13 @@ absl::Status Differentiate(const Eigen::Vector3d& gravity, Trajectory& t) {
 
 }  // namespace
 
-double Shape::DistanceEstimate(const Eigen::Vector3d& r) const {
+double ConstraintShape::DistanceEstimate(const Eigen::Vector3d& r) const {
   const double gradient = Gradient(r).norm();
   if (!(gradient > 0.0)) return std::numeric_limits<double>::infinity();
   return std::abs(Sigma(r)) / gradient;
 }
 
-absl::Status Shape::CheckDomain(const Eigen::Vector3d&) const { return absl::OkStatus(); }
+absl::Status ConstraintShape::CheckDomain(const Eigen::Vector3d&) const { return absl::OkStatus(); }
 
 const char* CurveName(CurveType type) {
   switch (type) {
@@ -355,9 +355,10 @@ absl::Status FollowOptions::Validate() const {
   return InRange(start_tolerance, "start_tolerance", 0.0, 0.1);
 }
 
-absl::StatusOr<Trajectory> FollowConstraint(const Shape& shape, const Eigen::Vector3d& r0,
-                                            const Eigen::Vector3d& v0,
-                                            const FollowOptions& options) {
+absl::StatusOr<ConstrainedMotion> FollowConstraint(const ConstraintShape& shape,
+                                                   const Eigen::Vector3d& r0,
+                                                   const Eigen::Vector3d& v0,
+                                                   const FollowOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   if (absl::Status s = CheckStart(shape, r0, v0, options); !s.ok()) return s;
 
@@ -378,7 +379,7 @@ absl::StatusOr<Trajectory> FollowConstraint(const Shape& shape, const Eigen::Vec
 
   const double dt = options.dt;
   const Eigen::Vector3d kick = dt * dt * options.gravity;
-  Trajectory t;
+  ConstrainedMotion t;
   t.dt = dt;
   t.positions.reserve(options.steps + 1);
   t.positions.push_back(start);
@@ -405,4 +406,4 @@ absl::StatusOr<Trajectory> FollowConstraint(const Shape& shape, const Eigen::Vec
   return t;
 }
 
-}  // namespace ikd
+}  // namespace ikd::systems

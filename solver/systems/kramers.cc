@@ -14,7 +14,7 @@
 #include "ikd/constraints/solver.h"
 #include "ikd/systems/chains.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 constexpr int64_t kMaxTotalSteps = int64_t{1} << 40;
@@ -133,4 +133,4 @@ absl::StatusOr<KramersWalkResult> RunKramersWalk(const KramersWalkOptions& optio
   return result;
 }
 
-}  // namespace ikd
+}  // namespace ikd::systems

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 absl::Status CheckSize(const std::vector<double>& values, const char* field, size_t expected,
@@ -174,4 +174,4 @@ double Pendulum::PotentialEnergy() const {
   return energy;
 }
 
-}  // namespace ikd
+}  // namespace ikd::systems

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 absl::Status ValidateDimension(int dimension) {
@@ -281,4 +281,4 @@ absl::StatusOr<Eigen::MatrixXd> OrientationAverage(const Eigen::MatrixXd& respon
   return average;
 }
 
-}  // namespace ikd
+}  // namespace ikd::systems

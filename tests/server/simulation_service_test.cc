@@ -177,19 +177,19 @@ TEST_F(SimulationServiceTest, SmallAmplitudePendulumPeriodAndEnergyWithRattle) {
 }
 
 TEST_F(SimulationServiceTest, DoublePendulumOverGrpcEqualsInProcessRunBitForBit) {
-  // Contract: the stream carries exactly the in-process ikd::Pendulum doubles (no rounding).
+  // Contract: the stream carries exactly the in-process systems::Pendulum doubles (no rounding).
   v1::StepPendulumRequest request = PendulumRequest(
       {1.0, 2.0}, {1.0, 0.7}, {0.5, 1.0}, {0.0, 0.3}, v1::CONSTRAINT_METHOD_RATTLE, 1e-3, 500, 50);
   std::vector<v1::PendulumFrame> frames;
   ASSERT_TRUE(StepPendulum(request, &frames).ok());
   ASSERT_EQ(frames.size(), 10u);
 
-  PendulumSpec spec;
+  systems::PendulumSpec spec;
   spec.masses = {1.0, 2.0};
   spec.lengths = {1.0, 0.7};
   spec.angles = {0.5, 1.0};
   spec.angular_velocities = {0.0, 0.3};
-  auto pendulum = Pendulum::Create(spec, Method::kRattle, {}, 1e-3);
+  auto pendulum = systems::Pendulum::Create(spec, Method::kRattle, {}, 1e-3);
   ASSERT_TRUE(pendulum.ok()) << pendulum.status();
   for (int step = 1, f = 0; step <= 500; ++step) {
     ASSERT_TRUE(pendulum->Step().ok());

@@ -11,7 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 using ::testing::HasSubstr;
@@ -31,7 +31,7 @@ T OrDie(absl::StatusOr<T> value) {
   return *std::move(value);
 }
 
-bool AllFinite(const Trajectory& t) {
+bool AllFinite(const ConstrainedMotion& t) {
   for (const auto* list :
        {&t.positions, &t.velocities, &t.accelerations, &t.constraint_accelerations}) {
     for (const Eigen::Vector3d& v : *list) {
@@ -71,13 +71,13 @@ Eigen::Vector2d SharpestPoint() {
   return best;
 }
 
-Trajectory DriveAroundSergelsTorg(FollowMode mode, double dt, int steps) {
+ConstrainedMotion DriveAroundSergelsTorg(FollowMode mode, double dt, int steps) {
   auto track = OrDie(MakeCurve({.type = CurveType::kSuperellipse, .a = kA, .b = kB, .n = kN}));
   FollowOptions options;
   options.mode = mode;
   options.dt = dt;
   options.steps = steps;
-  Trajectory run = OrDie(FollowConstraint(*track, {kA, 0, 0}, {0, kSpeed, 0}, options));
+  ConstrainedMotion run = OrDie(FollowConstraint(*track, {kA, 0, 0}, {0, kSpeed, 0}, options));
   EXPECT_TRUE(run.projection.converged()) << run.projection.message;
   EXPECT_EQ(run.steps_completed(), steps);
   return run;
@@ -94,7 +94,7 @@ Trajectory DriveAroundSergelsTorg(FollowMode mode, double dt, int steps) {
 // central-difference speed within 1e-6.
 TEST(CurvesTest, SergelsTorgLateralAccelerationIsVSquaredKappa) {
   const double dt = 2.5e-4;
-  const Trajectory run = DriveAroundSergelsTorg(FollowMode::kConstantSpeed, dt, 44000);
+  const ConstrainedMotion run = DriveAroundSergelsTorg(FollowMode::kConstantSpeed, dt, 44000);
   ASSERT_TRUE(AllFinite(run));
   double kappa_max = 0.0;
   for (double t = 0; t < 0.5 * kPi; t += 1e-4) {
@@ -140,7 +140,7 @@ TEST(CurvesTest, SergelsTorgLateralAccelerationIsVSquaredKappa) {
 // largest a-posteriori |a| is v^2 kappa_max within 0.1% and lies within 0.2 m of one of the four
 // symmetric images of that point (kappa is flat there: O(dt^2) noise moves the argmax by mm).
 TEST(CurvesTest, SergelsTorgLargestAccelerationIsAtTheSharpestPoint) {
-  const Trajectory run = DriveAroundSergelsTorg(FollowMode::kConstantSpeed, 1e-3, 11000);
+  const ConstrainedMotion run = DriveAroundSergelsTorg(FollowMode::kConstantSpeed, 1e-3, 11000);
   const Eigen::Vector2d sharpest = SharpestPoint();
   size_t at = 0;
   for (size_t k = 0; k < run.accelerations.size(); ++k) {
@@ -161,7 +161,7 @@ TEST(CurvesTest, SergelsTorgLargestAccelerationIsAtTheSharpestPoint) {
 // v^2 kappa still holds within 1% away from the flat points (the same |s| < 3 h exclusion).
 TEST(CurvesTest, SergelsTorgFreeFlightKeepsTheSpeed) {
   const double dt = 1e-3;
-  const Trajectory run = DriveAroundSergelsTorg(FollowMode::kFreeFlight, dt, 11000);
+  const ConstrainedMotion run = DriveAroundSergelsTorg(FollowMode::kFreeFlight, dt, 11000);
   double worst_speed = 0.0, worst_relative = 0.0;
   for (size_t k = 0; k < run.accelerations.size(); ++k) {
     const Eigen::Vector3d& r = run.positions[k + 1];
@@ -190,7 +190,8 @@ TEST(CurvesTest, StadiumAccelerationJumpsBetweenZeroAndVSquaredOverR) {
   options.mode = FollowMode::kConstantSpeed;
   options.dt = dt;
   options.steps = 11000;  // perimeter 2 pi r + 4 y0 = 147.6 m: more than a lap
-  const Trajectory run = OrDie(FollowConstraint(*stadium, {r, 0, 0}, {0, kSpeed, 0}, options));
+  const ConstrainedMotion run =
+      OrDie(FollowConstraint(*stadium, {r, 0, 0}, {0, kSpeed, 0}, options));
   ASSERT_TRUE(run.projection.converged()) << run.projection.message;
   const double on_cap = kSpeed * kSpeed / r;
   double worst = 0.0;
@@ -234,7 +235,7 @@ TEST(CurvesTest, PseudoHyperboloidCircularOrbitKeepsItsRadius) {
   options.dt = dt;
   options.steps = static_cast<int>(20 * 2 * kPi / omega / dt);
   options.gravity = {0, 0, -kG};
-  const Trajectory run = OrDie(FollowConstraint(*funnel, {rho0, 0, z0}, {0, v, 0}, options));
+  const ConstrainedMotion run = OrDie(FollowConstraint(*funnel, {rho0, 0, z0}, {0, v, 0}, options));
   ASSERT_TRUE(run.projection.converged()) << run.projection.message;
   ASSERT_EQ(run.steps_completed(), options.steps);
   const size_t two_turns = run.positions.size() / 10;
@@ -266,7 +267,8 @@ TEST(CurvesTest, PseudoHyperboloidCircularOrbitKeepsItsRadius) {
   RecordProperty("worst_force", Sci(worst_force));
   RecordProperty("phase_error", Sci(turned - omega * run.steps_completed() * dt));
 
-  const Trajectory fast = OrDie(FollowConstraint(*funnel, {rho0, 0, z0}, {0, 1.1 * v, 0}, options));
+  const ConstrainedMotion fast =
+      OrDie(FollowConstraint(*funnel, {rho0, 0, z0}, {0, 1.1 * v, 0}, options));
   double spread = 0.0;
   for (const Eigen::Vector3d& r : fast.positions) {
     spread = std::max(spread, std::abs(std::hypot(r.x(), r.y()) - rho0));
@@ -284,7 +286,7 @@ TEST(CurvesTest, FailedProjectionIsAnOutcomeNotAnError) {
   FollowOptions options;
   options.dt = 0.01;
   options.steps = 10;
-  const Trajectory run = OrDie(FollowConstraint(*ellipse, {2, 0, 0}, {0, 1000, 0}, options));
+  const ConstrainedMotion run = OrDie(FollowConstraint(*ellipse, {2, 0, 0}, {0, 1000, 0}, options));
   EXPECT_FALSE(run.projection.converged());
   EXPECT_THAT(run.projection.message, HasSubstr("step 1 of 10"));
   EXPECT_EQ(run.steps_completed(), 0);
@@ -296,7 +298,7 @@ TEST(CurvesTest, FailedProjectionIsAnOutcomeNotAnError) {
   options.dt = 0.05;
   options.steps = 100000;
   options.gravity = {0, 0, -kG};
-  const Trajectory fall = OrDie(FollowConstraint(*funnel, {1, 0, -0.5}, {0, 0, 0}, options));
+  const ConstrainedMotion fall = OrDie(FollowConstraint(*funnel, {1, 0, -0.5}, {0, 0, 0}, options));
   EXPECT_TRUE(AllFinite(fall));
   for (const Eigen::Vector3d& r : fall.positions) {
     EXPECT_LE(funnel->DistanceEstimate(r), 1e-12 * funnel->length_scale());
@@ -312,7 +314,8 @@ TEST(CurvesTest, FailedProjectionIsAnOutcomeNotAnError) {
 using SigmaFunction = std::function<double(const Eigen::Vector3d&)>;
 
 // |grad sigma(r) - central difference of the independently written sigma| / |grad sigma(r)|.
-double GradientError(const Shape& shape, const SigmaFunction& sigma, const Eigen::Vector3d& r) {
+double GradientError(const ConstraintShape& shape, const SigmaFunction& sigma,
+                     const Eigen::Vector3d& r) {
   // Small h: the stadium's sigma is only C^1 at the cap junctions (central-difference error
   // ~ h |jump of sigma''|); rounding adds ~1e-16 / h.
   const double h = 1e-7 * shape.length_scale();
@@ -371,7 +374,7 @@ TEST_P(SurfaceTest, BallStaysOnTheSurfaceConservingLzAndEnergy) {
   options.dt = 1e-3;
   options.steps = 10000;
   options.gravity = {0, 0, -kG};
-  const Trajectory run = OrDie(FollowConstraint(*surface, c.r0, c.v0, options));
+  const ConstrainedMotion run = OrDie(FollowConstraint(*surface, c.r0, c.v0, options));
   ASSERT_TRUE(run.projection.converged()) << run.projection.message;
   double worst_sigma = 0.0, worst_gradient = 0.0;
   for (size_t n = 0; n < run.positions.size(); ++n) {
@@ -483,7 +486,7 @@ TEST_P(CurveTest, PointStaysOnTheCurve) {
   options.steps = 3000;
   options.mode = c.mode;
   options.gravity = c.gravity;
-  const Trajectory run = OrDie(FollowConstraint(*curve, c.r0, c.v0, options));
+  const ConstrainedMotion run = OrDie(FollowConstraint(*curve, c.r0, c.v0, options));
   ASSERT_TRUE(run.projection.converged()) << run.projection.message;
   double worst_sigma = 0.0, worst_gradient = 0.0, worst_chord = 0.0, worst_energy = 0.0;
   for (size_t n = 0; n < run.positions.size(); ++n) {
@@ -567,7 +570,8 @@ TEST(CurvesTest, BadStartsAndOptionsNameTheField) {
   EXPECT_THAT(ErrorOf(FollowConstraint(*ellipse, {NAN, 0, 0}, {0, 1, 0}, ok)),
               HasSubstr("r0 must be finite"));
   // Within start_tolerance the start is accepted and moved onto the curve.
-  const Trajectory nudged = OrDie(FollowConstraint(*ellipse, {2 + 1e-7, 0, 0}, {0, 1, 0}, ok));
+  const ConstrainedMotion nudged =
+      OrDie(FollowConstraint(*ellipse, {2 + 1e-7, 0, 0}, {0, 1, 0}, ok));
   EXPECT_NEAR(nudged.positions[0].x(), 2.0, 1e-12);
 
   auto funnel = OrDie(MakeSurface({.type = SurfaceType::kPseudoHyperboloid, .a = 1.0}));
@@ -616,4 +620,4 @@ TEST(CurvesTest, BadStartsAndOptionsNameTheField) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::systems

@@ -14,6 +14,10 @@
 namespace ikd {
 namespace {
 
+using ::ikd::systems::ChainConstraints;
+using ::ikd::systems::HelixChain;
+using ::ikd::systems::PerturbGaussian;
+using ::ikd::systems::RandomCoil;
 using ::testing::HasSubstr;
 
 struct FilamentRun {

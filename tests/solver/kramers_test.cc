@@ -11,7 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 using ::testing::HasSubstr;
@@ -258,4 +258,4 @@ TEST(KramersTest, InvalidOptionsNameTheField) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::systems

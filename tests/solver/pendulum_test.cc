@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 using ::testing::HasSubstr;
@@ -447,4 +447,4 @@ TEST(PendulumTest, RejectsBadInputNamingTheField) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::systems

@@ -13,6 +13,9 @@
 namespace ikd {
 namespace {
 
+using ::ikd::systems::HelixChain;
+using ::ikd::systems::StraightChain;
+
 // Force must be -dU/dr: central differences of U with h = 1e-6 agree to 1e-7 (O(h^2) error).
 void ExpectForceIsMinusGradient(const Potential& potential, Eigen::Matrix3Xd r) {
   Eigen::Matrix3Xd forces = Eigen::Matrix3Xd::Zero(3, r.cols());

@@ -18,6 +18,11 @@
 namespace ikd {
 namespace {
 
+using ::ikd::systems::ChainConstraints;
+using ::ikd::systems::HelixChain;
+using ::ikd::systems::PerturbGaussian;
+using ::ikd::systems::RegularRing;
+using ::ikd::systems::StraightChain;
 using ::ikd::testing::CompareMatrices;
 using ::testing::HasSubstr;
 

@@ -16,7 +16,7 @@
 #include "ikd/systems/chains.h"
 #include "testing/eigen_matchers.h"
 
-namespace ikd {
+namespace ikd::systems {
 namespace {
 
 using ::ikd::testing::CompareMatrices;
@@ -390,4 +390,4 @@ TEST(ResponseTest, MassResponseMatchesKkt) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::systems

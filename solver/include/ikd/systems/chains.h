@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::systems {
 
 // n sites on a helix of the given radius and pitch (rise per turn) with consecutive sites
 // exactly `link` apart (Bailey sec. 3: radius 5, pitch 2, unit links). Errors: n < 2,
@@ -32,4 +32,4 @@ std::vector<DistanceConstraint> ChainConstraints(int n, double link, bool ring);
 // Adds independent Gaussian noise of standard deviation `sigma` to every coordinate.
 void PerturbGaussian(double sigma, std::mt19937_64& rng, Eigen::Matrix3Xd& positions);
 
-}  // namespace ikd
+}  // namespace ikd::systems

@@ -6,14 +6,14 @@
 // constraint, so it has its own small projection instead of a ConstraintSolver.
 //
 //   // Vesely problem 4: a car driving around Sergels Torg at 50 km/h.
-//   auto track = ikd::MakeCurve({.type = ikd::CurveType::kSuperellipse,
-//                                .a = 25.0, .b = 25.0 / 1.2, .n = 2.5});
+//   auto track = ikd::systems::MakeCurve({.type = ikd::systems::CurveType::kSuperellipse,
+//                                         .a = 25.0, .b = 25.0 / 1.2, .n = 2.5});
 //   if (!track.ok()) return track.status();      // names the bad field
-//   ikd::FollowOptions options;
-//   options.mode = ikd::FollowMode::kConstantSpeed;
+//   ikd::systems::FollowOptions options;
+//   options.mode = ikd::systems::FollowMode::kConstantSpeed;
 //   options.dt = 1e-3;
 //   options.steps = 10000;
-//   auto run = ikd::FollowConstraint(**track, {25, 0, 0}, {0, 50 / 3.6, 0}, options);
+//   auto run = ikd::systems::FollowConstraint(**track, {25, 0, 0}, {0, 50 / 3.6, 0}, options);
 //   if (!run.ok()) return run.status();          // bad input
 //   if (!run->projection.converged()) { ... }    // numerical failure: run->positions stop early
 //   for (const Eigen::Vector3d& a : run->accelerations) { ... }  // lateral acceleration
@@ -28,12 +28,12 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::systems {
 
 // A holonomic constraint sigma(r) = 0 on one point.
-class Shape {
+class ConstraintShape {
  public:
-  virtual ~Shape() = default;
+  virtual ~ConstraintShape() = default;
   // sigma(r) and grad sigma(r) from Vesely Table I / II. Finite wherever CheckDomain(r) is OK.
   virtual double Sigma(const Eigen::Vector3d& r) const = 0;
   virtual Eigen::Vector3d Gradient(const Eigen::Vector3d& r) const = 0;
@@ -86,7 +86,7 @@ struct SurfaceSpec {
   double c = 1.0;  // hyperboloid axis scale along z
 };
 
-class Curve final : public Shape {
+class Curve final : public ConstraintShape {
  public:
   double Sigma(const Eigen::Vector3d& r) const override;
   Eigen::Vector3d Gradient(const Eigen::Vector3d& r) const override;
@@ -100,7 +100,7 @@ class Curve final : public Shape {
   CurveSpec spec_;
 };
 
-class Surface final : public Shape {
+class Surface final : public ConstraintShape {
  public:
   double Sigma(const Eigen::Vector3d& r) const override;
   Eigen::Vector3d Gradient(const Eigen::Vector3d& r) const override;
@@ -153,7 +153,7 @@ struct FollowOptions {
   absl::Status Validate() const;
 };
 
-struct Trajectory {
+struct ConstrainedMotion {
   double dt = 0.0;
   // r(t_n) = r(n dt), n = 0 .. m. m = steps, or fewer when a projection failed: then the
   // points up to the last good one are kept and `projection` says what went wrong.
@@ -180,8 +180,9 @@ struct Trajectory {
 // for kConstantSpeed a non-zero gravity or a zero tangential speed. A projection that fails
 // mid-run (no convergence, a vanishing gradient, leaving the domain) is not an error: the
 // result is OK, shorter, and says so in `projection`. No NaN is ever returned.
-absl::StatusOr<Trajectory> FollowConstraint(const Shape& shape, const Eigen::Vector3d& r0,
-                                            const Eigen::Vector3d& v0,
-                                            const FollowOptions& options);
+absl::StatusOr<ConstrainedMotion> FollowConstraint(const ConstraintShape& shape,
+                                                   const Eigen::Vector3d& r0,
+                                                   const Eigen::Vector3d& v0,
+                                                   const FollowOptions& options);
 
-}  // namespace ikd
+}  // namespace ikd::systems

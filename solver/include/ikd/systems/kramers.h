@@ -3,9 +3,9 @@
 // (ikd::BrownianStep). The walk accumulates the histogram of the angle between consecutive
 // bonds.
 //
-//   ikd::KramersWalkOptions options;        // 2-D trimer, unit bonds
+//   ikd::systems::KramersWalkOptions options;  // 2-D trimer, unit bonds
 //   options.num_samples = 10000;
-//   auto walk = ikd::RunKramersWalk(options);
+//   auto walk = ikd::systems::RunKramersWalk(options);
 //   if (!walk.ok()) return walk.status();
 //   double p0 = walk->histogram.Density(0);  // estimated p(phi) in bin 0
 //
@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::systems {
 
 struct KramersWalkOptions {
   int num_sites = 3;         // >= 3, so that there is a bond angle
@@ -84,4 +84,4 @@ absl::StatusOr<KramersWalkResult> RunKramersWalk(const KramersWalkOptions& optio
 // The angle in [0, pi] between two vectors (atan2 of |a x b| and a . b, accurate near 0 and pi).
 double AngleBetween(const Eigen::Vector3d& a, const Eigen::Vector3d& b);
 
-}  // namespace ikd
+}  // namespace ikd::systems

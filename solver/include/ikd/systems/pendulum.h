@@ -9,12 +9,12 @@
 // vertical and an azimuth alpha about +z, pointing along (sin t cos a, sin t sin a, -cos t);
 // angles = [theta_0, alpha_0, theta_1, alpha_1, ...] and angular_velocities likewise.
 //
-//   ikd::PendulumSpec spec;
+//   ikd::systems::PendulumSpec spec;
 //   spec.masses = {1, 1};
 //   spec.lengths = {1, 1};
 //   spec.angles = {0.5, 1.0};
 //   spec.angular_velocities = {0, 0};
-//   auto pendulum = ikd::Pendulum::Create(spec, ikd::Method::kRattle, {}, /*dt=*/1e-3);
+//   auto pendulum = ikd::systems::Pendulum::Create(spec, ikd::Method::kRattle, {}, /*dt=*/1e-3);
 //   if (!pendulum.ok()) return pendulum.status();   // names the bad field
 //   for (int n = 0; n < 1000; ++n) {
 //     auto report = pendulum->Step();                // non-convergence -> non-OK status
@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/integrators.h"
 
-namespace ikd {
+namespace ikd::systems {
 
 struct PendulumSpec {
   bool planar = true;
@@ -101,4 +101,4 @@ class Pendulum {
   double time_ = 0.0;
 };
 
-}  // namespace ikd
+}  // namespace ikd::systems

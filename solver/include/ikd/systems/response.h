@@ -8,8 +8,8 @@
 // acceleration at rest (N F). With X = identity it is the orthogonal projector onto the
 // tangent space of the constraint manifold.
 //
-//   ikd::ResponseOptions options;             // dimension 3
-//   auto e = ikd::ConstrainedProjector(positions, constraints, options);
+//   ikd::systems::ResponseOptions options;    // dimension 3
+//   auto e = ikd::systems::ConstrainedProjector(positions, constraints, options);
 //   if (!e.ok()) return e.status();           // bad input, or a rank-deficient constraint set
 //   Eigen::VectorXd velocity = *e * force;    // force ordered (x1, y1, z1, x2, ...)
 //
@@ -26,7 +26,7 @@
 #include "ikd/constraints/model.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::systems {
 
 struct ResponseOptions {
   // 2 (planar: x, y) or 3.
@@ -93,4 +93,4 @@ absl::StatusOr<Eigen::MatrixXd> IsotropicResponse(const Eigen::MatrixXd& respons
 // The orientation average itself, (d n) x (d n): IsotropicResponse(R) (x) I_d.
 absl::StatusOr<Eigen::MatrixXd> OrientationAverage(const Eigen::MatrixXd& response, int dimension);
 
-}  // namespace ikd
+}  // namespace ikd::systems
