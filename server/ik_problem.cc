@@ -61,23 +61,6 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
   return problem;
 }
 
-
-// The chain tracker's options that mean the same for industrial arms: the seed, the trials of
-// step (c) and the safety margin (zero fields: the defaults).
-absl::StatusOr<robot::RobotIkOptions> RobotOptionsFromProto(const v1::IkOptions& options,
-                                                           const std::string& path) {
-  robot::RobotIkOptions out;
-  if (options.seed() != 0) out.seed = options.seed();
-  if (options.no_trials()) {
-    out.trials_per_step = 0;
-  } else if (options.trials_per_step() != 0) {
-    out.trials_per_step = options.trials_per_step();
-  }
-  if (options.safety_margin() != 0.0) out.safety_margin = options.safety_margin();
-  if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);
-  return out;
-}
-
 absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,
@@ -87,7 +70,7 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   if (!scene.ok()) return scene.status();
   if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
   absl::StatusOr<robot::RobotIkOptions> robot_options =
-      RobotOptionsFromProto(options, Below(prefix, "options"));
+      RobotIkOptionsFromProto(options, Below(prefix, "options"));
   if (!robot_options.ok()) return robot_options.status();
   absl::StatusOr<std::shared_ptr<const robot::Robot>> robot =
       SharedRobotCache().Get(arm_spec.spec, arm_spec.path);

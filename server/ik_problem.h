@@ -69,11 +69,6 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,
     ModelStore& store, const ModelLimits& limits);
 
-// The chain tracker's options that mean the same for industrial arms: the seed, the trials of
-// step (c) and the safety margin (zero fields: the defaults).
-absl::StatusOr<robot::RobotIkOptions> RobotOptionsFromProto(const v1::IkOptions& options,
-                                                           const std::string& path);
-
 absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,

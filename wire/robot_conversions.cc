@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -230,6 +231,71 @@ absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& positio
                                        "norm ", q.norm()));
   }
   return target;
+}
+
+namespace {
+
+// A chain-only IkOptions field set for an industrial arm, or OK.
+absl::Status RefuseChainOnlyOptions(const v1::IkOptions& options, const std::string& path) {
+  auto refuse = [&](const std::string& field, const std::string& meaning) {
+    return FieldViolation(Below(path, field),
+                          absl::StrCat("chain arms only (", meaning,
+                                       "); leave it unset for an industrial arm"));
+  };
+  if (options.tolerance() != 0.0) {
+    return refuse("tolerance", "the limb-length tolerance; an industrial arm's answers are "
+                               "checked by forward kinematics within 1e-5 m and 1e-5 rad");
+  }
+  const v1::CostWeights& w = options.weights();
+  const std::pair<const char*, double> weights[] = {
+      {"clearance", w.clearance()},     {"self_clearance", w.self_clearance()},
+      {"velocity", w.velocity()},       {"acceleration", w.acceleration()},
+      {"joint_limit", w.joint_limit()}, {"bending", w.bending()}};
+  for (const auto& [name, value] : weights) {
+    if (value != 0.0) {
+      return refuse(absl::StrCat("weights.", name), "the chain tracker's cost terms");
+    }
+  }
+  if (options.patience() != 0) return refuse("patience", "the chain tracker's trial rule");
+  if (options.explore_unconstrained()) {
+    return refuse("explore_unconstrained", "the chain tracker's trials in free space");
+  }
+  if (options.no_path_optimization()) {
+    return refuse("no_path_optimization",
+                  "an industrial arm's path is always optimized as a whole");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOptions& options,
+                                                              const std::string& path) {
+  if (absl::Status s = RefuseChainOnlyOptions(options, path); !s.ok()) return s;
+  robot::RobotIkOptions out;
+  if (options.seed() != 0) out.seed = options.seed();
+  if (options.no_trials()) {
+    out.trials_per_step = 0;
+  } else if (options.trials_per_step() != 0) {
+    out.trials_per_step = options.trials_per_step();
+  }
+  if (options.safety_margin() != 0.0) out.safety_margin = options.safety_margin();
+  if (options.max_step_fraction() != 0.0) {
+    if (!(options.max_step_fraction() > 0.0 && options.max_step_fraction() <= 1.0)) {
+      return FieldViolation(Below(path, "max_step_fraction"),
+                            absl::StrCat("must be in (0, 1], got ", options.max_step_fraction()));
+    }
+    out.max_step_fraction = options.max_step_fraction();
+  }
+  // Checked here: the solver would name its own field (time_budget).
+  const double budget = options.time_budget_seconds();
+  if (!(std::isfinite(budget) && budget >= 0.0)) {
+    return FieldViolation(Below(path, "time_budget_seconds"),
+                          absl::StrCat("must be finite and >= 0, got ", budget));
+  }
+  out.time_budget = budget;
+  if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);
+  return out;
 }
 
 std::vector<std::string> RobotJointNames(const robot::Robot& robot) {

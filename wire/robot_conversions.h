@@ -39,6 +39,15 @@ absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& positio
                                                       const v1::Quaternion& orientation,
                                                       const std::string& orientation_path);
 
+// An industrial arm's options from the chain tracker's IkOptions (`path` names them: "options"
+// or "config.options"); zero fields: the defaults. Honoured: seed, trials_per_step / no_trials
+// and safety_margin (step (c) with the same meaning), max_step_fraction (the tool-site step,
+// as a fraction of the sites' spacing) and time_budget_seconds (the single-pose solve's
+// budget). Refused, naming the field: the chain-only tolerance, weights, patience,
+// explore_unconstrained and no_path_optimization, which an industrial arm would ignore.
+absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOptions& options,
+                                                              const std::string& path);
+
 // The joint names of the chain ("joint1", ... for DH tables and presets; URDF's own names).
 std::vector<std::string> RobotJointNames(const robot::Robot& robot);
 

@@ -766,9 +766,6 @@ TEST_F(KinematicsServiceTest, IndustrialArmFromUrdfSolvesAndTracks) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-// Bad industrial-arm requests name the field: a negative safety margin, link radii not one per
-// joint, a non-unit tool orientation, a malformed URDF, a DH table without convention, chain fields beside the
-// robot; and an orientation for a chain arm.
 // Every branch (SolveRequest.max_solutions): the UR5 at the pose of a generic configuration
 // answers its 8 solutions, each on the pose by forward kinematics of the returned positions
 // (the DH chain's, not the server's sites), no two within 0.1 rad of each other (modulo a full
@@ -921,6 +918,9 @@ TEST_F(KinematicsServiceTest, IndustrialArmFailureSaysWhy) {
   EXPECT_TRUE(residual_found);
 }
 
+// Bad industrial-arm requests name the field: a negative safety margin, a chain-only option,
+// link radii not one per joint, a non-unit tool orientation, a malformed URDF, a DH table
+// without convention, chain fields beside the robot; and an orientation for a chain arm.
 TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   auto solve_fields = [&](const v1::SolveRequest& request) {
     v1::SolveResponse response;
@@ -934,6 +934,9 @@ TEST_F(KinematicsServiceTest, IndustrialArmErrorsNameTheField) {
   v1::SolveRequest bad_margin = request;
   bad_margin.mutable_options()->set_safety_margin(-1.0);
   EXPECT_THAT(solve_fields(bad_margin), Contains("options.safety_margin"));
+  v1::SolveRequest chain_only = request;  // a chain tracker's option: refused, not ignored
+  chain_only.mutable_options()->set_patience(3);
+  EXPECT_THAT(solve_fields(chain_only), Contains("options.patience"));
   v1::SolveRequest bad_radii = request;
   bad_radii.mutable_arm()->mutable_spec()->mutable_robot()->add_link_radii(0.05);
   EXPECT_THAT(solve_fields(bad_radii), Contains("arm.spec.robot.link_radii"));

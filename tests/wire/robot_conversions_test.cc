@@ -1,0 +1,103 @@
+// RobotIkOptionsFromProto: which of the chain tracker's IkOptions an industrial arm honours,
+// and the refusal, naming the field, of those it would otherwise silently ignore.
+#include "robot_conversions.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ikd::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+absl::StatusOr<robot::RobotIkOptions> Convert(const v1::IkOptions& options) {
+  return RobotIkOptionsFromProto(options, "config.options");
+}
+
+// Zero fields are the library's defaults.
+TEST(RobotIkOptionsFromProtoTest, ZeroFieldsAreTheDefaults) {
+  const absl::StatusOr<robot::RobotIkOptions> options = Convert(v1::IkOptions());
+  ASSERT_TRUE(options.ok()) << options.status();
+  const robot::RobotIkOptions defaults;
+  EXPECT_EQ(options->seed, defaults.seed);
+  EXPECT_EQ(options->trials_per_step, defaults.trials_per_step);
+  EXPECT_EQ(options->safety_margin, defaults.safety_margin);
+  EXPECT_EQ(options->max_step_fraction, defaults.max_step_fraction);
+  EXPECT_EQ(options->time_budget, 0.0);
+}
+
+// The fields that mean the same for an industrial arm reach its options unchanged.
+TEST(RobotIkOptionsFromProtoTest, HonouredFieldsArrive) {
+  v1::IkOptions wire;
+  wire.set_seed(9);
+  wire.set_trials_per_step(5);
+  wire.set_safety_margin(0.02);
+  wire.set_max_step_fraction(0.25);
+  wire.set_time_budget_seconds(0.003);
+  const absl::StatusOr<robot::RobotIkOptions> options = Convert(wire);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->seed, 9u);
+  EXPECT_EQ(options->trials_per_step, 5);
+  EXPECT_EQ(options->safety_margin, 0.02);
+  EXPECT_EQ(options->max_step_fraction, 0.25);
+  EXPECT_EQ(options->time_budget, 0.003);
+
+  wire.set_no_trials(true);
+  EXPECT_EQ(Convert(wire)->trials_per_step, 0);
+}
+
+// Every chain-only field, set, is refused with its own request path.
+TEST(RobotIkOptionsFromProtoTest, ChainOnlyFieldsAreRefusedByName) {
+  struct Case {
+    std::string field;
+    void (*set)(v1::IkOptions&);
+  };
+  const Case cases[] = {
+      {"tolerance", [](v1::IkOptions& o) { o.set_tolerance(1e-9); }},
+      {"weights.clearance", [](v1::IkOptions& o) { o.mutable_weights()->set_clearance(1.0); }},
+      {"weights.bending", [](v1::IkOptions& o) { o.mutable_weights()->set_bending(2.0); }},
+      {"patience", [](v1::IkOptions& o) { o.set_patience(-1); }},
+      {"explore_unconstrained", [](v1::IkOptions& o) { o.set_explore_unconstrained(true); }},
+      {"no_path_optimization", [](v1::IkOptions& o) { o.set_no_path_optimization(true); }},
+  };
+  for (const Case& c : cases) {
+    v1::IkOptions wire;
+    c.set(wire);
+    const absl::Status status = Convert(wire).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(std::string(status.message()), StartsWith("config.options." + c.field + ": chain arms only"))
+        << c.field;
+  }
+}
+
+// Out-of-range values of the honoured fields name the wire's field and the bound.
+TEST(RobotIkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
+  v1::IkOptions step;
+  step.set_max_step_fraction(1.5);
+  EXPECT_THAT(std::string(Convert(step).status().message()),
+              StartsWith("config.options.max_step_fraction: must be in (0, 1], got 1.5"));
+
+  for (const double budget : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    v1::IkOptions wire;
+    wire.set_time_budget_seconds(budget);
+    const absl::Status status = Convert(wire).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << budget;
+    EXPECT_THAT(std::string(status.message()),
+                StartsWith("config.options.time_budget_seconds: must be finite and >= 0"))
+        << budget;
+  }
+
+  v1::IkOptions margin;
+  margin.set_safety_margin(-0.01);
+  const absl::Status status = Convert(margin).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("config.options.safety_margin"));
+}
+
+}  // namespace
+}  // namespace ikd::server
