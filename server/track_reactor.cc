@@ -25,8 +25,18 @@
 namespace ikd::server {
 namespace {
 
+using SteadyClock = std::chrono::steady_clock;
+
+// A continuation whose last solve took less than this is solved on the gRPC thread that read
+// its target: a hand-off to a worker and back costs more than such a solve (the 7-link arm's
+// 1.5 us, the Panda's 19 us) and, on a loaded machine, queues behind every other stream's
+// (docs/service-benchmark.md (e)). Longer solves (the 100-link snake's ~140 us) and a
+// stream's first target (admission, restarts) go to the pool, so that no callback thread is
+// held long.
+constexpr SteadyClock::duration kInlineSolveLimit = std::chrono::microseconds(50);
+
 // A Track stream, strictly one thing at a time: read -> (configure | edit the scene | solve on
-// the pool -> write) -> read ... At most one of a read, a solve and a write is pending, and the
+// the pool, or inline when short (Dispatch) -> write) -> read ... At most one of a read, a solve and a write is pending, and the
 // party completing it is the only one that may go on or Finish (as in TrajectoryReactor). A
 // cancellation makes the pending read or write fail, which finishes the call; a solve running
 // at that moment is one target's worth of work.
@@ -169,10 +179,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
                                          limits_.max_substeps_per_sample, "config.options");
     if (!bounded.ok()) return bounded;
     last_time_ = target.time();
-    auto solve = [this, p = *position, t = target.time()] { SolveAndWrite(p, t); };
-    // The first target admits the stream to the pool; a running controller is not refused
-    // halfway, so later targets are continuations.
-    return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
+    return Dispatch([this, p = *position, t = target.time()] { SolveAndWrite(p, t); });
   }
 
   absl::Status SubmitRobotSolve(const v1::TrackTarget& target) {
@@ -182,19 +189,34 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (!tool.ok()) return tool.status();
     // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
     last_time_ = target.time();
-    auto solve = [this, tool = *tool, t = target.time()] {
+    return Dispatch([this, tool = *tool, t = target.time()] {
       // The first target as a single pose (restarts included), as in SolveTrajectory; later
       // ones within the joints' rate limits from the last answer (robot_rate_limit.h).
+      const SteadyClock::time_point start = SteadyClock::now();
       const robot::RobotIkResult result = robot_tracker_->StepTo(tool, t);
+      last_solve_ = SteadyClock::now() - start;
       Write(RobotJointState(*robot_problem_->robot, result, tool, t,
                             solved_ == 0 ? nullptr : &response_.state()));
-    };
+    });
+  }
+
+  // Runs a target's solve-and-write here (a continuation after a short solve) or on the pool.
+  // The first target admits the stream to the pool; a running controller is not refused
+  // halfway, so later targets are continuations.
+  absl::Status Dispatch(std::function<void()> solve) {
+    if (solved_ > 0 && last_solve_ < kInlineSolveLimit) {
+      solve();
+      return absl::OkStatus();
+    }
     return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
   }
 
-  // On a worker.
+  // On a worker, or inline (Dispatch). The solve's time is taken before Write hands the call
+  // to gRPC.
   void SolveAndWrite(const Eigen::Vector3d& target, double time) {
+    const SteadyClock::time_point start = SteadyClock::now();
     absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, time);
+    last_solve_ = SteadyClock::now() - start;
     if (!step.ok()) return End(step.status());
     Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
   }
@@ -231,6 +253,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   ik::Scene* stream_scene_ = nullptr;  // the configured arm's private scene copy
   int64_t solved_ = 0;
   double last_time_ = 0.0;
+  SteadyClock::duration last_solve_ = SteadyClock::duration::max();  // the last StepTo's time
   std::atomic<bool> finished_{false};
   v1::TrackRequest request_;
   v1::TrackResponse response_;  // the message being written (holds the last state)
