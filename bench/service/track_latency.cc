@@ -8,7 +8,11 @@
 //   track_latency_bench [--ikd=PATH] [--seconds=S] [--streams=1,10,50]
 //                       [--arms=planar7,panda,snake100] [--ikd_flags=--threads=2,...]
 //
-// The controller processes are this program again (--controller, internal).
+// The controller processes are this program again (--controller, internal), and so is the
+// floor (--floor, default on): beside each planar7 row the same controllers against an echo
+// server (--echo_server, internal) that answers every target at once on gRPC's callback thread
+// with a canned planar7 answer of the same size: what gRPC and this machine cost before ikd
+// does any work.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,6 +40,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ikd/ik/tracker.h"
@@ -59,6 +64,10 @@ ABSL_FLAG(bool, controller, false, "run one controller (internal)");
 ABSL_FLAG(std::string, address, "", "controller: ikd's address");
 ABSL_FLAG(int64_t, start_ns, 0, "controller: steady-clock time of target 0's due time");
 ABSL_FLAG(std::string, out, "", "controller: file for its round trips");
+ABSL_FLAG(bool, floor, true,
+          "beside each planar7 row, the same controllers against an echo server (no solve, "
+          "answered on gRPC's callback thread): the floor gRPC and this machine set");
+ABSL_FLAG(bool, echo_server, false, "run the echo server (internal)");
 
 namespace ikd::bench {
 namespace {
@@ -221,6 +230,74 @@ int RunController(const ArmCase& c, const std::string& address, int64_t start_ns
 }
 
 // ---------------------------------------------------------------------------------------------
+// The floor: an echo server
+
+// A planar7 answer of the size ikd sends (7 angles and velocities, 8 sites, the target and the
+// figures), stamped with each target's time.
+v1::TrackResponse CannedAnswer() {
+  v1::TrackResponse response;
+  v1::JointState* state = response.mutable_state();
+  for (int j = 0; j < 7; ++j) {
+    state->add_positions(0.1 + 0.01 * j);
+    state->add_velocities(0.2 + 0.01 * j);
+  }
+  for (int s = 0; s <= 7; ++s) {
+    v1::Vector3* site = state->add_sites();
+    site->set_x(0.2 * s + 0.01);
+    site->set_y(0.1 * s + 0.01);
+    site->set_z(0.0);
+  }
+  state->mutable_target()->set_x(0.8);
+  state->mutable_target()->set_y(0.45);
+  state->set_hand_error(1e-13);
+  return response;
+}
+
+// Answers every target at once on gRPC's callback thread; the config (the first message) has
+// no answer, as in ikd.
+class EchoReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse> {
+ public:
+  EchoReactor() : answer_(CannedAnswer()) { StartRead(&request_); }
+  void OnReadDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::OK);
+    if (!request_.has_target()) return StartRead(&request_);
+    answer_.mutable_state()->set_time(request_.target().time());
+    StartWrite(&answer_);
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client is gone"));
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  v1::TrackRequest request_;
+  v1::TrackResponse answer_;
+};
+
+class EchoService final : public v1::KinematicsService::CallbackService {
+  grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* Track(
+      grpc::CallbackServerContext*) override {
+    return new EchoReactor();
+  }
+};
+
+// Serves until SIGTERM; announces its port the way ikd does.
+int RunEchoServer() {
+  EchoService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) Fail("the echo server did not start");
+  std::printf("ikd listening on port %d (the echo server)\n", port);
+  std::fflush(stdout);
+  server->Wait();
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Processes
 
 pid_t Spawn(const std::vector<std::string>& argv, int stdout_fd) {
@@ -249,14 +326,19 @@ double ProcessCpuSeconds(pid_t pid) {
   return (std::stod(fields[11]) + std::stod(fields[12])) / sysconf(_SC_CLK_TCK);
 }
 
+// The server under test in its own process: ikd, or this program's echo server (the floor).
 class Ikd {
  public:
-  explicit Ikd(const std::string& binary, const std::vector<std::string>& flags) {
+  Ikd(const std::string& binary, const std::vector<std::string>& flags)
+      : Ikd([&] {
+          std::vector<std::string> argv = {binary, "--listen=127.0.0.1:0", "--store=:memory:",
+                                           "--access_log=false"};
+          argv.insert(argv.end(), flags.begin(), flags.end());
+          return argv;
+        }()) {}
+  explicit Ikd(const std::vector<std::string>& argv) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) Fail("pipe");
-    std::vector<std::string> argv = {binary, "--listen=127.0.0.1:0",
-                                     "--store=:memory:", "--access_log=false"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
     pid_ = Spawn(argv, fds[1]);
     close(fds[1]);
     ReadPort(fds[0]);
@@ -412,6 +494,16 @@ std::string DefaultIkd(const char* argv0) {
   return (self.parent_path().parent_path().parent_path() / "server" / "ikd").string();
 }
 
+void PrintRow(const std::string& name, const Run& run, const std::string& in_process) {
+  std::printf("| %s | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f | %.2f | %s |\n",
+              name.c_str(), run.streams, run.answered, run.sent,
+              Percentile(run.round_trip_us, 0.5), Percentile(run.round_trip_us, 0.99),
+              Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0),
+              run.missed, run.failed_streams, run.ikd_cores, run.controller_cores,
+              in_process.c_str());
+  std::fflush(stdout);
+}
+
 int Orchestrate(const char* argv0) {
   const std::string self = std::filesystem::canonical(argv0).string();
   const std::string binary =
@@ -424,7 +516,10 @@ int Orchestrate(const char* argv0) {
       "answer of every stream. Missed: answers later than 1 ms after their target was sent, "
       "plus targets never answered. ikd CPU: its user + system time over the paced window "
       "(cores); controllers' CPU: theirs (configuring included) over the same window. In process: "
-      "the same targets solved one after another in this program.\n\n",
+      "the same targets solved one after another in this program. Floor rows: the same planar7 "
+      "controllers against an echo server (this program, --echo_server) that answers each target "
+      "at once on gRPC's callback thread with a canned answer of ikd's size, no solve and no "
+      "hand-off (its CPU in the ikd column).\n\n",
       n, binary.c_str(), absl::StrJoin(absl::GetFlag(FLAGS_ikd_flags), " ").c_str());
   std::printf(
       "| arm | streams | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) | "
@@ -436,14 +531,12 @@ int Orchestrate(const char* argv0) {
     for (const std::string& count : absl::GetFlag(FLAGS_streams)) {
       const Ikd ikd(binary, absl::GetFlag(FLAGS_ikd_flags));
       if (c.full_pose) StorePanda(ikd.address());
-      const Run run = RunStreams(c, ikd, self, std::stoi(count), n);
-      std::printf(
-          "| %s | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f | %.2f | %.1f |\n",
-          name.c_str(), run.streams, run.answered, run.sent, Percentile(run.round_trip_us, 0.5),
-          Percentile(run.round_trip_us, 0.99), Percentile(run.round_trip_us, 0.999),
-          Percentile(run.round_trip_us, 1.0), run.missed, run.failed_streams, run.ikd_cores,
-          run.controller_cores, in_process);
-      std::fflush(stdout);
+      PrintRow(name, RunStreams(c, ikd, self, std::stoi(count), n),
+               absl::StrFormat("%.1f", in_process));
+      if (name == "planar7" && absl::GetFlag(FLAGS_floor)) {
+        const Ikd echo({self, "--echo_server"});
+        PrintRow("floor: echo server", RunStreams(c, echo, self, std::stoi(count), n), "-");
+      }
     }
   }
   return 0;
@@ -455,6 +548,7 @@ int Orchestrate(const char* argv0) {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   namespace b = ikd::bench;
+  if (absl::GetFlag(FLAGS_echo_server)) return b::RunEchoServer();
   if (!absl::GetFlag(FLAGS_controller)) return b::Orchestrate(argv[0]);
   const b::ArmCase c = b::MakeCase(absl::GetFlag(FLAGS_arms).at(0));
   const int n = static_cast<int>(std::lround(absl::GetFlag(FLAGS_seconds) / b::kPeriod));
