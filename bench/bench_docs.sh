@@ -66,3 +66,11 @@ ikd_run_kdl_bench() {
   fi
   rm -rf "$work"
 }
+
+# ikd_bench_build_with_server TARGET...: what the service benchmarks' scripts share. Installs
+# the packages and builds TARGET... in Release, the server included, in $IKD_BUILD_DIR.
+ikd_bench_build_with_server() {
+  ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
+  IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON -DIKD_BUILD_SERVER=ON
+  cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target "$@"
+}

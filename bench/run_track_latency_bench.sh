@@ -10,10 +10,7 @@ source deploy/common.sh
 source bench/bench_docs.sh
 IKD_BUILD_DIR="${IKD_BENCH_BUILD_DIR:-build-svc}"
 
-ikd_install_packages "${IKD_BASE_PACKAGES[@]}"
-
-IKD_BUILD_TYPE=Release ikd_configure -DIKD_BUILD_TESTS=OFF -DIKD_BUILD_BENCH=ON -DIKD_BUILD_SERVER=ON
-cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target track_latency_bench ikd
+ikd_bench_build_with_server track_latency_bench ikd
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
