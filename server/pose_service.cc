@@ -1,6 +1,5 @@
 #include "pose_service.h"
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -11,10 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "bidi_stream.h"
 #include "conversions.h"
 #include "errors.h"
-#include "parse_errors.h"
-#include "stream_handoff.h"
 #include "pose_conversions.h"
 #include "ikd/pose/pose_fitter.h"
 #include "ikd/pose/skeleton.h"
@@ -162,11 +160,9 @@ std::string RejectionMessage(const absl::Status& status) {
   return message;
 }
 
-// One stream, strictly one thing at a time: read -> (configure | fit on the pool -> write) ->
-// read ... As in KinematicsService's Track, the party completing the pending step is the only
-// one that may go on or Finish; a cancellation fails the pending read or write, which ends it.
+// One stream (bidi_stream.h): read -> (configure | fit on the pool -> write) -> read ...
 class PoseReactor final
-    : public grpc::ServerBidiReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse> {
+    : public BidiStreamReactor<v1::EstimatePoseRequest, v1::EstimatePoseResponse> {
  public:
   PoseReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
               const PoseLimits& limits, Metrics* metrics)
@@ -178,31 +174,9 @@ class PoseReactor final
     ReadNext();
   }
 
-  void OnReadDone(bool ok) override {
-    TakeFromGrpc(this);
-    // The client half-closed (or is gone), unless bytes came that did not parse.
-    if (!ok) return End(ReadFailedToParse(request_) ? UnparsableStreamMessage(request_) : absl::OkStatus());
-    if (absl::Status status = Handle(); !status.ok()) End(status);
-  }
-  void OnWriteDone(bool ok) override {
-    TakeFromGrpc(this);
-    if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
-    ReadNext();
-  }
-  void OnDone() override {
-    TakeFromGrpc(this);
-    delete this;
-  }
-  // Every read goes through here: the sentinel tells a failed parse from a half-close. It is
-  // written before the call is handed to gRPC (nothing of the reactor is touched after).
-  void ReadNext() {
-    MarkUnread(request_);
-    HandToGrpc(this);
-    StartRead(&request_);
-  }
-
  private:
-  absl::Status Handle() {
+  // The first message configures; then one frame each.
+  absl::Status OnMessage() override {
     if (!fitter_) return Configure();
     if (!request_.has_frame()) {
       return FieldViolation("request", "after the config, every message must carry a frame");
@@ -267,8 +241,7 @@ class PoseReactor final
     if (absl::Status finite = CheckFrameFinite(*out); !finite.ok()) return End(finite);
     ++fitted_;
     out->set_processing_seconds(absl::ToDoubleSeconds(absl::Now() - start));
-    HandToGrpc(this);
-    StartWrite(&response_);  // hands the call to gRPC: nothing may follow
+    WriteResponse();  // hands the call to gRPC: nothing may follow
   }
 
   void RecordFit(const pose::FrameResult& result) {
@@ -276,12 +249,6 @@ class PoseReactor final
     if (result.outcome == pose::FrameOutcome::kProjectionFailed) {
       metrics_->RecordNotConverged(SolverKind::kPoseFit);
     }
-  }
-
-  void End(const absl::Status& status) {
-    if (finished_.exchange(true)) return;
-    HandToGrpc(this);
-    Finish(ToGrpcStatus(status));
   }
 
   ModelStore* const store_;
@@ -292,9 +259,6 @@ class PoseReactor final
   std::optional<pose::PoseFitter> fitter_;  // empty until configured
   JointAngles angles_;
   int64_t fitted_ = 0;
-  std::atomic<bool> finished_{false};
-  v1::EstimatePoseRequest request_;
-  v1::EstimatePoseResponse response_;
 };
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "track_reactor.h"
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -10,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bidi_stream.h"
 #include "errors.h"
-#include "parse_errors.h"
 #include "ik_conversions.h"
 #include "model_refs.h"
 #include "ik_problem.h"
@@ -20,7 +19,6 @@
 #include "ikd/robot/robot_ik.h"
 #include "ikd/robot/robot_rate_limit.h"
 #include "robot_conversions.h"
-#include "stream_handoff.h"
 
 namespace ikd::server {
 namespace {
@@ -35,12 +33,10 @@ using SteadyClock = std::chrono::steady_clock;
 // held long.
 constexpr SteadyClock::duration kInlineSolveLimit = std::chrono::microseconds(50);
 
-// A Track stream, strictly one thing at a time: read -> (configure | edit the scene | solve on
-// the pool, or inline when short (Dispatch) -> write) -> read ... At most one of a read, a solve and a write is pending, and the
-// party completing it is the only one that may go on or Finish (as in TrajectoryReactor). A
-// cancellation makes the pending read or write fail, which finishes the call; a solve running
-// at that moment is one target's worth of work.
-class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse> {
+// A Track stream (bidi_stream.h): read -> (configure | edit the scene | solve on the pool, or
+// inline when short (Dispatch) -> write) -> read ... A solve running when the call is cancelled
+// is one target's worth of work.
+class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackResponse> {
  public:
   TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
                const KinematicsLimits& limits, Metrics* metrics)
@@ -52,33 +48,9 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     ReadNext();
   }
 
-  void OnReadDone(bool ok) override {
-    TakeFromGrpc(this);
-    // The client half-closed (or is gone), unless bytes came that did not parse.
-    if (!ok) return End(ReadFailedToParse(request_) ? UnparsableStreamMessage(request_) : absl::OkStatus());
-    if (absl::Status status = Handle(); !status.ok()) End(status);
-  }
-  void OnWriteDone(bool ok) override {
-    TakeFromGrpc(this);
-    if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
-    ReadNext();
-  }
-  void OnDone() override {
-    TakeFromGrpc(this);
-    delete this;
-  }
-  // Every read goes through here: the sentinel tells a failed parse from a half-close. It is
-  // written before the call is handed to gRPC (nothing of the reactor is touched after).
-  void ReadNext() {
-    MarkUnread(request_);
-    HandToGrpc(this);
-    StartRead(&request_);
-  }
-
  private:
-  // Acts on request_ and hands the call on (StartRead or a pool task); an error is returned
-  // without handing on, and ends the stream.
-  absl::Status Handle() {
+  // The first message configures; then targets and scene edits, in order.
+  absl::Status OnMessage() override {
     if (tracker_ == nullptr && robot_tracker_ == nullptr) return Configure();
     switch (request_.request_case()) {
       case v1::TrackRequest::kTarget:
@@ -221,6 +193,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
   }
 
+  // response_ keeps the last answer between writes: the next solve's previous state.
   void Write(absl::StatusOr<v1::JointState> answer) {
     if (!answer.ok()) return End(answer.status());
     v1::JointState& state = *answer;
@@ -229,14 +202,7 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
     if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
     ++solved_;
-    HandToGrpc(this);
-    StartWrite(&response_);  // hands the call to gRPC: nothing may follow
-  }
-
-  void End(const absl::Status& status) {
-    if (finished_.exchange(true)) return;  // unreachable by the ownership rule; never twice
-    HandToGrpc(this);
-    Finish(ToGrpcStatus(status));
+    WriteResponse();  // hands the call to gRPC: nothing may follow
   }
 
   ModelStore* const store_;
@@ -254,9 +220,6 @@ class TrackReactor final : public grpc::ServerBidiReactor<v1::TrackRequest, v1::
   int64_t solved_ = 0;
   double last_time_ = 0.0;
   SteadyClock::duration last_solve_ = SteadyClock::duration::max();  // the last StepTo's time
-  std::atomic<bool> finished_{false};
-  v1::TrackRequest request_;
-  v1::TrackResponse response_;  // the message being written (holds the last state)
 };
 
 }  // namespace
