@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "motion.h"
+#include "path_backward.h"
 #include "path_optimizer.h"
 
 namespace ikd::robot {
@@ -136,6 +137,30 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
   return samples;
 }
 
+// Step 5 of robot_path.h: `best` (with failed samples) joined to the path tracked back from
+// its end, optimized; kept in `best` when it fails less (or as much, within a smaller time
+// scaling).
+absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
+                             const std::vector<ToolTarget>& targets,
+                             const std::vector<double>& times, const RobotIkOptions& options,
+                             const RobotStopCheck& stop, RobotPathResult& best) {
+  absl::StatusOr<std::optional<std::vector<RobotIkResult>>> joined =
+      internal::JoinBackwardRobotPath(robot, scene, targets, times, options, best.samples, stop);
+  if (!joined.ok()) return joined.status();
+  if (!joined->has_value()) return absl::OkStatus();
+  RobotPathResult result;
+  result.samples = **std::move(joined);
+  if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, options,
+                                                   result.samples, stop);
+      !s.ok()) {
+    return s;
+  }
+  result.summary = SummarizeRobotPath(robot, times, result.samples);
+  result.summary.start = kWideMargins + 1;
+  if (Better(result.summary, best.summary)) best = std::move(result);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string RobotPathSummary::BriefReport() const {
@@ -186,6 +211,12 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     result.summary.start = start;
     if (!best.ok() || Better(result.summary, best->summary)) best = std::move(result);
     if (!WorthAnotherStart(best->summary)) break;
+  }
+  if (Failures(best->summary) > 0) {
+    if (absl::Status s = TryBackwardJoin(robot, scene, targets, times, path_options, stop, *best);
+        !s.ok()) {
+      return s;
+    }
   }
   return best;
 }

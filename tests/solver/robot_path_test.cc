@@ -285,40 +285,24 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
   EXPECT_LT(clearance(*without), options.safety_margin);
 }
 
-// bench/paths' ur5-position-obstacles #41 (seed 1), written out: a smooth joint motion (the
-// witness: joint j = c_j + sum_m a_jm sin(2 pi m t / 2 s + phi_jm), m = 1..3, at 100 Hz over
-// 2 s; links capsules of radius 0.05 m) whose tool positions are the request, and six balls
-// (x, y, z, radius) the witness clears. The tracker alone squeezes its links past them (6
-// samples in collision, the speed 1.25x the UR5's limits); the plan is clear at every sample
-// (the test's own distances), its tool on the witness's within 1e-9 m, and within the
-// datasheet's velocity limits (the test's own differences).
-TEST(RobotPathAvoidance, PlanIsClearWhereTheWitnessIs) {
-  constexpr double kWitness[6][7] = {
-      {-2.6099281238890901, 0.14943040770431046, 0.022190390878248277, 0.010400356335447733,
-       4.9983326788556237, 3.0431729684309068, 4.0929782994664343},
-      {-0.2007763423792559, 0.0096685489842068002, 0.0099519119574337702, 0.0030809415719905081,
-       1.2298048137508362, 4.8239631661744005, 5.0401687134393898},
-      {5.0047465961155737, 0.40668636000817221, 0.024897564243856092, 0.035370895360160401,
-       2.3772669093948302, 2.9027038599291388, 5.6048015983766222},
-      {-0.75727422769851671, 0.34305078051986604, 0.090386944136003192, 0.021399998585205301,
-       1.4192676570969827, 1.0799848669742065, 2.6251529109256424},
-      {-1.2124945680524002, 0.21954621488281645, 0.010193543684542491, 0.0091447355310580094,
-       4.038048969899533, 3.953277696940837, 2.3098759159030551},
-      {0.087899586483588088, 0.26984633602691899, 0.021325044351464373, 0.029865365516244628,
-       2.4521989910706332, 3.1262513808930859, 1.1387054804284147}};
-  const std::vector<Eigen::Vector4d> balls = {
-      {0.21991420193750311, 0.10648618301274713, 0.66779197604797991, 0.059692426632416015},
-      {0.083068983197012974, 0.36680635268907913, 0.58315519959379303, 0.042224370287030757},
-      {0.042766201377553548, 0.25215674770143792, 0.60216544806197714, 0.051853936693858224},
-      {0.29828385792286682, 0.094401432263533411, 0.29559465653320205, 0.038291809227914989},
-      {0.31729537550374071, 0.15261499905360859, 0.68415050396166543, 0.050357949437335917},
-      {0.12235027477049819, 0.1503601997826195, 0.66160602547297165, 0.070344159302298814}};
+// A UR5 scenario of bench/paths, written out: a smooth joint motion (the witness: joint j =
+// c_j + sum_m a_jm sin(2 pi m t / 2 s + phi_jm), m = 1..3, at 100 Hz over 2 s; link capsules of
+// radius 0.05 m) whose tool positions are the request, and balls (x, y, z, radius) the witness
+// clears. The plan must be clear at every sample (the test's own distances), its tool on the
+// witness's within 1e-9 m, and within the datasheet's velocity limits (the test's own
+// differences).
+struct WitnessCase {
+  double witness[6][7];  // per joint: c, a_1..a_3, phi_1..phi_3
+  std::vector<Eigen::Vector4d> balls;
+};
+
+void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c) {
   ChainSpec spec = presets::Ur5();
   spec.link_radii.assign(6, 0.05);
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
   std::vector<ik::Obstacle> obstacles;
-  for (const Eigen::Vector4d& b : balls) {
+  for (const Eigen::Vector4d& b : c.balls) {
     obstacles.push_back({"o" + std::to_string(obstacles.size()), ik::Sphere{b.head<3>(), b[3]}});
   }
   auto scene = ik::Scene::Create(obstacles);
@@ -326,7 +310,7 @@ TEST(RobotPathAvoidance, PlanIsClearWhereTheWitnessIs) {
   auto clearance = [&](const Eigen::VectorXd& q) {
     double least = std::numeric_limits<double>::infinity();
     for (int link = 0; link < 6; ++link) {
-      for (const Eigen::Vector4d& b : balls) {
+      for (const Eigen::Vector4d& b : c.balls) {
         least = std::min(least, BallClearance(spec, q, link, b.head<3>(), b[3], 0.05));
       }
     }
@@ -340,9 +324,9 @@ TEST(RobotPathAvoidance, PlanIsClearWhereTheWitnessIs) {
     const double t = 0.01 * k;
     Eigen::VectorXd q(6);
     for (int j = 0; j < 6; ++j) {
-      q[j] = kWitness[j][0];
+      q[j] = c.witness[j][0];
       for (int m = 0; m < 3; ++m) {
-        q[j] += kWitness[j][1 + m] * std::sin(std::numbers::pi * (m + 1) * t + kWitness[j][4 + m]);
+        q[j] += c.witness[j][1 + m] * std::sin(std::numbers::pi * (m + 1) * t + c.witness[j][4 + m]);
       }
     }
     witness.push_back(q);
@@ -365,6 +349,55 @@ TEST(RobotPathAvoidance, PlanIsClearWhereTheWitnessIs) {
       EXPECT_LE(speed, spec.joints[j].limits->max_velocity * (1 + 1e-9)) << k << " " << j;
     }
   }
+}
+
+// ur5-position-obstacles #41 (seed 1): the tracker alone squeezes its links past the balls (6
+// samples in collision, the speed 1.25x the UR5's limits); the widened margins get round them.
+TEST(RobotPathAvoidance, PlanIsClearWhereTheWitnessIs) {
+  ExpectPlanClearWhereTheWitnessIs(
+      {{{-2.6099281238890901, 0.14943040770431046, 0.022190390878248277, 0.010400356335447733,
+         4.9983326788556237, 3.0431729684309068, 4.0929782994664343},
+        {-0.2007763423792559, 0.0096685489842068002, 0.0099519119574337702,
+         0.0030809415719905081, 1.2298048137508362, 4.8239631661744005, 5.0401687134393898},
+        {5.0047465961155737, 0.40668636000817221, 0.024897564243856092, 0.035370895360160401,
+         2.3772669093948302, 2.9027038599291388, 5.6048015983766222},
+        {-0.75727422769851671, 0.34305078051986604, 0.090386944136003192, 0.021399998585205301,
+         1.4192676570969827, 1.0799848669742065, 2.6251529109256424},
+        {-1.2124945680524002, 0.21954621488281645, 0.010193543684542491, 0.0091447355310580094,
+         4.038048969899533, 3.953277696940837, 2.3098759159030551},
+        {0.087899586483588088, 0.26984633602691899, 0.021325044351464373, 0.029865365516244628,
+         2.4521989910706332, 3.1262513808930859, 1.1387054804284147}},
+       {{0.21991420193750311, 0.10648618301274713, 0.66779197604797991, 0.059692426632416015},
+        {0.083068983197012974, 0.36680635268907913, 0.58315519959379303, 0.042224370287030757},
+        {0.042766201377553548, 0.25215674770143792, 0.60216544806197714, 0.051853936693858224},
+        {0.29828385792286682, 0.094401432263533411, 0.29559465653320205, 0.038291809227914989},
+        {0.31729537550374071, 0.15261499905360859, 0.68415050396166543, 0.050357949437335917},
+        {0.12235027477049819, 0.1503601997826195, 0.66160602547297165, 0.070344159302298814}}});
+}
+
+// ur5-position-obstacles #21 (seed 3): forward, with every widened margin, the links meet a
+// ball (13 samples in collision); tracked back from the end they pass it, and the two paths
+// join before it (step 5, robot/path_backward.h).
+TEST(RobotPathAvoidance, BackwardJoinPassesWhereForwardCollides) {
+  ExpectPlanClearWhereTheWitnessIs(
+      {{{-3.2470106888520762, 0.13050277990595649, 0.061479621991732236, 0.044083542016472813,
+         4.6054289269331443, 1.6416652102621117, 3.9898585259611963},
+        {-2.421019555033328, 0.31976561843957818, 0.072968086325117767, 0.034722612833828444,
+         1.8431471015250107, 5.9415655335152939, 6.1115039561364615},
+        {-5.2472782648804648, 0.29810101243772064, 0.075766784400945489, 0.040213706552852529,
+         5.3153472210212165, 5.862630242218863, 4.1528145460050609},
+        {1.8581372804161385, 0.031611599024953946, 0.023652127490683288, 0.012646428730925174,
+         1.5644142895272921, 4.2305686287092623, 5.0763052931250883},
+        {-1.2125249204086477, 0.44950222242774762, 0.03535920733729378, 0.041469973764521349,
+         5.9176080698992335, 5.5900148181538105, 2.6620161194952279},
+        {-4.5151997056349735, 0.17697148238567983, 0.038864902825819531, 0.00062797232514365177,
+         1.588493011446011, 0.22358482385088826, 1.667463837024727}},
+       {{-0.33935276330000114, -0.069277102078556169, 0.81871963388793068, 0.058453456903591897},
+        {-0.10866316668077586, -0.10051820718818122, 0.8034290066113523, 0.03896100659330784},
+        {-0.19147417284542548, -0.096176386560259786, 0.76619433876250009, 0.04891064151197367},
+        {-0.37594829388364037, -0.015891295025286939, 0.80420661356528456, 0.050300378631964529},
+        {-0.15410015350450471, 0.19754557710061132, 0.45096943300981157,
+         0.076930102195169769}}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),

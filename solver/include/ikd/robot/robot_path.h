@@ -28,6 +28,13 @@
 //    from an obstacle before they are squeezed past it, and the optimizer works to the margin
 //    as given), until none of those remain; the path with the fewest failed samples (not
 //    converged included), then the least time scaling, is kept.
+// 5. Where that path still has a sample in collision, limit-blocked or not converged, the
+//    tracker is run backwards from its end (a single-pose solve there if the end failed) to
+//    the first target, and the two are joined where both are placed: forward, ten samples
+//    blended in joint space (each tool put back on its target), backward; of the windows
+//    before forward's first failure, the join that fails least, optimized as in step 2 and
+//    kept when it is better (solver/robot/path_backward.h). A greedy forward pass cannot see
+//    an obstacle coming; from the other side the arm often passes it.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
@@ -58,7 +65,8 @@ struct RobotPathSummary {
   // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
   // requested timing does; 0 when no joint declares a rate limit.
   double feasible_time_scaling = 0.0;
-  // Step 4's start the path came from: 0 the options' margin, 1-3 the tracker's widened.
+  // The start the path came from: 0 the options' margin, 1-3 the tracker's widened (step 4),
+  // 4 the backward join (step 5).
   int start = 0;
 
   // Every sample solved, clear and within the rate limits.

@@ -1,0 +1,144 @@
+#include "path_backward.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "motion.h"
+
+namespace ikd::robot::internal {
+namespace {
+
+// Samples over which forward and backward joint values are blended: long enough that the
+// optimizer can smooth the seam, short enough to fit between an obstacle and the path's ends.
+constexpr int kJoinWindow = 10;
+constexpr int kJoinStride = 5;  // samples between the windows tried
+// Newton steps that put a blended sample's tool back on its target (quadratic: few suffice).
+constexpr int kNewtonSteps = 12;
+constexpr double kSettled = 1e-13;  // rad
+
+int FailedCount(const std::vector<RobotIkResult>& samples) {
+  return static_cast<int>(std::count_if(samples.begin(), samples.end(), FailedSample));
+}
+
+// The tracker from `q_end` at the last target back to the first; entry k answers targets[k].
+absl::StatusOr<std::vector<RobotIkResult>> TrackBackward(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options,
+    const RobotIkResult& last, const std::function<bool()>& stop) {
+  absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, options, last.q, scene);
+  if (!tracker.ok()) return tracker.status();
+  std::vector<RobotIkResult> samples(targets.size());
+  samples.back() = last;
+  for (size_t k = targets.size() - 1; k-- > 0;) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    samples[k] = tracker->MoveTo(targets[k], times[k + 1] - times[k]);
+  }
+  return samples;
+}
+
+// A sample at joint values q near its target: the tool put back by Newton steps, then its
+// errors, clearance and status as the tracker would give them (rates are checked later).
+RobotIkResult Placed(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
+                     const RobotIkOptions& options, Eigen::VectorXd q) {
+  const Eigen::VectorXd weights = MotionWeights(robot);
+  const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
+  const Eigen::Isometry3d goal = ToolGoal(target, ToolPose(robot.spec(), q));
+  for (int n = 0; n < kNewtonSteps; ++n) {
+    const Eigen::VectorXd step = ToolStep(robot, q, goal, target.mode(), weights, none);
+    q += step;
+    if (!(step.cwiseAbs().maxCoeff() > kSettled)) break;
+  }
+  RobotIkResult sample;
+  sample.q = std::move(q);
+  sample.sites = robot.SitesFromAngles(sample.q);
+  std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, target);
+  if (scene != nullptr) {
+    const std::vector<double> d = LinkClearances(robot, *scene, sample.q);
+    if (!d.empty()) sample.min_clearance = *std::min_element(d.begin(), d.end());
+  }
+  if (!(sample.position_error <= options.position_tolerance) ||
+      !(sample.rotation_error <= options.rotation_tolerance)) {
+    sample.status = RobotIkStatus::kNotConverged;
+  } else if (robot.LimitViolation(sample.q) > 0.0) {
+    sample.status = RobotIkStatus::kJointLimitBlocked;
+  } else if (sample.min_clearance < 0.0) {
+    sample.status = RobotIkStatus::kInCollision;
+  } else {
+    sample.status = RobotIkStatus::kSolved;
+  }
+  return sample;
+}
+
+// Where the backward pass starts: forward's last sample, or where it failed, a single-pose
+// solve (restarts included) from it.
+absl::StatusOr<RobotIkResult> PlacedEnd(const Robot& robot, const ik::Scene* scene,
+                                        const ToolTarget& target, const RobotIkOptions& options,
+                                        const RobotIkResult& forward_last) {
+  if (!FailedSample(forward_last)) return forward_last;
+  absl::StatusOr<RobotTracker> tracker =
+      RobotTracker::Create(robot, options, forward_last.q, scene);
+  if (!tracker.ok()) return tracker.status();
+  return tracker->Solve(target);
+}
+
+// Forward's first failed sample (n when none).
+int FirstFailure(const std::vector<RobotIkResult>& forward) {
+  int k = 0;
+  while (k < static_cast<int>(forward.size()) && !FailedSample(forward[k])) ++k;
+  return k;
+}
+
+// Forward before `start`, the two blended over [start, start + kJoinWindow), backward after.
+std::vector<RobotIkResult> Joined(const Robot& robot, const ik::Scene* scene,
+                                  const std::vector<ToolTarget>& targets,
+                                  const RobotIkOptions& options,
+                                  const std::vector<RobotIkResult>& forward,
+                                  const std::vector<RobotIkResult>& backward, int start) {
+  std::vector<RobotIkResult> joined(forward.begin(), forward.begin() + start);
+  for (int k = start; k < start + kJoinWindow; ++k) {
+    const double s = static_cast<double>(k - start + 1) / (kJoinWindow + 1);
+    joined.push_back(
+        Placed(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q));
+  }
+  joined.insert(joined.end(), backward.begin() + start + kJoinWindow, backward.end());
+  return joined;
+}
+
+}  // namespace
+
+bool FailedSample(const RobotIkResult& sample) {
+  return sample.status == RobotIkStatus::kInCollision ||
+         sample.status == RobotIkStatus::kJointLimitBlocked ||
+         sample.status == RobotIkStatus::kNotConverged;
+}
+
+absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options,
+    const std::vector<RobotIkResult>& forward, const std::function<bool()>& stop) {
+  const std::optional<std::vector<RobotIkResult>> none;
+  if (forward.size() < 3) return none;
+  absl::StatusOr<RobotIkResult> last = PlacedEnd(robot, scene, targets.back(), options,
+                                                 forward.back());
+  if (!last.ok()) return last.status();
+  if (FailedSample(*last)) return none;
+  absl::StatusOr<std::vector<RobotIkResult>> backward =
+      TrackBackward(robot, scene, targets, times, options, *last, stop);
+  if (!backward.ok()) return backward.status();
+  // Every window before forward's first failure, every kJoinStride samples: the join that
+  // fails least wins (a blend across an obstacle passes through it).
+  std::optional<std::vector<RobotIkResult>> best;
+  for (int start = FirstFailure(forward) - kJoinWindow; start >= 1; start -= kJoinStride) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    std::vector<RobotIkResult> joined =
+        Joined(robot, scene, targets, options, forward, *backward, start);
+    if (!best.has_value() || FailedCount(joined) < FailedCount(*best)) best = std::move(joined);
+  }
+  if (!best.has_value()) return none;
+  std::vector<RobotIkResult>& joined = *best;
+  if (FailedCount(joined) >= FailedCount(forward)) return none;
+  return best;
+}
+
+}  // namespace ikd::robot::internal
