@@ -52,15 +52,16 @@ absl::Status AtRequestPath(const absl::Status& solver_status, const std::string&
                               [&](const std::string& field) { return Below(prefix, field); });
 }
 
+int TrialsFromProto(const v1::IkOptions& options, int default_trials) {
+  if (options.no_trials()) return 0;
+  return options.trials_per_step() != 0 ? options.trials_per_step() : default_trials;
+}
+
 absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
                                                  const std::string& path) {
   ik::IkOptions out;
   if (in.seed() != 0) out.seed = in.seed();
-  if (in.no_trials()) {
-    out.trials_per_step = 0;
-  } else if (in.trials_per_step() != 0) {
-    out.trials_per_step = in.trials_per_step();
-  }
+  out.trials_per_step = TrialsFromProto(in, out.trials_per_step);
   if (in.patience() != 0) out.patience = in.patience() == -1 ? 0 : in.patience();
   out.explore_unconstrained = in.explore_unconstrained();
   out.optimize_path = !in.no_path_optimization();

@@ -47,6 +47,10 @@ struct ResolvedArmSpec {
 absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& options,
                                                  const std::string& path);
 
+// The trials of step (c) a request asks for, for either kind of arm: 0 with no_trials, else
+// trials_per_step, else (a zero field) `default_trials`.
+int TrialsFromProto(const v1::IkOptions& options, int default_trials);
+
 // SolveRequest (SolveBatchRequest) .preferred_posture / .posture_weight for an arm of `size`
 // joint positions: none when both are unset; errors name the field and its bound.
 absl::StatusOr<std::optional<ik::Posture>> PostureFromProto(

@@ -274,11 +274,7 @@ absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOption
   if (absl::Status s = RefuseChainOnlyOptions(options, path); !s.ok()) return s;
   robot::RobotIkOptions out;
   if (options.seed() != 0) out.seed = options.seed();
-  if (options.no_trials()) {
-    out.trials_per_step = 0;
-  } else if (options.trials_per_step() != 0) {
-    out.trials_per_step = options.trials_per_step();
-  }
+  out.trials_per_step = TrialsFromProto(options, out.trials_per_step);
   if (options.safety_margin() != 0.0) out.safety_margin = options.safety_margin();
   if (options.max_step_fraction() != 0.0) {
     if (!(options.max_step_fraction() > 0.0 && options.max_step_fraction() <= 1.0)) {
