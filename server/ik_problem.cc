@@ -87,6 +87,14 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   return problem;
 }
 
+absl::Status EnsureScene(std::unique_ptr<ik::Scene>& scene) {
+  if (scene != nullptr) return absl::OkStatus();
+  absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
+  if (!empty.ok()) return empty.status();
+  scene = std::make_unique<ik::Scene>(*std::move(empty));
+  return absl::OkStatus();
+}
+
 // The options of a path's tracker (SolveTrajectory, Track): its first target is solved from
 // the initial configuration first, where the arm is, so the path starts on that branch; the
 // seed atlas supplies the restarts. A unary Solve takes the nearest start (the default).

@@ -74,6 +74,9 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,
     ModelStore& store, const ModelLimits& limits);
 
+// Track: always a scene (maybe empty), so that scene updates have somewhere to go.
+absl::Status EnsureScene(std::unique_ptr<ik::Scene>& scene);
+
 // The options of a path's tracker (SolveTrajectory, Track): its first target is solved from
 // the initial configuration first, where the arm is, so the path starts on that branch.
 robot::RobotIkOptions PathOptions(robot::RobotIkOptions options);

@@ -8,9 +8,10 @@
 // deadlines stop it at the next sample. Industrial arms (ArmSpec.robot) go to the robot
 // library (solver/include/ikd/robot) in the same RPCs: full-pose targets when an orientation
 // is given. This class holds the RPC entry points and Solve; each streaming RPC has its file
-// (solve_batch.h, solve_trajectory.h, track_reactor.h); problem assembly and the single-pose
-// answers live in ik_problem.h; wire <-> solver conversions in ik_conversions.h and
-// robot_conversions.h.
+// (solve_batch.h, solve_trajectory.h, track_reactor.h); the two arm kinds answer every RPC
+// through one interface (arm_engine.h), so the reactors do not branch on the kind; problem
+// assembly and the single-pose answers live in ik_problem.h; wire <-> solver conversions in
+// ik_conversions.h and robot_conversions.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

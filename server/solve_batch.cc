@@ -15,11 +15,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "arm_engine.h"
 #include "errors.h"
 #include "ik_conversions.h"
-#include "model_refs.h"
 #include "ik_problem.h"
-#include "robot_conversions.h"
+#include "model_refs.h"
 #include "stream_handoff.h"
 
 namespace ikd::server {
@@ -27,21 +27,6 @@ namespace {
 
 constexpr int kDefaultChunk = 64;
 constexpr int kMaxChunk = 1000;
-
-// Answers target `index` into `result` (its state, solutions and nothing else). One per chunk
-// task, so it may keep state (an industrial arm's tracker) from target to target.
-using TargetSolver = std::function<absl::Status(int index, v1::BatchResult& result)>;
-
-// What a BatchReactor runs: a fresh TargetSolver per chunk, and the joint names.
-struct BatchPlan {
-  int targets = 0;
-  std::function<absl::StatusOr<TargetSolver>()> new_solver;
-  std::vector<std::string> joint_names;
-};
-
-std::string TargetField(int i, const std::string& field) {
-  return absl::StrCat("targets[", i, "].", field);
-}
 
 // Chunks are solved on up to this many workers at once per pool thread, and at most as many
 // chunks wait solved for their turn to be written: the memory a call holds stays bounded
@@ -268,120 +253,6 @@ absl::Status CheckBatchSize(const v1::SolveBatchRequest& request, const Kinemati
   return absl::OkStatus();
 }
 
-// A chain arm's batch: every target and seed checked as Solve checks them.
-absl::StatusOr<BatchPlan> ChainBatch(grpc::CallbackServerContext* context,
-                                     const v1::SolveBatchRequest& request,
-                                     const ResolvedArmSpec& arm, ModelStore& store,
-                                     const ModelLimits& model_limits,
-                                     const KinematicsLimits& limits) {
-  if (request.max_solutions() > 1) {
-    return FieldViolation("max_solutions", "more than one solution is for industrial arms "
-                                           "(an arm with a robot spec); a chain arm answers one");
-  }
-  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-      MakeProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
-                  "seed_positions", store, model_limits);
-  if (!problem.ok()) return problem.status();
-  absl::StatusOr<std::optional<ik::Posture>> posture = PostureFromProto(
-      request.preferred_posture(), request.posture_weight(), (*problem)->arm->num_angles());
-  if (!posture.ok()) return posture.status();
-  (*problem)->posture = *std::move(posture);
-  struct Target {
-    Eigen::Vector3d position;
-    std::optional<Eigen::Matrix3Xd> seed;  // nullopt: the request's
-  };
-  auto targets = std::make_shared<std::vector<Target>>();
-  targets->reserve(request.targets_size());
-  for (int i = 0; i < request.targets_size(); ++i) {
-    const v1::BatchTarget& in = request.targets(i);
-    absl::StatusOr<Eigen::Vector3d> position = TargetFromProto(in.position(), TargetField(i, "position"));
-    if (!position.ok()) return position.status();
-    if (absl::Status s = CheckNoOrientation(in.has_orientation(), TargetField(i, "orientation"));
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<std::optional<Eigen::Matrix3Xd>> seed =
-        SitesFromPositions(*(*problem)->arm, in.seed_positions(), TargetField(i, "seed_positions"));
-    if (!seed.ok()) return seed.status();
-    const Eigen::Vector3d from =
-        *seed ? (*seed)->col((*problem)->arm->hand()) : (*problem)->InitialHand();
-    if (absl::Status s =
-            CheckSubSteps(**problem, from, *position, limits.max_substeps_per_sample, "options");
-        !s.ok()) {
-      return s;
-    }
-    targets->push_back({*position, *std::move(seed)});
-  }
-  BatchPlan plan;
-  plan.targets = request.targets_size();
-  plan.joint_names = JointNames(*(*problem)->arm);
-  plan.new_solver = [context, problem = *problem, targets]() -> absl::StatusOr<TargetSolver> {
-    return TargetSolver([context, problem, targets](int index, v1::BatchResult& result) {
-      const Target& target = (*targets)[index];
-      absl::StatusOr<v1::JointState> state =
-          SolveChainPose(*problem, target.seed ? target.seed : problem->initial_sites,
-                         target.position, [context] { return context->IsCancelled(); });
-      if (!state.ok()) return state.status();
-      *result.mutable_state() = *std::move(state);
-      return absl::OkStatus();
-    });
-  };
-  return plan;
-}
-
-// An industrial arm's batch: one tracker per chunk, reset to each target's seed.
-absl::StatusOr<BatchPlan> RobotBatch(grpc::CallbackServerContext* context,
-                                     const v1::SolveBatchRequest& request,
-                                     const ResolvedArmSpec& arm, ModelStore& store,
-                                     const ModelLimits& model_limits) {
-  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
-      MakeRobotProblem(arm, request.scene(), request.options(), request.seed_positions(), "",
-                       "seed_positions", store, model_limits);
-  if (!problem.ok()) return problem.status();
-  absl::StatusOr<std::optional<robot::BranchOptions>> branches =
-      BranchOptionsFromProto(request.max_solutions(), request.max_seed_distance());
-  if (!branches.ok()) return branches.status();
-  absl::StatusOr<std::optional<ik::Posture>> posture = PostureFromProto(
-      request.preferred_posture(), request.posture_weight(), (*problem)->robot->num_joints());
-  if (!posture.ok()) return posture.status();
-  (*problem)->posture = *std::move(posture);
-  struct Target {
-    robot::ToolTarget pose;
-    Eigen::VectorXd seed;
-  };
-  auto targets = std::make_shared<std::vector<Target>>();
-  targets->reserve(request.targets_size());
-  for (int i = 0; i < request.targets_size(); ++i) {
-    const v1::BatchTarget& in = request.targets(i);
-    absl::StatusOr<robot::ToolTarget> pose =
-        ToolTargetFromProto(in.position(), TargetField(i, "position"), in.has_orientation(),
-                            in.orientation(), TargetField(i, "orientation"));
-    if (!pose.ok()) return pose.status();
-    absl::StatusOr<Eigen::VectorXd> seed = RobotPositions(
-        *(*problem)->robot, in.seed_positions(), (*problem)->initial, TargetField(i, "seed_positions"));
-    if (!seed.ok()) return seed.status();
-    targets->push_back({*std::move(pose), *std::move(seed)});
-  }
-  BatchPlan plan;
-  plan.targets = request.targets_size();
-  plan.joint_names = RobotJointNames(*(*problem)->robot);
-  plan.new_solver = [context, problem = *problem, targets,
-                     branches = *branches]() -> absl::StatusOr<TargetSolver> {
-    absl::StatusOr<robot::RobotTracker> made = robot::RobotTracker::Create(
-        *problem->robot, problem->options, problem->initial, problem->scene.get());
-    if (!made.ok()) return made.status();
-    auto tracker = std::make_shared<robot::RobotTracker>(*std::move(made));
-    return TargetSolver([context, problem, targets, branches, tracker](int index,
-                                                                        v1::BatchResult& result) {
-      const Target& target = (*targets)[index];
-      return SolveRobotPose(*problem, *tracker, target.seed, target.pose, branches,
-                            [context] { return context->IsCancelled(); }, result.mutable_state(),
-                            result.mutable_solutions());
-    });
-  };
-  return plan;
-}
-
 }  // namespace
 
 grpc::ServerWriteReactor<v1::SolveBatchResponse>* StartSolveBatch(
@@ -392,8 +263,7 @@ grpc::ServerWriteReactor<v1::SolveBatchResponse>* StartSolveBatch(
   absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(request.arm(), "arm", store);
   if (!arm.ok()) return new BatchReactor(arm.status());
   absl::StatusOr<BatchPlan> plan =
-      arm->spec.has_robot() ? RobotBatch(context, request, *arm, store, model_limits)
-                            : ChainBatch(context, request, *arm, store, model_limits, limits);
+      NewArmEngine(*std::move(arm), store, model_limits, limits)->PlanBatch(context, request);
   if (!plan.ok()) return new BatchReactor(plan.status());
   const int chunk = request.chunk_size() == 0 ? kDefaultChunk : request.chunk_size();
   return new BatchReactor(context, &pool, &metrics, *std::move(plan), chunk);

@@ -13,21 +13,16 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "arm_engine.h"
 #include "errors.h"
 #include "ik_conversions.h"
-#include "model_refs.h"
 #include "ik_problem.h"
-#include "ikd/ik/path.h"
-#include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
-#include "ikd/robot/robot_ik.h"
-#include "ikd/robot/robot_path.h"
-#include "robot_conversions.h"
+#include "model_refs.h"
 #include "stream_handoff.h"
 
 namespace ikd::server {
 namespace {
-
 
 absl::StatusOr<std::vector<double>> SampleTimes(const ik::Trajectory& trajectory, double period,
                                                 int max_samples) {
@@ -44,33 +39,6 @@ absl::StatusOr<std::vector<double>> SampleTimes(const ik::Trajectory& trajectory
   if (!times.ok()) return AtRequestPath(times.status(), "sample_period");
   return times;
 }
-
-// The longest hand move between consecutive samples (from the start configuration to the
-// first sample, then sample to sample) against the sub-step limit.
-absl::Status CheckTrajectorySubSteps(const IkProblem& problem, const ik::Trajectory& trajectory,
-                                     const std::vector<double>& times, int64_t limit) {
-  Eigen::Vector3d from = problem.InitialHand();
-  for (double t : times) {
-    const Eigen::Vector3d to = trajectory.PositionAt(t);
-    if (absl::Status s = CheckSubSteps(problem, from, to, limit, "options"); !s.ok()) return s;
-    from = to;
-  }
-  return absl::OkStatus();
-}
-
-
-// Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
-// Chain arms and industrial arms each bring one (SolveTrajectory below).
-using SampleSolver =
-    std::function<absl::StatusOr<v1::JointState>(double t, const v1::JointState* previous)>;
-
-// What a TrajectoryReactor runs: the sample solver and the joint names of the first message.
-struct TrajectoryPlan {
-  SampleSolver solve;
-  std::vector<std::string> joint_names;
-  // Adds what only the plan knows to the summary (may be empty).
-  std::function<void(v1::TrajectorySummary&)> complete_summary;
-};
 
 constexpr int kMaxSamplesPerMessage = 1000;
 // A batch stops growing past this size (gRPC's default limit on a received message is 4 MB).
@@ -297,192 +265,6 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   v1::SolveTrajectoryResponse writing_message_;  // owned by gRPC while writing_
 };
 
-// A chain arm's path of up to this many samples is planned as a whole (ik::PlanPath: the
-// driver, then the path-level optimizer and the rate check) on the worker that solves the
-// first sample; a longer one, or one asked for without optimization, streams from the driver
-// sample by sample as each is solved (no rate statuses), so that the memory held and the
-// first sample's delay stay bounded (a 10,000-sample plan of a 7-link arm: about 2 s, 3 MB).
-constexpr size_t kMaxPlannedSamples = 10000;
-
-// The rate fields of a planned path's summary: ik::PathSummary (chain arms) or
-// robot::RobotPathSummary (industrial arms), which name them alike.
-template <class Summary>
-void SetRateSummary(const Summary& s, v1::TrajectorySummary& summary) {
-  summary.set_feasible_time_scaling(s.feasible_time_scaling);
-  summary.set_max_velocity_ratio(s.max_velocity_ratio);
-  summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
-}
-
-struct PlannedArmPath {
-  std::optional<ik::PathResult> result;
-  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
-};
-
-// The plan's sample solver: the whole path on the first call, then one step per call.
-SampleSolver PlannedSamples(grpc::CallbackServerContext* context,
-                            std::shared_ptr<IkProblem> problem,
-                            std::shared_ptr<ik::Trajectory> path, std::vector<double> times,
-                            std::shared_ptr<PlannedArmPath> planned) {
-  return [context, problem, planned, path, times = std::move(times)](
-             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    if (!planned->result) {
-      const ik::StopCheck stop = [context] {
-        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
-      };
-      absl::StatusOr<ik::PathResult> result =
-          ik::PlanPath(*problem->arm, problem->scene.get(), *path, times, problem->options,
-                       problem->initial_sites, stop);
-      if (!result.ok()) return result.status();
-      planned->result = *std::move(result);
-    }
-    const ik::IkStep& step = planned->result->steps.at(planned->next++);
-    return JointStateFromStep(step, path->PositionAt(t), previous);
-  };
-}
-
-// The driver's sample solver, one sample per call.
-absl::StatusOr<SampleSolver> DrivenSamples(std::shared_ptr<IkProblem> problem,
-                                           std::shared_ptr<ik::Trajectory> path) {
-  absl::StatusOr<ik::PathDriver> driver = ik::PathDriver::Create(
-      *problem->arm, problem->scene.get(), *path, problem->options, problem->initial_sites);
-  if (!driver.ok()) return AtRequestPath(driver.status(), "initial_positions");
-  auto shared_driver = std::make_shared<ik::PathDriver>(*std::move(driver));
-  return SampleSolver([problem, path, driver = std::move(shared_driver)](
-                          double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    absl::StatusOr<ik::IkStep> step = driver->StepTo(t);
-    if (!step.ok()) return step.status();
-    return JointStateFromStep(*step, path->PositionAt(t), previous);
-  });
-}
-
-absl::StatusOr<TrajectoryPlan> PlanArmTrajectory(grpc::CallbackServerContext* context,
-                                                 const v1::SolveTrajectoryRequest& request,
-                                                 const ResolvedArmSpec& arm,
-                                                 ik::Trajectory trajectory,
-                                                 const std::vector<double>& times,
-                                                 ModelStore& store, const ModelLimits& model_limits,
-                                                 const KinematicsLimits& limits) {
-  if (absl::Status s = CheckNoOrientation(request.has_tool_orientation(), "tool_orientation"); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-      MakeProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
-                  "initial_positions", store, model_limits);
-  if (!problem.ok()) return problem.status();
-  absl::Status bounded =
-      CheckTrajectorySubSteps(**problem, trajectory, times, limits.max_substeps_per_sample);
-  if (!bounded.ok()) return bounded;
-  // The tracker is made here, so that a bad start configuration is refused up front.
-  if (absl::StatusOr<ik::ArmTracker> tracker = NewTracker(**problem, "initial_positions");
-      !tracker.ok()) {
-    return tracker.status();
-  }
-  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
-  const std::vector<std::string> names = JointNames(*(*problem)->arm);
-  if (times.size() > kMaxPlannedSamples || !(*problem)->options.optimize_path) {
-    absl::StatusOr<SampleSolver> driven = DrivenSamples(*problem, path);
-    if (!driven.ok()) return driven.status();
-    return TrajectoryPlan{*std::move(driven), names, {}};
-  }
-  auto planned = std::make_shared<PlannedArmPath>();
-  auto complete = [planned](v1::TrajectorySummary& summary) {
-    if (planned->result) SetRateSummary(planned->result->summary, summary);
-  };
-  return TrajectoryPlan{PlannedSamples(context, *problem, path, times, planned), names,
-                        std::move(complete)};
-}
-
-struct PlannedRobotPath {
-  std::optional<robot::RobotPathResult> result;
-  size_t next = 0;  // the sample to answer next (the reactor asks in order, one at a time)
-};
-
-// The tool target of every sample time, the orientation held throughout (or none).
-std::vector<robot::ToolTarget> ToolTargets(const ik::Trajectory& path,
-                                           const std::vector<double>& times,
-                                           const std::optional<Eigen::Quaterniond>& orientation) {
-  std::vector<robot::ToolTarget> targets(times.size());
-  for (size_t k = 0; k < times.size(); ++k) {
-    targets[k].position = path.PositionAt(times[k]);
-    targets[k].orientation = orientation;
-  }
-  return targets;
-}
-
-// An industrial arm's path of up to kMaxPlannedSamples samples is planned as a whole
-// (robot::PlanRobotPath: least joint motion per step, then the rate check) on the worker that
-// solves the first sample; a longer one, or one asked for without optimization, streams sample
-// by sample from the same tracker (no acceleration statuses).
-SampleSolver PlannedRobotSamples(grpc::CallbackServerContext* context,
-                                 std::shared_ptr<RobotProblem> problem,
-                                 std::vector<robot::ToolTarget> targets, std::vector<double> times,
-                                 std::shared_ptr<PlannedRobotPath> planned) {
-  return [context, problem, planned, targets = std::move(targets), times = std::move(times)](
-             double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    if (!planned->result) {
-      const robot::RobotStopCheck stop = [context] {
-        return context->IsCancelled() || context->deadline() < std::chrono::system_clock::now();
-      };
-      absl::StatusOr<robot::RobotPathResult> result =
-          robot::PlanRobotPath(*problem->robot, problem->scene.get(), targets, times,
-                               problem->options, problem->initial, stop);
-      if (!result.ok()) return result.status();
-      planned->result = *std::move(result);
-    }
-    const size_t k = planned->next++;
-    return RobotJointState(*problem->robot, planned->result->samples.at(k), targets.at(k), t,
-                           previous);
-  };
-}
-
-absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(grpc::CallbackServerContext* context,
-                                                   const v1::SolveTrajectoryRequest& request,
-                                                   const ResolvedArmSpec& arm,
-                                                   ik::Trajectory trajectory,
-                                                   const std::vector<double>& times,
-                                                   ModelStore& store, const ModelLimits& limits) {
-  absl::StatusOr<std::shared_ptr<RobotProblem>> problem =
-      MakeRobotProblem(arm, request.scene(), request.options(), request.initial_positions(), "",
-                       "initial_positions", store, limits);
-  if (!problem.ok()) return problem.status();
-  // The orientation is checked once; every sample holds it.
-  absl::StatusOr<robot::ToolTarget> start =
-      ToolTargetFromProto(v1::Vector3(), "trajectory", request.has_tool_orientation(),
-                          request.tool_orientation(), "tool_orientation");
-  if (!start.ok()) return start.status();
-  // The tracker is made here, so that a bad start configuration is refused up front.
-  absl::StatusOr<robot::RobotTracker> tracker = robot::RobotTracker::Create(
-      *(*problem)->robot, PathOptions((*problem)->options), (*problem)->initial,
-      (*problem)->scene.get());
-  if (!tracker.ok()) return tracker.status();
-  auto path = std::make_shared<ik::Trajectory>(std::move(trajectory));
-  const std::vector<std::string> names = RobotJointNames(*(*problem)->robot);
-  if (times.size() <= kMaxPlannedSamples && !request.options().no_path_optimization()) {
-    auto planned = std::make_shared<PlannedRobotPath>();
-    auto complete = [planned](v1::TrajectorySummary& summary) {
-      if (planned->result) SetRateSummary(planned->result->summary, summary);
-    };
-    return TrajectoryPlan{
-        PlannedRobotSamples(context, *problem, ToolTargets(*path, times, start->orientation),
-                            times, planned),
-        names, std::move(complete)};
-  }
-  auto shared_tracker = std::make_shared<robot::RobotTracker>(*std::move(tracker));
-  SampleSolver solve = [problem = *problem, tracker = shared_tracker, path,
-                        orientation = start->orientation](
-                           double t, const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    robot::ToolTarget target;
-    target.position = path->PositionAt(t);
-    target.orientation = orientation;
-    // As robot::PlanRobotPath: the first target is a single-pose solve, later ones continue.
-    const robot::RobotIkResult result =
-        previous == nullptr ? tracker->Solve(target)
-                            : tracker->MoveTo(target, t - previous->time());
-    return RobotJointState(*problem->robot, result, target, t, previous);
-  };
-  return TrajectoryPlan{std::move(solve), names, {}};
-}
-
 }  // namespace
 
 grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* StartSolveTrajectory(
@@ -503,11 +285,8 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* StartSolveTrajectory(
                                             request.samples_per_message())));
   }
   absl::StatusOr<TrajectoryPlan> plan =
-      arm->spec.has_robot()
-          ? PlanRobotTrajectory(context, request, *arm, *std::move(trajectory), *times, store,
-                                model_limits)
-          : PlanArmTrajectory(context, request, *arm, *std::move(trajectory), *times, store,
-                              model_limits, limits);
+      NewArmEngine(*std::move(arm), store, model_limits, limits)
+          ->PlanTrajectory(context, request, *std::move(trajectory), *times);
   if (!plan.ok()) return new TrajectoryReactor(plan.status());
   return new TrajectoryReactor(context, &pool, &metrics, std::move(*plan), *std::move(times),
                                request.samples_per_message());

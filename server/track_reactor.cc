@@ -4,21 +4,15 @@
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "arm_engine.h"
 #include "bidi_stream.h"
 #include "errors.h"
 #include "ik_conversions.h"
-#include "model_refs.h"
 #include "ik_problem.h"
-#include "ikd/ik/rate_limit.h"
-#include "ikd/ik/tracker.h"
-#include "ikd/robot/robot_ik.h"
-#include "ikd/robot/robot_rate_limit.h"
-#include "robot_conversions.h"
+#include "model_refs.h"
 
 namespace ikd::server {
 namespace {
@@ -51,7 +45,7 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
  private:
   // The first message configures; then targets and scene edits, in order.
   absl::Status OnMessage() override {
-    if (tracker_ == nullptr && robot_tracker_ == nullptr) return Configure();
+    if (engine_ == nullptr) return Configure();
     switch (request_.request_case()) {
       case v1::TrackRequest::kTarget:
         return SubmitSolve();
@@ -71,48 +65,10 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     const v1::TrackConfig& config = request_.config();
     absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(config.arm(), "config.arm", *store_);
     if (!arm.ok()) return arm.status();
-    if (arm->spec.has_robot()) return ConfigureRobot(*arm, config);
-    absl::StatusOr<std::shared_ptr<IkProblem>> problem =
-        MakeProblem(*arm, config.scene(), config.options(), config.initial_positions(), "config",
-                    "initial_positions", *store_, model_limits_);
-    if (!problem.ok()) return problem.status();
-    problem_ = *std::move(problem);
-    // Always a scene (maybe empty), so that scene updates have somewhere to go.
-    if (problem_->scene == nullptr) {
-      absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
-      if (!empty.ok()) return empty.status();
-      problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
-    }
-    // Live answers keep the arm's servo limits relative to the previous answer (rate_limit.h).
-    absl::StatusOr<ik::RateLimitedTracker> tracker = ik::RateLimitedTracker::Create(
-        *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
-    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config.initial_positions");
-    tracker_ = std::make_unique<ik::RateLimitedTracker>(*std::move(tracker));
-    joint_names_ = JointNames(*problem_->arm);
-    stream_scene_ = problem_->scene.get();
-    ReadNext();
-    return absl::OkStatus();
-  }
-
-  absl::Status ConfigureRobot(const ResolvedArmSpec& arm, const v1::TrackConfig& config) {
-    absl::StatusOr<std::shared_ptr<RobotProblem>> problem = MakeRobotProblem(
-        arm, config.scene(), config.options(), config.initial_positions(), "config",
-        "initial_positions", *store_, model_limits_);
-    if (!problem.ok()) return problem.status();
-    robot_problem_ = *std::move(problem);
-    // Always a scene (maybe empty), so that scene updates have somewhere to go.
-    if (robot_problem_->scene == nullptr) {
-      absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
-      if (!empty.ok()) return empty.status();
-      robot_problem_->scene = std::make_unique<ik::Scene>(*std::move(empty));
-    }
-    stream_scene_ = robot_problem_->scene.get();
-    absl::StatusOr<robot::RateLimitedRobotTracker> tracker = robot::RateLimitedRobotTracker::Create(
-        *robot_problem_->robot, PathOptions(robot_problem_->options), robot_problem_->initial,
-        robot_problem_->scene.get());
-    if (!tracker.ok()) return AtRequestPath(tracker.status(), "config");
-    robot_tracker_ = std::make_unique<robot::RateLimitedRobotTracker>(*std::move(tracker));
-    joint_names_ = RobotJointNames(*robot_problem_->robot);
+    absl::StatusOr<std::unique_ptr<TrackEngine>> engine =
+        NewArmEngine(*std::move(arm), *store_, model_limits_, limits_)->StartTrack(config);
+    if (!engine.ok()) return engine.status();
+    engine_ = *std::move(engine);
     ReadNext();
     return absl::OkStatus();
   }
@@ -123,10 +79,10 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     *edit.mutable_operations() = request_.scene_update().operations();
     absl::Status valid = ValidateOperations(edit, model_limits_);
     if (!valid.ok()) return AtRequestPath(valid, "scene_update");
-    ik::Scene edited = *stream_scene_;  // on error the copy is discarded
+    ik::Scene edited = engine_->scene();  // on error the copy is discarded
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
-    *stream_scene_ = std::move(edited);
+    engine_->scene() = std::move(edited);
     ReadNext();
     return absl::OkStatus();
   }
@@ -138,38 +94,11 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
                             absl::StrCat("must be finite and >= the previous target's time ",
                                          last_time_, ", got ", target.time()));
     }
-    if (robot_tracker_ != nullptr) return SubmitRobotSolve(target);
-    if (absl::Status s = CheckNoOrientation(target.has_orientation(), "target.orientation"); !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<Eigen::Vector3d> position =
-        TargetFromProto(target.position(), "target.position");
-    if (!position.ok()) return position.status();
-    // No solve is running (strict sequencing), so the tracker's hand can be read here.
-    const Eigen::Vector3d hand = tracker_->sites().col(problem_->arm->hand());
-    absl::Status bounded = CheckSubSteps(*problem_, hand, *position,
-                                         limits_.max_substeps_per_sample, "config.options");
-    if (!bounded.ok()) return bounded;
+    absl::StatusOr<PoseTarget> pose = engine_->CheckTarget(target);
+    if (!pose.ok()) return pose.status();
     last_time_ = target.time();
-    return Dispatch([this, p = *position, t = target.time()] { SolveAndWrite(p, t); });
-  }
-
-  absl::Status SubmitRobotSolve(const v1::TrackTarget& target) {
-    absl::StatusOr<robot::ToolTarget> tool =
-        ToolTargetFromProto(target.position(), "target.position", target.has_orientation(),
-                            target.orientation(), "target.orientation");
-    if (!tool.ok()) return tool.status();
-    // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
-    last_time_ = target.time();
-    return Dispatch([this, tool = *tool, t = target.time()] {
-      // The first target as a single pose (restarts included), as in SolveTrajectory; later
-      // ones within the joints' rate limits from the last answer (robot_rate_limit.h).
-      const SteadyClock::time_point start = SteadyClock::now();
-      const robot::RobotIkResult result = robot_tracker_->StepTo(tool, t);
-      last_solve_ = SteadyClock::now() - start;
-      Write(RobotJointState(*robot_problem_->robot, result, tool, t,
-                            solved_ == 0 ? nullptr : &response_.state()));
-    });
+    return Dispatch(
+        [this, pose = *std::move(pose), t = target.time()] { SolveAndWrite(pose, t); });
   }
 
   // Runs a target's solve-and-write here (a continuation after a short solve) or on the pool.
@@ -185,12 +114,12 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
 
   // On a worker, or inline (Dispatch). The solve's time is taken before Write hands the call
   // to gRPC.
-  void SolveAndWrite(const Eigen::Vector3d& target, double time) {
+  void SolveAndWrite(const PoseTarget& target, double time) {
     const SteadyClock::time_point start = SteadyClock::now();
-    absl::StatusOr<ik::IkStep> step = tracker_->StepTo(target, time);
+    absl::Status step = engine_->StepTo(target, time);
     last_solve_ = SteadyClock::now() - start;
-    if (!step.ok()) return End(step.status());
-    Write(JointStateFromStep(*step, target, solved_ == 0 ? nullptr : &response_.state()));
+    if (!step.ok()) return End(step);
+    Write(engine_->Answer(solved_ == 0 ? nullptr : &response_.state()));
   }
 
   // response_ keeps the last answer between writes: the next solve's previous state.
@@ -199,7 +128,7 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     v1::JointState& state = *answer;
     RecordIkStep(*metrics_, state);
     response_.Clear();
-    if (solved_ == 0) SetJointNames(joint_names_, response_.mutable_joint_names());
+    if (solved_ == 0) SetJointNames(engine_->joint_names(), response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
     ++solved_;
     WriteResponse();  // hands the call to gRPC: nothing may follow
@@ -210,13 +139,7 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
   Metrics* const metrics_;
-  // Configured: either a chain arm (problem_, tracker_) or an industrial arm (robot_*).
-  std::shared_ptr<IkProblem> problem_;
-  std::unique_ptr<ik::RateLimitedTracker> tracker_;
-  std::shared_ptr<RobotProblem> robot_problem_;
-  std::unique_ptr<robot::RateLimitedRobotTracker> robot_tracker_;
-  std::vector<std::string> joint_names_;
-  ik::Scene* stream_scene_ = nullptr;  // the configured arm's private scene copy
+  std::unique_ptr<TrackEngine> engine_;  // configured by the first message
   int64_t solved_ = 0;
   double last_time_ = 0.0;
   SteadyClock::duration last_solve_ = SteadyClock::duration::max();  // the last StepTo's time
