@@ -42,6 +42,9 @@ class TrackEngine {
   // The solve alone (timed by the caller, before the answer is made): the tracker moves to
   // `target` at `time`, within the arm's rate limits from the last answer.
   virtual absl::Status StepTo(const PoseTarget& target, double time) = 0;
+  // The tracker's steps the move to a checked `target` takes from where the arm is (a
+  // solve's cost grows with them); large before the first StepTo.
+  virtual int64_t StepsTo(const PoseTarget& target) const = 0;
   // The last StepTo's answer; `previous` (null first) is the last answer, for velocities.
   virtual absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const = 0;
   virtual const std::vector<std::string>& joint_names() const = 0;

@@ -246,6 +246,11 @@ class ChainTrackEngine final : public TrackEngine {
     return pose;
   }
 
+  int64_t StepsTo(const PoseTarget& target) const override {
+    const Eigen::Vector3d hand = tracker_.sites().col(problem_->arm->hand());
+    return SubStepsForMove(*problem_->arm, problem_->options, hand, target.position);
+  }
+
   absl::Status StepTo(const PoseTarget& target, double time) override {
     absl::StatusOr<ik::IkStep> step = tracker_.StepTo(target.position, time);
     if (!step.ok()) return step.status();

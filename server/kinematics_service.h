@@ -2,10 +2,10 @@
 // (solver/include/ikd/ik/tracker.h) for single poses (Solve), batches of them (SolveBatch:
 // solve_batch.h), streamed trajectories (SolveTrajectory) and live tracking (Track: one joint
 // state per target, scene edits between targets). Requests are validated and models resolved
-// on the gRPC thread; every solve runs on the server's WorkerPool (a full queue answers
-// RESOURCE_EXHAUSTED). A trajectory is solved one sample at a time, the next only after the
-// previous sample's write completed, so a slow reader slows its own solve; cancellation and
-// deadlines stop it at the next sample. Industrial arms (ArmSpec.robot) go to the robot
+// on the gRPC thread; every solve but Track's short continuations (track_reactor.cc) runs on
+// the server's WorkerPool (a full queue answers RESOURCE_EXHAUSTED). A trajectory is solved
+// one sample at a time, the next only after the previous sample's write completed, so a slow
+// reader slows its own solve; cancellation and deadlines stop it at the next sample. Industrial arms (ArmSpec.robot) go to the robot
 // library (solver/include/ikd/robot) in the same RPCs: full-pose targets when an orientation
 // is given. This class holds the RPC entry points and Solve; each streaming RPC has its file
 // (solve_batch.h, solve_trajectory.h, track_reactor.h); the two arm kinds answer every RPC

@@ -1,6 +1,8 @@
 // Industrial arms (ArmSpec.robot, the robot/ engine) behind the ArmEngine interface
 // (arm_engine.h).
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -214,6 +216,22 @@ class RobotTrackEngine final : public TrackEngine {
     // A move's work is bounded by the tracker's own step budget (RobotIkOptions::max_steps).
     return ToolTargetFromProto(target.position(), "target.position", target.has_orientation(),
                                target.orientation(), "target.orientation");
+  }
+
+  // The tool sites' largest move (the TCP's, plus the turn times the sites' spacing from it)
+  // over the tracker's step, max_step_fraction of the spacing.
+  int64_t StepsTo(const PoseTarget& target) const override {
+    if (result_.q.size() == 0) return std::numeric_limits<int64_t>::max();
+    const robot::Robot& robot = *problem_->robot;
+    const Eigen::Isometry3d now = robot::ToolPose(robot.spec(), result_.q);
+    double move = (target.position - now.translation()).norm();
+    if (target.orientation) {
+      move += Eigen::AngleAxisd(now.linear().transpose() * target.orientation->toRotationMatrix())
+                  .angle() *
+              robot.spacing();
+    }
+    const double step = problem_->options.max_step_fraction * robot.spacing();
+    return static_cast<int64_t>(std::ceil(std::min(move / step, 1e15)));
   }
 
   absl::Status StepTo(const PoseTarget& target, double time) override {

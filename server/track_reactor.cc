@@ -19,13 +19,15 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// A continuation whose last solve took less than this is solved on the gRPC thread that read
-// its target: a hand-off to a worker and back costs more than such a solve (the 7-link arm's
-// 1.5 us, the Panda's 19 us) and, on a loaded machine, queues behind every other stream's
-// (docs/service-benchmark.md (e)). Longer solves (the 100-link snake's ~140 us) and a
-// stream's first target (admission, restarts) go to the pool, so that no callback thread is
-// held long.
+// A continuation whose last solve took less than this, and whose move takes no more of the
+// tracker's steps than kInlineSteps, is solved on the gRPC thread that read its target: a
+// hand-off to a worker and back costs more than such a solve (the 7-link arm's 1.5 us, the
+// Panda's 19 us) and, on a loaded machine, queues behind every other stream's
+// (docs/service-benchmark.md (e)). Longer solves (the 100-link snake's ~140 us), long moves,
+// the first target after a scene edit and a stream's first target (admission, restarts) go
+// to the pool, so that no callback thread is held long.
 constexpr SteadyClock::duration kInlineSolveLimit = std::chrono::microseconds(50);
+constexpr int64_t kInlineSteps = 2;
 
 // A Track stream (bidi_stream.h): read -> (configure | edit the scene | solve on the pool, or
 // inline when short (Dispatch) -> write) -> read ... A solve running when the call is cancelled
@@ -80,6 +82,7 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     absl::Status valid = ValidateOperations(edit, model_limits_);
     if (!valid.ok()) return AtRequestPath(valid, "scene_update");
     ik::Scene edited = engine_->scene();  // on error the copy is discarded
+    last_solve_ = SteadyClock::duration::max();  // new obstacles: the next solve's cost unknown
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");
     engine_->scene() = std::move(edited);
@@ -97,15 +100,16 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     absl::StatusOr<PoseTarget> pose = engine_->CheckTarget(target);
     if (!pose.ok()) return pose.status();
     last_time_ = target.time();
-    return Dispatch(
-        [this, pose = *std::move(pose), t = target.time()] { SolveAndWrite(pose, t); });
+    const bool short_move = engine_->StepsTo(*pose) <= kInlineSteps;
+    return Dispatch(short_move,
+                    [this, pose = *std::move(pose), t = target.time()] { SolveAndWrite(pose, t); });
   }
 
-  // Runs a target's solve-and-write here (a continuation after a short solve) or on the pool.
-  // The first target admits the stream to the pool; a running controller is not refused
-  // halfway, so later targets are continuations.
-  absl::Status Dispatch(std::function<void()> solve) {
-    if (solved_ > 0 && last_solve_ < kInlineSolveLimit) {
+  // Runs a target's solve-and-write here (a continuation: a short move after a short solve)
+  // or on the pool. The first target admits the stream to the pool; a running controller is
+  // not refused halfway, so later targets are continuations.
+  absl::Status Dispatch(bool short_move, std::function<void()> solve) {
+    if (solved_ > 0 && short_move && last_solve_ < kInlineSolveLimit) {
       solve();
       return absl::OkStatus();
     }

@@ -15,7 +15,7 @@
 namespace ikd::server {
 
 // The reactor of one Track call (strictly one thing at a time: read, then configure, edit or
-// solve on the pool and write, then read again).
+// solve (on the pool, or inline when short) and write, then read again).
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* NewTrackReactor(
     ModelStore& store, WorkerPool& pool, const ModelLimits& model_limits,
     const KinematicsLimits& limits, Metrics& metrics);

@@ -1,7 +1,7 @@
 // A fixed set of threads with a bounded queue: every solve runs here, not on a gRPC thread
-// (callback reactions must return fast), except Track's continuations whose last solve took
-// less than a hand-off to this pool (track_reactor.cc). A full queue refuses work instead of growing, so the
-// caller answers RESOURCE_EXHAUSTED.
+// (callback reactions must return fast), except Track's short continuations, which cost less
+// than a hand-off to this pool (track_reactor.cc). A full queue refuses work instead of
+// growing, so the caller answers RESOURCE_EXHAUSTED.
 //
 //   WorkerPool pool({.threads = 2, .max_queued = 64});
 //   if (!pool.TrySubmit([&] { Solve(); })) return PoolFull();

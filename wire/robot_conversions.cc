@@ -260,10 +260,6 @@ absl::Status RefuseChainOnlyOptions(const v1::IkOptions& options, const std::str
   if (options.explore_unconstrained()) {
     return refuse("explore_unconstrained", "the chain tracker's trials in free space");
   }
-  if (options.no_path_optimization()) {
-    return refuse("no_path_optimization",
-                  "an industrial arm's path is always optimized as a whole");
-  }
   return absl::OkStatus();
 }
 
@@ -283,11 +279,11 @@ absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOption
     }
     out.max_step_fraction = options.max_step_fraction();
   }
-  // Checked here: the solver would name its own field (time_budget).
+  // Checked here, with the chain tracker's bound: the solver would name its own field.
   const double budget = options.time_budget_seconds();
-  if (!(std::isfinite(budget) && budget >= 0.0)) {
+  if (!(budget >= 0.0 && budget <= 3600.0)) {
     return FieldViolation(Below(path, "time_budget_seconds"),
-                          absl::StrCat("must be finite and >= 0, got ", budget));
+                          absl::StrCat("must be in [0, 3600], got ", budget));
   }
   out.time_budget = budget;
   if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);

@@ -43,8 +43,9 @@ absl::StatusOr<robot::ToolTarget> ToolTargetFromProto(const v1::Vector3& positio
 // or "config.options"); zero fields: the defaults. Honoured: seed, trials_per_step / no_trials
 // and safety_margin (step (c) with the same meaning), max_step_fraction (the tool-site step,
 // as a fraction of the sites' spacing) and time_budget_seconds (the single-pose solve's
-// budget). Refused, naming the field: the chain-only tolerance, weights, patience,
-// explore_unconstrained and no_path_optimization, which an industrial arm would ignore.
+// budget); no_path_optimization is SolveTrajectory's own. Refused, naming the field: the
+// chain-only tolerance, weights, patience and explore_unconstrained, which an industrial arm
+// would ignore.
 absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOptions& options,
                                                               const std::string& path);
 

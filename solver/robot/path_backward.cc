@@ -89,6 +89,16 @@ int FirstFailure(const std::vector<RobotIkResult>& forward) {
   return k;
 }
 
+// Sample k of the window that starts at `start`: forward's and backward's joint values
+// blended, the tool put back on its target.
+RobotIkResult BlendedSample(const Robot& robot, const ik::Scene* scene,
+                            const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
+                            const std::vector<RobotIkResult>& forward,
+                            const std::vector<RobotIkResult>& backward, int start, int k) {
+  const double s = static_cast<double>(k - start + 1) / (kJoinWindow + 1);
+  return Placed(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q);
+}
+
 // Forward before `start`, the two blended over [start, start + kJoinWindow), backward after.
 std::vector<RobotIkResult> Joined(const Robot& robot, const ik::Scene* scene,
                                   const std::vector<ToolTarget>& targets,
@@ -97,9 +107,7 @@ std::vector<RobotIkResult> Joined(const Robot& robot, const ik::Scene* scene,
                                   const std::vector<RobotIkResult>& backward, int start) {
   std::vector<RobotIkResult> joined(forward.begin(), forward.begin() + start);
   for (int k = start; k < start + kJoinWindow; ++k) {
-    const double s = static_cast<double>(k - start + 1) / (kJoinWindow + 1);
-    joined.push_back(
-        Placed(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q));
+    joined.push_back(BlendedSample(robot, scene, targets, options, forward, backward, start, k));
   }
   joined.insert(joined.end(), backward.begin() + start + kJoinWindow, backward.end());
   return joined;
@@ -126,19 +134,31 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
   absl::StatusOr<std::vector<RobotIkResult>> backward =
       TrackBackward(robot, scene, targets, times, options, *last, stop);
   if (!backward.ok()) return backward.status();
-  // Every window before forward's first failure, every kJoinStride samples: the join that
-  // fails least wins (a blend across an obstacle passes through it).
-  std::optional<std::vector<RobotIkResult>> best;
-  for (int start = FirstFailure(forward) - kJoinWindow; start >= 1; start -= kJoinStride) {
-    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    std::vector<RobotIkResult> joined =
-        Joined(robot, scene, targets, options, forward, *backward, start);
-    if (!best.has_value() || FailedCount(joined) < FailedCount(*best)) best = std::move(joined);
+  // Every window before forward's first failure, every kJoinStride samples, latest first: the
+  // join that fails least wins (a blend across an obstacle passes through it), and only one
+  // that fails less than forward. Forward's part of a join has no failure, so a join fails on
+  // its blended samples and on backward's after the window.
+  const int n = static_cast<int>(forward.size());
+  std::vector<int> failed_after(n + 1, 0);  // failed samples of backward[k, n)
+  for (int k = n - 1; k >= 0; --k) {
+    failed_after[k] = failed_after[k + 1] + FailedSample((*backward)[k]);
   }
-  if (!best.has_value()) return none;
-  std::vector<RobotIkResult>& joined = *best;
-  if (FailedCount(joined) >= FailedCount(forward)) return none;
-  return best;
+  int best_start = -1, best_failures = FailedCount(forward);
+  for (int start = FirstFailure(forward) - kJoinWindow; start >= 1 && best_failures > 0;
+       start -= kJoinStride) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    int failures = failed_after[start + kJoinWindow];
+    for (int k = start; k < start + kJoinWindow && failures < best_failures; ++k) {
+      failures += FailedSample(BlendedSample(robot, scene, targets, options, forward, *backward,
+                                             start, k));
+    }
+    if (failures < best_failures) {
+      best_failures = failures;
+      best_start = start;
+    }
+  }
+  if (best_start < 0) return none;
+  return Joined(robot, scene, targets, options, forward, *backward, best_start);
 }
 
 }  // namespace ikd::robot::internal

@@ -212,7 +212,8 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     if (!best.ok() || Better(result.summary, best->summary)) best = std::move(result);
     if (!WorthAnotherStart(best->summary)) break;
   }
-  if (Failures(best->summary) > 0) {
+  // A target out of reach (NOT_CONVERGED) stays so from either side.
+  if (best->summary.in_collision + best->summary.joint_limit_blocked > 0) {
     if (absl::Status s = TryBackwardJoin(robot, scene, targets, times, path_options, stop, *best);
         !s.ok()) {
       return s;
