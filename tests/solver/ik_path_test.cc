@@ -438,15 +438,48 @@ WitnessCase Bench13() {
           false};
 }
 
+// Seed 3's scenario #29: every sample clear, but the first start's optimized path jumps
+// between branches (5.4x the velocity limit on 37 samples, a time scaling beyond 3); another
+// start, optimized, meets every limit.
+WitnessCase Seed3Bench29() {
+  return {"seed3_planar_obstacles_29",
+          {0.10100186226927908, 0.21095296424836382, 0.10483049958048427, 0.16125122385996954,
+           0.1473285996471386, 0.10261685280268157, 0.19228136095225223},
+          4.5443039679964992,
+          19.9438155120224,
+          {{0.21952331915033074, 0.1169228463799334, 0.047172880111128163},
+           {-0.072581331022204917, -0.080545918086224882, 0.058351753446389654},
+           {0.40770622678532831, 0.63492922631181448, 0.042828214385978391},
+           {-0.0027899289684664924, -0.11001115707377024, 0.036388127144666563},
+           {-0.19478461760421123, 0.81872626202383703, 0.056083680068481759},
+           {-0.38897836981761869, 0.62589163410795912, 0.056766068503986092}},
+          {{-0.26912166287435912, 0.47551770244174452, 0.11300791721718095, 0.043458646106497079,
+            3.8773560026860605, 5.6367819278082001, 0.52624986286004294},
+           {2.1905154785643726, 0.048258139232004817, 0.011020732166130221, 0.01304464941950257,
+            4.5228205096178566, 5.1427742667693277, 2.7875522794754861},
+           {0.49018362712841368, 0.46407826495907156, 0.10739991532914316, 0.077205042032851737,
+            5.2875744132400628, 5.8849721129694412, 2.3031678683009411},
+           {-1.9207041726067877, 0.14896691353992306, 0.13987490677288128, 0.08383791035849221,
+            5.7270410107354337, 2.1111856135438516, 2.9559617783331404},
+           {0.62887783344620152, 0.73828385275465735, 0.0023810455808169761, 0.020284855341913717,
+            5.9512257534615598, 4.6741348464412802, 4.7826786526944831},
+           {0.93096333013646371, 0.70598665839376185, 0.13532856380661051, 0.00064002313762537484,
+            0.64686910257867047, 0.7794228851278695, 1.2342605266201767},
+           {-0.89184299993522398, 0.088018643291264909, 0.053985928594852101, 0.078853403096633912,
+            2.1906264196501777, 2.2672728932909396, 2.3903238517756584}},
+          false};
+}
+
 void PrintTo(const WitnessCase& c, std::ostream* os) { *os << c.name; }
 
 class WitnessCaseTest : public ::testing::TestWithParam<WitnessCase> {};
 
 // The witness clears every obstacle by 0.02 m and meets the rate limits (1.5x its own), so a
 // clear path within them exists; the plan finds one where the greedy driver (#39, #45) or its
-// optimized path (#13) does not: clear at every sample (the test's own distances), the hand on
-// the witness's hand within 1e-9 m, limbs within 1e-10, and every joint within the declared
-// rates (the test's own finite differences). Each case failed before the wide-margin starts.
+// optimized path (#13, seed 3's #29) does not: clear at every sample (the test's own
+// distances), the hand on the witness's hand within 1e-9 m, limbs within 1e-10, and every joint
+// within the declared rates (the test's own finite differences). Each case failed before the wide-margin starts;
+// seed 3's #29 before the retries of paths over their rates on at most 2/3 of the samples.
 TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
   const WitnessCase& c = GetParam();
   ArmSpec spec;
@@ -494,7 +527,8 @@ TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BenchScenarios, WitnessCaseTest, ::testing::Values(Bench13(), Bench39(), Bench45()),
+INSTANTIATE_TEST_SUITE_P(BenchScenarios, WitnessCaseTest,
+                         ::testing::Values(Bench13(), Bench39(), Bench45(), Seed3Bench29()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(PlanPathTest, SameSeedSameBytes) {
