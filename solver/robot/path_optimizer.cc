@@ -98,14 +98,17 @@ struct NullSpaces {
 };
 
 NullSpaces FreeDirections(const Robot& robot, const std::vector<ToolTarget>& targets,
-                          const std::vector<RobotIkResult>& samples, const PathState& state) {
+                          const std::vector<RobotIkResult>& samples, const PathState& state,
+                          bool free_end) {
   const int n = robot.num_joints();
   NullSpaces spaces;
   spaces.basis.resize(samples.size());
   spaces.offset.assign(samples.size(), 0);  // a held sample's offset is never read
-  // The last sample stays too: the tracker's posture pull ends it where a closed tool path
-  // started, and a free end would let the redundant joints drift off that.
-  for (size_t k = 1; k + 1 < samples.size(); ++k) {
+  // The last sample stays too, unless `free_end`: the tracker's posture pull ends it where a
+  // closed tool path started, and a free end would let the redundant joints drift off that
+  // (3 Panda circles drifted 0.03 rad).
+  const size_t end = free_end ? samples.size() : samples.size() - 1;
+  for (size_t k = 1; k < end; ++k) {
     spaces.offset[k] = spaces.size;
     const int rows = targets[k].mode() == TargetMode::kPose ? 6 : 3;
     if (n <= rows || !Reached(samples[k].status)) continue;
@@ -353,7 +356,7 @@ absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
                                const std::vector<ToolTarget>& targets,
                                const std::vector<double>& times, const RobotIkOptions& options,
                                std::vector<RobotIkResult>& samples,
-                               const std::function<bool()>& stop) {
+                               const std::function<bool()>& stop, bool free_end) {
   if (samples.size() < 3) return absl::OkStatus();
   PathState state;
   for (const RobotIkResult& sample : samples) {
@@ -366,7 +369,7 @@ absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
   double damping = kInitialDamping;
   for (int iteration = 0; iteration < kLinearizations; ++iteration) {
     if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
-    const NullSpaces spaces = FreeDirections(robot, targets, samples, state);
+    const NullSpaces spaces = FreeDirections(robot, targets, samples, state, free_end);
     if (spaces.size == 0) break;
     LeastSquares model(spaces, /*gradients=*/true);
     cost.AddTo(state, emphasis, model);

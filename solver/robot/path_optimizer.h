@@ -25,13 +25,14 @@ namespace ikd::robot::internal {
 // After each solve Newton steps put every tool back on its target; a sample's move is kept
 // only within the joint limits and tolerances and when its clearance does not fall below
 // min(its clearance, the safety margin), and the whole step only when the cost fell. The
-// first and last samples, samples not on their targets, and non-redundant targets stay as
-// they are; a sample in collision that the clearance term pushes out becomes SOLVED.
+// first sample, the last unless `free_end`, samples not on their targets, and non-redundant
+// targets stay as they are; a sample in collision that the clearance term pushes out becomes
+// SOLVED.
 // `stop` is asked before every linearization: Cancelled when it says so (`samples` untouched).
 absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
                                const std::vector<ToolTarget>& targets,
                                const std::vector<double>& times, const RobotIkOptions& options,
                                std::vector<RobotIkResult>& samples,
-                               const std::function<bool()>& stop = {});
+                               const std::function<bool()>& stop = {}, bool free_end = false);
 
 }  // namespace ikd::robot::internal

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -96,6 +97,8 @@ void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
 // they are squeezed past it; the optimizer works to the margin as given.
 constexpr double kWideMargin[] = {0.03, 0.1, 0.2};
 constexpr int kWideMargins = static_cast<int>(std::size(kWideMargin));
+// Start 0 with the margin as given, then each widened margin with both handovers (below).
+constexpr int kForwardStarts = 1 + 2 * kWideMargins;
 
 int Failures(const RobotPathSummary& s) {
   return s.joint_limit_blocked + s.not_converged + s.in_collision;
@@ -118,21 +121,40 @@ bool Better(const RobotPathSummary& a, const RobotPathSummary& b) {
   return a.feasible_time_scaling < b.feasible_time_scaling;
 }
 
-// Step 1 of robot_path.h: the tracker from q0 through every target.
+// Where a widened margin's tracker takes up the path after the first sample (step 4).
+enum class Handover {
+  kFromFirstSample,  // it continues from the first sample: no jump at all
+  kFromOwnSolve,     // it solves the first target itself; the optimizer eases the way there
+};
+
+// Step 1 of robot_path.h: the tracker from q0 through every target. The first target is a
+// single-pose solve (restarts included), so that a start at a singular home (a stretched UR5 at
+// q = 0) still gets going, with the margin as given in `first_options`: a widened margin there
+// would move the first sample away from q0 at once, a jump no rate check sees. Later targets
+// continue with `options`, from where `handover` says.
 absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
     const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
-    const std::vector<double>& times, const RobotIkOptions& options, const Eigen::VectorXd& q0,
+    const std::vector<double>& times, const RobotIkOptions& first_options,
+    const RobotIkOptions& options, Handover handover, const Eigen::VectorXd& q0,
     const RobotStopCheck& stop) {
-  absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, options, q0, scene);
-  if (!tracker.ok()) return tracker.status();
+  absl::StatusOr<RobotTracker> first = RobotTracker::Create(robot, first_options, q0, scene);
+  if (!first.ok()) return first.status();
   std::vector<RobotIkResult> samples;
   samples.reserve(targets.size());
-  for (size_t k = 0; k < targets.size(); ++k) {
+  samples.push_back(first->Solve(targets[0]));
+  RobotTracker* tracker = &*first;
+  std::optional<RobotTracker> widened;
+  if (options.safety_margin != first_options.safety_margin) {
+    const bool own = handover == Handover::kFromOwnSolve;
+    absl::StatusOr<RobotTracker> made =
+        RobotTracker::Create(robot, options, own ? q0 : samples[0].q, scene);
+    if (!made.ok()) return made.status();
+    tracker = &widened.emplace(*std::move(made));
+    if (own) tracker->Solve(targets[0]);
+  }
+  for (size_t k = 1; k < targets.size(); ++k) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    // The first target is a single-pose solve (restarts included), so that a start at a
-    // singular home (a stretched UR5 at q = 0) still gets going; later ones continue.
-    samples.push_back(k == 0 ? tracker->Solve(targets[k])
-                             : tracker->MoveTo(targets[k], times[k] - times[k - 1]));
+    samples.push_back(tracker->MoveTo(targets[k], times[k] - times[k - 1]));
   }
   return samples;
 }
@@ -156,7 +178,7 @@ absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
     return s;
   }
   result.summary = SummarizeRobotPath(robot, times, result.samples);
-  result.summary.start = kWideMargins + 1;
+  result.summary.start = kForwardStarts;
   if (Better(result.summary, best.summary)) best = std::move(result);
   return absl::OkStatus();
 }
@@ -192,16 +214,24 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
   RobotIkOptions path_options = options;
   path_options.starts = SolveStarts::kGivenFirst;  // the first sample keeps q0's branch if it can
   absl::StatusOr<RobotPathResult> best;
-  for (int start = 0; start <= kWideMargins; ++start) {
+  for (int start = 0; start < kForwardStarts; ++start) {
     RobotIkOptions tracked = path_options;
+    Handover handover = Handover::kFromFirstSample;
     if (start > 0) {
-      if (options.safety_margin >= kWideMargin[start - 1]) continue;  // no wider than given
-      tracked.safety_margin = kWideMargin[start - 1];
+      const int wide = (start - 1) % kWideMargins;
+      if (options.safety_margin >= kWideMargin[wide]) continue;  // no wider than given
+      tracked.safety_margin = kWideMargin[wide];
+      if (start > kWideMargins) handover = Handover::kFromOwnSolve;
     }
-    auto samples = TrackRobotPath(robot, scene, targets, times, tracked, q0, stop);
+    auto samples =
+        TrackRobotPath(robot, scene, targets, times, path_options, tracked, handover, q0, stop);
     if (!samples.ok()) return samples.status();
+    // A path from the widened tracker's own posture ends in it too, no better an end than the
+    // optimizer's (bench/paths --seed=3, ur5-position-obstacles #8: 1.38x the velocity limit
+    // over the last 9 samples with the end held).
+    const bool free_end = handover == Handover::kFromOwnSolve;
     if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
-                                                     *samples, stop);
+                                                     *samples, stop, free_end);
         !s.ok()) {
       return s;
     }

@@ -26,8 +26,12 @@
 //    1-3 are run again with the tracker's safety margin widened to 0.03, 0.1 and 0.2 m (those
 //    wider than the options' margin; a tracker that keeps a wide berth turns the links away
 //    from an obstacle before they are squeezed past it, and the optimizer works to the margin
-//    as given), until none of those remain; the path with the fewest failed samples (not
-//    converged included), then the least time scaling, is kept.
+//    as given), until none of those remain. The first sample is solved with the margin as
+//    given every time (it stays at q0 when q0 is on the first target): the widened tracker
+//    takes up the path from it (starts 1-3), else from its own solve of the first target
+//    (starts 4-6), into which the optimizer eases the arm from the first sample, the last
+//    sample left free too. The path with the fewest failed samples (not converged included),
+//    then the least time scaling, is kept.
 // 5. Where that path still has a sample in collision, limit-blocked or not converged, the
 //    tracker is run backwards from its end (a single-pose solve there if the end failed) to
 //    the first target, and the two are joined where both are placed: forward, ten samples
@@ -65,8 +69,8 @@ struct RobotPathSummary {
   // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
   // requested timing does; 0 when no joint declares a rate limit.
   double feasible_time_scaling = 0.0;
-  // The start the path came from: 0 the options' margin, 1-3 the tracker's widened (step 4),
-  // 4 the backward join (step 5).
+  // The start the path came from: 0 the options' margin, 1-3 and 4-6 the tracker's widened
+  // (step 4: from the first sample, from its own first solve), 7 the backward join (step 5).
   int start = 0;
 
   // Every sample solved, clear and within the rate limits.
