@@ -36,6 +36,9 @@ struct RobotRun {
   RobotPathMeasures m;
   double speed_ratio = 0.0, acceleration_ratio = 0.0;  // m.rates over the witness's
   double us_per_sample = 0.0;
+  // rad: the first sample's largest joint difference from q0 (witness scenarios, whose first
+  // target is q0's own: a plan that starts elsewhere jumps there in no time)
+  double start_jump = 0.0;
   robot::RobotPathSummary summary;  // the library's
   std::vector<robot::RobotIkResult> samples;
   std::vector<std::string> disagreements;  // checker vs the library's statuses and summary

@@ -230,6 +230,11 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     auto path = TrackPath(arm, scene, trajectory, times, StartOptions(arm, options, start),
                           initial_sites, stop);
     if (!path.ok()) return path.status();
+    // A widened margin's first step pushes the arm out of it at once, a jump from the initial
+    // sites that no rate check sees: the first sample stays start 0's (the margin as given)
+    // where that one is placed, and the optimizer eases the arm into the widened path
+    // (bench/paths seeds 1-3: 11 plans started up to 0.03 m from their initial sites).
+    if (start > kSeedStarts && !Failed(tracked[0]->front())) path->front() = tracked[0]->front();
     tracked[start] = *std::move(path);
     return absl::OkStatus();
   };

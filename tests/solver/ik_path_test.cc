@@ -515,6 +515,8 @@ TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
   auto plan = PlanPath(arm, &scene, path, times, IkOptions{}, witness.front());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
+  // The plan starts where the arm stands (its hand is on the path): no jump in no time.
+  EXPECT_LT((plan->steps.front().sites - witness.front()).colwise().norm().maxCoeff(), 1e-9);
   for (size_t k = 0; k < times.size(); ++k) {
     const Eigen::Matrix3Xd& sites = plan->steps[k].sites;
     EXPECT_GE(PostClearance(sites, 0.02, c.posts), 0.0) << "sample " << k;
