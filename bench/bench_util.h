@@ -1,5 +1,6 @@
 // Helpers the benchmark programs share: ending the program on a broken set-up, unwrapping a
-// StatusOr that must hold, and uniform draws that are the same on every standard library.
+// StatusOr that must hold, uniform draws that are the same on every standard library, and the
+// machine's load (printed beside timings).
 #pragma once
 
 #include <cstdio>
@@ -33,6 +34,17 @@ inline double UniformIn(std::mt19937_64& rng, double lo, double hi) {
 }
 inline int UniformCount(std::mt19937_64& rng, int lo, int hi) {
   return lo + static_cast<int>(Uniform(rng) * (hi - lo + 1));
+}
+
+// The 1-minute load average ("?" where /proc/loadavg cannot be read).
+inline std::string LoadAverage() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return "?";
+  char text[64] = "";
+  if (std::fgets(text, sizeof text, f) == nullptr) text[0] = '\0';
+  std::fclose(f);
+  const std::string s(text);
+  return s.substr(0, s.find(' '));
 }
 
 }  // namespace ikd::bench

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "bench_flags.h"
+#include "bench_util.h"
 #include "ik_bench.h"
 
 ABSL_FLAG(bool, quick, false,
@@ -269,17 +270,6 @@ void PrintTargets(const std::vector<RunResult>& results, const BenchConfig& conf
     }
     std::printf(" | %s |\n", Met(snake->steps_per_second() > 1000.0));
   }
-}
-
-std::string LoadAverage() {
-  std::FILE* f = std::fopen("/proc/loadavg", "r");
-  if (f == nullptr) return "?";
-  char text[64] = "";
-  if (std::fgets(text, sizeof text, f) == nullptr) text[0] = '\0';
-  std::fclose(f);
-  std::string s(text);
-  // The 1-minute figure only.
-  return s.substr(0, s.find(' '));
 }
 
 }  // namespace

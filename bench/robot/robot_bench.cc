@@ -23,6 +23,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench_flags.h"
+#include "bench_util.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_branches.h"
@@ -914,16 +915,6 @@ void PrintTargets(const std::vector<RandomRun>& runs, const std::vector<PathTall
   }
   std::printf("| 100%% of continuous reachable paths with zero joint jumps | ikd: %d of %d paths complete, "
               "%d joint jumps | %s |\n", complete, path_runs, jumps, Met(path_runs > 0 && complete == path_runs && jumps == 0));
-}
-
-std::string LoadAverage() {
-  std::FILE* f = std::fopen("/proc/loadavg", "r");
-  if (f == nullptr) return "?";
-  char text[64] = "";
-  if (std::fgets(text, sizeof text, f) == nullptr) text[0] = '\0';
-  std::fclose(f);
-  const std::string s(text);
-  return s.substr(0, s.find(' '));
 }
 
 }  // namespace
