@@ -11,6 +11,14 @@
 #include "ziggurat.h"
 
 namespace ikd::ik {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::DistanceConstraint;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionOptions;
+
 namespace {
 
 using internal::kMarginBuffer;

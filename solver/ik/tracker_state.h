@@ -22,7 +22,7 @@ namespace ikd::ik {
 class ArmTracker::State {
  public:
   State(const Arm& arm, const Scene* scene, const IkOptions& options,
-        std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial);
+        std::unique_ptr<constraints::ConstraintSolver> solver, Eigen::Matrix3Xd initial);
 
   absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time);
   const Eigen::Matrix3Xd& sites() const { return current_; }
@@ -119,7 +119,7 @@ class ArmTracker::State {
   const Arm* arm_;
   const Scene* scene_;
   IkOptions options_;
-  std::unique_ptr<ConstraintSolver> solver_;
+  std::unique_ptr<constraints::ConstraintSolver> solver_;
   Eigen::Matrix3Xd current_, previous_;  // the last two committed configurations
   uint64_t step_index_ = 0;
   uint64_t rng_stream_ = 0;  // the seed of this StepTo's random stream
@@ -141,7 +141,7 @@ class ArmTracker::State {
   Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from
   Eigen::Matrix3Xd descent_, smooth_gradient_, clearance_gradient_, clearance_step_;
   Eigen::VectorXd curvature_;
-  std::vector<DistanceConstraint> limit_constraints_;  // limbs + active joint limits
+  std::vector<constraints::DistanceConstraint> limit_constraints_;  // limbs + active joint limits
   std::vector<bool> limit_active_;
 };
 

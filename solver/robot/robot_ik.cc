@@ -13,6 +13,15 @@
 #include "motion.h"
 
 namespace ikd::robot {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::DistanceConstraint;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionOptions;
+using constraints::ProjectionOutcome;
+
 namespace {
 
 absl::Status RangeError(const char* field, const char* bound, double got) {

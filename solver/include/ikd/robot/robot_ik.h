@@ -136,10 +136,10 @@ class RobotTracker {
   // A step projector and a final one at full precision, for one constraint model; and, built
   // on first use, the step projector of single-pose attempts, which iterates longer.
   struct Projectors {
-    std::unique_ptr<ConstraintSolver> step, polish, reach;
-    const ConstraintModel* model = nullptr;
-    static absl::StatusOr<Projectors> For(const ConstraintModel& model);
-    ConstraintSolver& Reach();
+    std::unique_ptr<constraints::ConstraintSolver> step, polish, reach;
+    const constraints::ConstraintModel* model = nullptr;
+    static absl::StatusOr<Projectors> For(const constraints::ConstraintModel& model);
+    constraints::ConstraintSolver& Reach();
   };
 
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
@@ -214,7 +214,7 @@ class RobotTracker {
   // Key: per lock 2 joint + (1 at the upper bound), then the mode; lock_key_ holds the current
   // move's locks in that form.
   struct LockedSet {
-    std::unique_ptr<ConstraintModel> model;
+    std::unique_ptr<constraints::ConstraintModel> model;
     Projectors projectors;
   };
   static constexpr size_t kMaxLockedSets = 64;
