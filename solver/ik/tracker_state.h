@@ -24,7 +24,7 @@ class ArmTracker::State {
   State(const Arm& arm, const Scene* scene, const IkOptions& options,
         std::unique_ptr<constraints::ConstraintSolver> solver, Eigen::Matrix3Xd initial);
 
-  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time);
+  absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
   const Eigen::Matrix3Xd& sites() const { return current_; }
   void Restart(const Eigen::Matrix3Xd& sites);
   double Cost(const Eigen::Matrix3Xd& sites) const;
@@ -34,7 +34,7 @@ class ArmTracker::State {
 
  private:
   Eigen::Vector3d ClampTarget(const Eigen::Vector3d& target) const;
-  bool SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step);
+  bool SubStep(const Eigen::Vector3d& hand, int depth, IkResult& step);
   // Projects `sites` onto the limb lengths (and the violated joint limits), adding the solver
   // iterations to `iterations`; false when that fails.
   bool ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
@@ -42,7 +42,7 @@ class ArmTracker::State {
   Eigen::Matrix3Xd StraightArm(const Eigen::Vector3d& hand, bool folded) const;
   // A Jacobian-free way to a configuration with the hand at `hand`, for when the projection
   // fails near full stretch; false if even that cannot be projected exactly.
-  bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkStep& step);
+  bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkResult& step);
   // The cost split by kind. The clearance and joint-limit terms are zero unless the arm is
   // inside the margin or beyond a limit ("constrained"); motion and bending are smooth.
   struct CostTerms {
@@ -76,11 +76,11 @@ class ArmTracker::State {
   struct Search {
     Eigen::Matrix3Xd& sites;
     CostTerms terms;
-    IkStep& step;
+    IkResult& step;
   };
   // `far`: the sub-step began clear of every margin (and its prediction took the descent
   // step).
-  void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step);
+  void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkResult& step);
   // How far the smooth terms may move a site in one sub-step: twice the hand's move.
   double SmoothCap(double hand_step) const;
   // Projects candidate_ and keeps it in `search` when its cost is lower.
