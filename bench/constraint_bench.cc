@@ -58,7 +58,7 @@ constexpr double kSinglePassSeconds = 1.0;  // a first pass slower than this is 
 struct Case {
   std::string shape;
   int n = 0;
-  std::optional<ikd::ConstraintModel> model;
+  std::optional<ikd::constraints::ConstraintModel> model;
   Eigen::Matrix3Xd reference;
   std::vector<Eigen::Matrix3Xd> perturbed, velocities;
   double initial_rms = 0, initial_max = 0;  // relative bond errors before projection
@@ -110,11 +110,11 @@ Eigen::Matrix3Xd Conformation(const std::string& shape, int n, std::mt19937_64& 
   return ikd::systems::StraightChain(n, 1.0);
 }
 
-void BondErrors(const ikd::ConstraintModel& model, const Eigen::Matrix3Xd& r, double& rms,
-                double& max) {
+void BondErrors(const ikd::constraints::ConstraintModel& model, const Eigen::Matrix3Xd& r,
+                double& rms, double& max) {
   double sum = 0;
   max = 0;
-  for (const ikd::DistanceConstraint& c : model.constraints()) {
+  for (const ikd::constraints::DistanceConstraint& c : model.constraints()) {
     const double e = std::abs((r.col(c.i) - r.col(c.j)).norm() - c.length) / c.length;
     sum += e * e;
     max = std::max(max, e);
@@ -127,7 +127,7 @@ Case MakeCase(const std::string& shape, int n, bool quick, std::mt19937_64& rng)
   c.shape = shape;
   c.n = n;
   c.reference = Conformation(shape, n, rng);
-  c.model.emplace(*ikd::ConstraintModel::Create(
+  c.model.emplace(*ikd::constraints::ConstraintModel::Create(
       Eigen::VectorXd::Ones(n), ikd::systems::ChainConstraints(n, 1.0, shape == "ring")));
   // Per-coordinate sigma = 1e-3 / sqrt(2): each bond length moves by the difference of two
   // sites' displacements along it, so its RMS relative error is 1e-3.
@@ -152,7 +152,7 @@ Case MakeCase(const std::string& shape, int n, bool quick, std::mt19937_64& rng)
 // and fixes how many configurations later passes use (all of them, or as many as fit the
 // time budget for the slow methods).
 void RunPass(Entry& e, const Case& c, bool first) {
-  const ikd::ConstraintModel& model = *c.model;
+  const ikd::constraints::ConstraintModel& model = *c.model;
   const int limit = first ? static_cast<int>(c.perturbed.size()) : e.configs;
   Eigen::Matrix3Xd r(3, c.n), v(3, c.n);
   double seconds = 0, iterations = 0;
@@ -276,18 +276,19 @@ std::vector<Entry> MakeEntries(const Case& c, std::vector<Row>& skipped) {
     e.peer = peer;
     entries.push_back(std::move(e));
   };
-  auto ikd_method = [&](ikd::Method method, bool velocities) {
-    const std::string name = std::string(ikd::MethodName(method)) + (velocities ? "+vel" : "");
+  auto ikd_method = [&](ikd::constraints::Method method, bool velocities) {
+    const std::string name =
+        std::string(ikd::constraints::MethodName(method)) + (velocities ? "+vel" : "");
     add(name, velocities, false, [&] {
       return ikd::bench::MakeIkdContender(method, velocities, *c.model, c.reference, kTau,
                                           kMaxIterations);
     });
   };
-  ikd_method(ikd::Method::kShake, false);
-  ikd_method(ikd::Method::kMilcShake, false);
-  ikd_method(ikd::Method::kMatrix, false);
-  ikd_method(ikd::Method::kMilcShake, true);
-  if (c.shape == "helix" || c.shape == "coil") ikd_method(ikd::Method::kRattle, true);
+  ikd_method(ikd::constraints::Method::kShake, false);
+  ikd_method(ikd::constraints::Method::kMilcShake, false);
+  ikd_method(ikd::constraints::Method::kMatrix, false);
+  ikd_method(ikd::constraints::Method::kMilcShake, true);
+  if (c.shape == "helix" || c.shape == "coil") ikd_method(ikd::constraints::Method::kRattle, true);
 #ifdef IKD_HAVE_GROMACS
   add("GROMACS_SHAKE", false, true,
       [&] { return ikd::bench::MakeGromacsShake(*c.model, c.reference, kTau, kMaxIterations); });
@@ -328,8 +329,8 @@ std::vector<Entry> MatchedTolerance(const std::vector<Entry>& entries, const Cas
     Entry e;
     e.method = absl::StrFormat("MILC_SHAKE@%.1e", peer.max_violation);
     e.tolerance = peer.max_violation;
-    e.contender = *ikd::bench::MakeIkdContender(ikd::Method::kMilcShake, false, *c.model,
-                                                c.reference, e.tolerance, kMaxIterations);
+    e.contender = *ikd::bench::MakeIkdContender(ikd::constraints::Method::kMilcShake, false,
+                                                *c.model, c.reference, e.tolerance, kMaxIterations);
     matched.push_back(std::move(e));
   }
   return matched;
@@ -535,7 +536,7 @@ void ProbeDenseCcma() {
       one.shape = "straight";
       one.n = n;
       one.reference = ikd::systems::StraightChain(n, 1.0);
-      one.model.emplace(*ikd::ConstraintModel::Create(
+      one.model.emplace(*ikd::constraints::ConstraintModel::Create(
           Eigen::VectorXd::Ones(n), ikd::systems::ChainConstraints(n, 1.0, false)));
       one.perturbed.push_back(one.reference);
       ikd::systems::PerturbGaussian(kRmsBondError / std::sqrt(2.0), rng, one.perturbed.back());

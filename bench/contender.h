@@ -31,18 +31,17 @@ class Contender {
 
 // ikd's ConstraintSolver for `method`: ProjectPositions against `reference` (the exact
 // conformation, Bailey's r(t)) and, with `with_velocities`, ProjectVelocities at the result.
-absl::StatusOr<std::unique_ptr<Contender>> MakeIkdContender(Method method, bool with_velocities,
-                                                            const ConstraintModel& model,
-                                                            const Eigen::Matrix3Xd& reference,
-                                                            double tolerance, int max_iterations);
+absl::StatusOr<std::unique_ptr<Contender>> MakeIkdContender(
+    constraints::Method method, bool with_velocities, const constraints::ConstraintModel& model,
+    const Eigen::Matrix3Xd& reference, double tolerance, int max_iterations);
 
 #ifdef IKD_HAVE_GROMACS
 // GROMACS's SHAKE kernel gmx::cshake from the double-precision libgromacs_d, fed exactly as
 // GROMACS's own vec_shakef feeds it (reference link vectors, 0.5 / (w_i + w_j),
 // 0.5 / (l^2 tau)); positions only (GROMACS's RATTLE kernel is not exported).
-absl::StatusOr<std::unique_ptr<Contender>> MakeGromacsShake(const ConstraintModel& model,
-                                                            const Eigen::Matrix3Xd& reference,
-                                                            double tolerance, int max_iterations);
+absl::StatusOr<std::unique_ptr<Contender>> MakeGromacsShake(
+    const constraints::ConstraintModel& model, const Eigen::Matrix3Xd& reference, double tolerance,
+    int max_iterations);
 std::string GromacsVersion();
 #endif
 
@@ -51,7 +50,7 @@ std::string GromacsVersion();
 // With `with_angles`, a HarmonicAngleForce of zero stiffness carries the reference bond angles,
 // which is how CCMA learns the coupling between bonds sharing a site; without it CCMA's
 // coupling matrix is the identity. OpenMM stops after 150 iterations without saying so.
-absl::StatusOr<std::unique_ptr<Contender>> MakeOpenMMCcma(const ConstraintModel& model,
+absl::StatusOr<std::unique_ptr<Contender>> MakeOpenMMCcma(const constraints::ConstraintModel& model,
                                                           const Eigen::Matrix3Xd& reference,
                                                           double tolerance, bool with_angles);
 std::string OpenMMVersion();

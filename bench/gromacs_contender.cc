@@ -29,6 +29,10 @@ void cshake(const int iatom[], int ncon, int* nnit, int maxnit, ArrayRef<const r
 }  // namespace gmx
 
 namespace ikd::bench {
+
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+
 namespace {
 
 class GromacsShake final : public Contender {

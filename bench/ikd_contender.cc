@@ -3,6 +3,13 @@
 #include "ikd/constraints/solver.h"
 
 namespace ikd::bench {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionOptions;
+
 namespace {
 
 class IkdContender final : public Contender {

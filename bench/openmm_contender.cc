@@ -9,6 +9,10 @@
 #include "contender.h"
 
 namespace ikd::bench {
+
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+
 namespace {
 
 class OpenMMCcma final : public Contender {

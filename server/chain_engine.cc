@@ -57,7 +57,7 @@ SampleSolver PlannedSamples(grpc::CallbackServerContext* context,
       if (!result.ok()) return result.status();
       planned->result = *std::move(result);
     }
-    const ik::IkStep& step = planned->result->steps.at(planned->next++);
+    const ik::IkResult& step = planned->result->steps.at(planned->next++);
     return JointStateFromStep(step, path->PositionAt(t), previous);
   };
 }
@@ -72,7 +72,7 @@ absl::StatusOr<SampleSolver> DrivenSamples(std::shared_ptr<IkProblem> problem,
   return SampleSolver([problem, path, driver = std::move(shared_driver)](
                           double t,
                           const v1::JointState* previous) -> absl::StatusOr<v1::JointState> {
-    absl::StatusOr<ik::IkStep> step = driver->StepTo(t);
+    absl::StatusOr<ik::IkResult> step = driver->StepTo(t);
     if (!step.ok()) return step.status();
     return JointStateFromStep(*step, path->PositionAt(t), previous);
   });
@@ -252,7 +252,7 @@ class ChainTrackEngine final : public TrackEngine {
   }
 
   absl::Status StepTo(const PoseTarget& target, double time) override {
-    absl::StatusOr<ik::IkStep> step = tracker_.StepTo(target.position, time);
+    absl::StatusOr<ik::IkResult> step = tracker_.StepTo(target.position, time);
     if (!step.ok()) return step.status();
     step_ = *std::move(step);
     target_ = target.position;
@@ -271,7 +271,7 @@ class ChainTrackEngine final : public TrackEngine {
   ik::RateLimitedTracker tracker_;
   const KinematicsLimits limits_;
   const std::vector<std::string> joint_names_;
-  std::optional<ik::IkStep> step_;  // the last StepTo's, at target_
+  std::optional<ik::IkResult> step_;  // the last StepTo's, at target_
   Eigen::Vector3d target_ = Eigen::Vector3d::Zero();
 };
 

@@ -108,7 +108,7 @@ absl::StatusOr<TrajectoryPlan> PlanRobotTrajectory(grpc::CallbackServerContext* 
     // As robot::PlanRobotPath: the first target is a single-pose solve, later ones continue.
     const robot::RobotIkResult result =
         previous == nullptr ? tracker->Solve(target)
-                            : tracker->MoveTo(target, t - previous->time());
+                            : tracker->StepTo(target, t - previous->time());
     return RobotJointState(*problem->robot, result, target, t, previous);
   };
   return TrajectoryPlan{std::move(solve), names, {}};

@@ -15,6 +15,15 @@
 #include "ikd/systems/response.h"
 
 namespace ikd::server {
+
+using constraints::BrownianStep;
+using constraints::ConstrainedIntegrator;
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::MakeConstraintSolver;
+using constraints::ProjectionSummary;
+using constraints::StepReport;
+
 namespace {
 
 // A projection failure at `step` as the stream's final status: the solver's code (ABORTED,

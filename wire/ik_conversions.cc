@@ -183,25 +183,25 @@ std::vector<std::string> JointNames(const ik::Arm& arm) {
   return names;
 }
 
-v1::StepStatus ToProto(ik::StepStatus status) {
+v1::StepStatus ToProto(ik::IkStatus status) {
   switch (status) {
-    case ik::StepStatus::kReached:
+    case ik::IkStatus::kReached:
       return v1::STEP_STATUS_REACHED;
-    case ik::StepStatus::kClampedUnreachable:
+    case ik::IkStatus::kClampedUnreachable:
       return v1::STEP_STATUS_CLAMPED_UNREACHABLE;
-    case ik::StepStatus::kInCollision:
+    case ik::IkStatus::kInCollision:
       return v1::STEP_STATUS_IN_COLLISION;
-    case ik::StepStatus::kJointLimitBlocked:
+    case ik::IkStatus::kJointLimitBlocked:
       return v1::STEP_STATUS_JOINT_LIMIT_BLOCKED;
-    case ik::StepStatus::kVelocityLimited:
+    case ik::IkStatus::kVelocityLimited:
       return v1::STEP_STATUS_VELOCITY_LIMITED;
-    case ik::StepStatus::kAccelerationLimited:
+    case ik::IkStatus::kAccelerationLimited:
       return v1::STEP_STATUS_ACCELERATION_LIMITED;
   }
   return v1::STEP_STATUS_UNSPECIFIED;
 }
 
-absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkStep& step,
+absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkResult& step,
                                                   const Eigen::Vector3d& target,
                                                   const v1::JointState* previous) {
   v1::JointState out;

@@ -76,15 +76,15 @@ int64_t SubStepsForMove(const ik::Arm& arm, const ik::IkOptions& options,
                         const Eigen::Vector3d& from, const Eigen::Vector3d& to);
 
 // "joint_0", ... (planar) or "joint_0_bend", "joint_0_azimuth", ... (spatial): one name per
-// entry of ik::IkStep::angles.
+// entry of ik::IkResult::angles.
 std::vector<std::string> JointNames(const ik::Arm& arm);
 
-v1::StepStatus ToProto(ik::StepStatus status);
+v1::StepStatus ToProto(ik::IkStatus status);
 
 // The wire joint state of a solver step towards `target`. Velocities are finite differences
 // from `previous` (the stream's previous state; zeros when null or when no time has passed).
 // Errors: CheckStateFinite's.
-absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkStep& step,
+absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkResult& step,
                                                   const Eigen::Vector3d& target,
                                                   const v1::JointState* previous);
 

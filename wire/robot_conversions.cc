@@ -317,12 +317,12 @@ absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
   out.set_constraint_residual(robot.model(robot::TargetMode::kPose).MaxRelativeViolation(result.sites));
   out.set_iterations(result.iterations);
   switch (result.status) {
-    case robot::RobotIkStatus::kSolved: out.set_status(v1::STEP_STATUS_REACHED); break;
+    case robot::RobotIkStatus::kReached: out.set_status(v1::STEP_STATUS_REACHED); break;
     case robot::RobotIkStatus::kJointLimitBlocked: out.set_status(v1::STEP_STATUS_JOINT_LIMIT_BLOCKED); break;
     case robot::RobotIkStatus::kNotConverged: out.set_status(v1::STEP_STATUS_NOT_CONVERGED); break;
-    case robot::RobotIkStatus::kVelocityLimitExceeded: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
+    case robot::RobotIkStatus::kVelocityLimited: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
     case robot::RobotIkStatus::kInCollision: out.set_status(v1::STEP_STATUS_IN_COLLISION); break;
-    case robot::RobotIkStatus::kAccelerationLimitExceeded:
+    case robot::RobotIkStatus::kAccelerationLimited:
       out.set_status(v1::STEP_STATUS_ACCELERATION_LIMITED);
       break;
   }

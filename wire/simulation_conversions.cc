@@ -14,6 +14,18 @@
 #include "ikd/systems/chains.h"
 
 namespace ikd::server {
+
+using constraints::BendingPotential;
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+using constraints::ExternalForces;
+using constraints::ForceField;
+using constraints::Method;
+using constraints::Potential;
+using constraints::ProjectionOptions;
+using constraints::ProjectionOutcome;
+using constraints::UniformGravity;
+
 namespace {
 
 using PathOf = std::function<std::string(const std::string&)>;

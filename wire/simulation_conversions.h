@@ -60,19 +60,19 @@ struct BrownianPlan {
 // Everything StepChain needs, validated. Held by pointer-stable members because the integrator
 // keeps pointers to the model and the force field.
 struct ChainSetup {
-  std::unique_ptr<ConstraintModel> model;
-  std::unique_ptr<ForceField> field;  // empty when no potential was given
-  DynamicsState state;
-  Method method = Method::kAuto;
-  ProjectionOptions projection;
+  std::unique_ptr<constraints::ConstraintModel> model;
+  std::unique_ptr<constraints::ForceField> field;  // empty when no potential was given
+  constraints::DynamicsState state;
+  constraints::Method method = constraints::Method::kAuto;
+  constraints::ProjectionOptions projection;
   StreamPlan plan;
   std::optional<BrownianPlan> brownian;
 };
 
 struct PendulumSetup {
   systems::PendulumSpec spec;
-  Method method = Method::kAuto;
-  ProjectionOptions projection;
+  constraints::Method method = constraints::Method::kAuto;
+  constraints::ProjectionOptions projection;
   StreamPlan plan;
 };
 
@@ -88,7 +88,7 @@ struct ResponseSetup {
   v1::ResponseKind kind = v1::RESPONSE_KIND_UNSPECIFIED;
   Eigen::Matrix3Xd positions;
   Eigen::VectorXd inverse_masses;  // RESPONSE_KIND_MOBILITY only
-  std::vector<DistanceConstraint> constraints;
+  std::vector<constraints::DistanceConstraint> constraints;
   systems::ResponseOptions options;
 };
 
@@ -112,7 +112,7 @@ int64_t FrameCount(const StreamPlan& plan);
 v1::FollowShapeResponse FollowResponse(const systems::ConstrainedMotion& motion,
                                        const systems::ConstraintShape& shape, int stride);
 
-v1::ProjectionOutcome OutcomeToProto(ProjectionOutcome outcome);
+v1::ProjectionOutcome OutcomeToProto(constraints::ProjectionOutcome outcome);
 // Row-major with its dimensions.
 v1::Matrix MatrixToProto(const Eigen::MatrixXd& matrix);
 // Columns of a 3 x n matrix as Vector3s.

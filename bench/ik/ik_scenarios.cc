@@ -103,9 +103,10 @@ double PathClearance(const ik::Scene& scene, const std::vector<Eigen::Vector3d>&
 // onto the path's first point.
 Eigen::Matrix3Xd StartSites(const ik::Arm& arm, const Eigen::Vector3d& first_target,
                             const ik::IkOptions& options) {
-  const ik::IkStep start = Unwrap(ik::SolvePose(arm, nullptr, first_target, options), "SolvePose");
-  if (start.status != ik::StepStatus::kReached) {
-    Die(std::string("the start pose is ") + ik::StepStatusName(start.status));
+  const ik::IkResult start =
+      Unwrap(ik::SolvePose(arm, nullptr, first_target, options), "SolvePose");
+  if (start.status != ik::IkStatus::kReached) {
+    Die(std::string("the start pose is ") + ik::IkStatusName(start.status));
   }
   return start.sites;
 }

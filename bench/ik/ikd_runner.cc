@@ -21,7 +21,7 @@ RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant) {
   seconds.reserve(scenario.targets.size());
   for (size_t k = 1; k < scenario.targets.size(); ++k) {
     const auto start = Clock::now();
-    absl::StatusOr<ik::IkStep> step = tracker->StepTo(scenario.targets[k]);
+    absl::StatusOr<ik::IkResult> step = tracker->StepTo(scenario.targets[k]);
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     if (!step.ok()) {
       std::fprintf(stderr, "ik_bench: StepTo: %s\n", std::string(step.status().message()).c_str());
@@ -30,7 +30,7 @@ RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant) {
     // The hand error is judged on the joint angles, as a robot would execute them.
     auto fk = scenario.arm.SitesFromAngles(step->angles);
     recorder.Add(scenario.targets[k], fk.ok() ? *fk : step->sites, step->angles,
-                 step->status != ik::StepStatus::kReached);
+                 step->status != ik::IkStatus::kReached);
   }
   return recorder.Finish(variant.label, std::move(seconds));
 }

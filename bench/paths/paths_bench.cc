@@ -72,7 +72,7 @@ struct Run {
   double speed_ratio = 0.0, acceleration_ratio = 0.0;  // over the witness's maxima
   double bend_speed_ratio = 0.0, bend_acceleration_ratio = 0.0;  // spatial: bends only
   double us_per_sample = 0.0;
-  double angle_difference = 0.0;  // the library's IkStep::angles vs the checker's, rad
+  double angle_difference = 0.0;  // the library's IkResult::angles vs the checker's, rad
   // rad: the first sample's joint angles vs the initial sites' (the checker's own angles; the
   // hand starts on the path, so a plan that starts elsewhere jumps there in no time)
   double start_jump = 0.0;
@@ -89,9 +89,9 @@ void Disagree(Run& run, const char* what, double checker, double library) {
 
 // Largest difference (modulo 2 pi) between the library's joint angles and the checker's, leaving
 // out azimuths behind a bend under 1e-6 rad (ill-defined there).
-double MaxAngleDifference(const Scenario& s, const std::vector<ik::IkStep>& steps) {
+double MaxAngleDifference(const Scenario& s, const std::vector<ik::IkResult>& steps) {
   double worst = 0.0;
-  for (const ik::IkStep& step : steps) {
+  for (const ik::IkResult& step : steps) {
     const std::vector<double> angles = JointAngles(s.model, step.sites);
     if (angles.size() != step.angles.size()) return std::numeric_limits<double>::infinity();
     for (size_t j = 0; j < angles.size(); ++j) {
@@ -104,7 +104,8 @@ double MaxAngleDifference(const Scenario& s, const std::vector<ik::IkStep>& step
 
 // Where the library's summary tells another story than the checker.
 void CompareWithLibrary(const Scenario& s, Run& run) {
-  if (run.angle_difference > 1e-9) Disagree(run, "joint angles (IkStep::angles)", run.angle_difference, 0);
+  if (run.angle_difference > 1e-9)
+    Disagree(run, "joint angles (IkResult::angles)", run.angle_difference, 0);
   const PathMeasures& m = run.m;
   const ik::PathSummary& lib = run.summary;
   if (std::abs(m.max_hand_error - lib.max_hand_error) > 1e-9) {
@@ -148,7 +149,7 @@ Run RunSolver(const Scenario& s, const Solver& solver) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.ok()) Die(std::string(solver.name) + ": PlanPath: " + std::string(result.status().message()));
   std::vector<Eigen::Matrix3Xd> sites;
-  for (const ik::IkStep& step : result->steps) sites.push_back(step.sites);
+  for (const ik::IkResult& step : result->steps) sites.push_back(step.sites);
   if (sites.size() != s.hand.size()) Die("PlanPath returned the wrong number of steps");
   Run run;
   run.m = CheckPath(s.model, sites, s.hand, kSamplePeriod);

@@ -119,15 +119,15 @@ void RunFixedPaths(const std::vector<ArmId>& arms, const RobotDump& dump) {
             t.samples += n;
             for (int j = 0; j < 2; ++j) {
               DumpRobotRun(dump, label, s, kRobotSolvers[j], runs[j]);
-              t.full[j] += runs[j].summary.solved == n;
-              t.solved[j] += runs[j].summary.solved;
+              t.full[j] += runs[j].summary.reached == n;
+              t.solved[j] += runs[j].summary.reached;
               t.seconds[j] += 1e-6 * runs[j].us_per_sample * n;
               for (const std::string& d : runs[j].disagreements) {
                 t.disagreements.push_back(label + " " + kRobotSolvers[j] + ": " + d);
               }
             }
             const RobotRun& r = runs[1];
-            if (r.summary.solved < n) t.short_of_full.push_back(label.substr(6));
+            if (r.summary.reached < n) t.short_of_full.push_back(label.substr(6));
             t.confirmed_paths += r.m.confirmed == n;
             t.confirmed += r.m.confirmed;
             t.violations += r.m.position_violations + r.m.velocity_violations + r.m.acceleration_violations;
@@ -136,8 +136,8 @@ void RunFixedPaths(const std::vector<ArmId>& arms, const RobotDump& dump) {
             t.max_velocity = std::max(t.max_velocity, r.summary.max_velocity_ratio);
             t.max_acceleration = std::max(t.max_acceleration, r.summary.max_acceleration_ratio);
             t.max_scaling = std::max(t.max_scaling, r.summary.feasible_time_scaling);
-            std::printf(" %.4g / %.4g (%.2f, %.2f) |", 100.0 * r.summary.solved / n,
-                        100.0 * runs[0].summary.solved / n, r.summary.max_velocity_ratio,
+            std::printf(" %.4g / %.4g (%.2f, %.2f) |", 100.0 * r.summary.reached / n,
+                        100.0 * runs[0].summary.reached / n, r.summary.max_velocity_ratio,
                         r.summary.feasible_time_scaling);
           }
           std::printf("\n");

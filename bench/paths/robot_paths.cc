@@ -31,7 +31,7 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
   // Per sample: a SOLVED sample must be on the path, within the position limits and clear.
   int off = 0, first_off = -1;
   for (size_t k = 0; k < run.samples.size(); ++k) {
-    if (run.samples[k].status != robot::RobotIkStatus::kSolved) continue;
+    if (run.samples[k].status != robot::RobotIkStatus::kReached) continue;
     const RobotPathMeasures one = CheckRobotPath(s.model, run.samples[k].q.transpose(), {request[k]}, kDt);
     if (one.reached == 1 && !one.collided) continue;
     if (off++ == 0) first_off = static_cast<int>(k);
@@ -55,10 +55,11 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
   if (accelerations && !Near(m.rates.acceleration, lib.max_acceleration_ratio, 0, 1e-6)) {
     Disagree(run, "max acceleration / limit", m.rates.acceleration, lib.max_acceleration_ratio);
   }
-  if (m.velocity_violations > 0 && lib.velocity_limited == 0 && lib.solved == lib.samples) {
+  if (m.velocity_violations > 0 && lib.velocity_limited == 0 && lib.reached == lib.samples) {
     Disagree(run, "velocity limit passed, all SOLVED", m.velocity_violations, 0);
   }
-  if (m.acceleration_violations > 0 && lib.acceleration_limited == 0 && lib.solved == lib.samples) {
+  if (m.acceleration_violations > 0 && lib.acceleration_limited == 0 &&
+      lib.reached == lib.samples) {
     Disagree(run, "acceleration limit passed, all SOLVED", m.acceleration_violations, 0);
   }
 }
@@ -89,7 +90,7 @@ struct RobotTally {
     any_limit += r.m.any_limit_violation();
     if (r.m.any_limit_violation()) violated_at.push_back(index);
     if (r.start_jump > kStartSlack) ++jumped, jumped_at.push_back(index);
-    solved += r.summary.solved;
+    solved += r.summary.reached;
     samples += static_cast<int>(r.samples.size());
     max_position = std::max(max_position, r.m.max_position_error);
     max_rotation = std::max(max_rotation, r.m.max_rotation_error);
@@ -300,7 +301,7 @@ void DumpRobotRun(const RobotDump& dump, const std::string& label, const RobotSc
                  m.rates.acceleration, r.speed_ratio, r.acceleration_ratio, m.raw.speed, m.raw.acceleration);
     std::fprintf(dump.measures, "%.17g,%d,", m.min_sigma, m.min_sigma_sample);
     std::fprintf(dump.measures, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
-                 l.solved, l.joint_limit_blocked, l.not_converged, l.in_collision, l.velocity_limited,
+                 l.reached, l.limit_blocked, l.not_converged, l.in_collision, l.velocity_limited,
                  l.acceleration_limited, l.max_position_error, l.max_rotation_error, l.min_clearance,
                  l.max_velocity_ratio, l.max_acceleration_ratio, l.feasible_time_scaling,
                  r.start_jump);

@@ -51,10 +51,10 @@ RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
     if (pose) target.orientation = Eigen::Quaterniond(held);
     const robot::RobotIkResult result = limited->StepTo(target, k * kPeriod);
     ++f.answers;
-    if (result.status == robot::RobotIkStatus::kSolved) {
+    if (result.status == robot::RobotIkStatus::kReached) {
       ++f.solved;
-    } else if (result.status == robot::RobotIkStatus::kVelocityLimitExceeded ||
-               result.status == robot::RobotIkStatus::kAccelerationLimitExceeded) {
+    } else if (result.status == robot::RobotIkStatus::kVelocityLimited ||
+               result.status == robot::RobotIkStatus::kAccelerationLimited) {
       ++f.limited;
     } else {
       ++f.other;

@@ -285,7 +285,7 @@ std::vector<Eigen::Matrix3Xd> PlainPath(const ik::Arm& arm, const ik::Trajectory
   const ik::PathResult result =
       Unwrap(ik::PlanPath(arm, nullptr, path, times, plain, initial), "PlanPath (plain)");
   std::vector<Eigen::Matrix3Xd> sites;
-  for (const ik::IkStep& step : result.steps) sites.push_back(step.sites);
+  for (const ik::IkResult& step : result.steps) sites.push_back(step.sites);
   return sites;
 }
 

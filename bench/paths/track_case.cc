@@ -115,12 +115,12 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
   for (int k = 0; k <= n; ++k) {
     const double t = k * kPeriod;
     const Eigen::Vector3d target = OnCircle(speed * t / kRadius);
-    const ik::IkStep step = Unwrap(limited.StepTo(target, t), "StepTo");
+    const ik::IkResult step = Unwrap(limited.StepTo(target, t), "StepTo");
     ++f.answers;
     switch (step.status) {
-      case ik::StepStatus::kReached: ++f.reached; break;
-      case ik::StepStatus::kVelocityLimited: ++f.velocity_limited; break;
-      case ik::StepStatus::kAccelerationLimited: ++f.acceleration_limited; break;
+      case ik::IkStatus::kReached: ++f.reached; break;
+      case ik::IkStatus::kVelocityLimited: ++f.velocity_limited; break;
+      case ik::IkStatus::kAccelerationLimited: ++f.acceleration_limited; break;
       default: ++f.other; break;
     }
     const double lag = (step.sites.col(arm.hand()) - target).norm();
@@ -159,7 +159,7 @@ std::vector<double> UnlimitedSpeeds(double speed, const Surroundings& surroundin
   std::vector<double> q_last, fastest;
   for (int k = 0; k <= n; ++k) {
     const double t = k * kPeriod;
-    const ik::IkStep step = Unwrap(tracker.StepTo(OnCircle(speed * t / kRadius), t), "StepTo");
+    const ik::IkResult step = Unwrap(tracker.StepTo(OnCircle(speed * t / kRadius), t), "StepTo");
     const std::vector<double> q = ContinuedAngles(step.sites, q_last);
     if (!q_last.empty()) {
       double largest = 0.0;

@@ -142,7 +142,7 @@ IkAnswer FromIkd(const absl::StatusOr<robot::RobotIkResult>& result, double seco
   answer.seconds = seconds;
   if (!result.ok()) return answer;
   answer.q = result->q;
-  answer.claimed = result->status == robot::RobotIkStatus::kSolved;
+  answer.claimed = result->status == robot::RobotIkStatus::kReached;
   answer.code = static_cast<int>(result->status);
   answer.restarts = result->restarts;
   answer.projections = result->projections;
@@ -206,14 +206,14 @@ struct Follower {
   StepFn step;
 };
 
-// ikd: RobotTracker::MoveTo (Cartesian continuation; a failed move leaves the arm in place).
+// ikd: RobotTracker::StepTo (Cartesian continuation; a failed move leaves the arm in place).
 Follower IkdFollower(const Robot& robot, const Eigen::VectorXd& start) {
   auto tracker = std::make_shared<robot::RobotTracker>(*robot::RobotTracker::Create(robot, {}, start));
   return {"ikd", [tracker](const Eigen::Isometry3d& X) {
             using Clock = std::chrono::steady_clock;
             const robot::ToolTarget target = PoseTarget(X);
             const auto t0 = Clock::now();
-            robot::RobotIkResult result = tracker->MoveTo(target);
+            robot::RobotIkResult result = tracker->StepTo(target);
             return FromIkd(result, std::chrono::duration<double>(Clock::now() - t0).count());
           }};
 }

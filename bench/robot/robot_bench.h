@@ -12,7 +12,7 @@
 
 namespace ikd::bench {
 
-// What one IK call returned. `claimed`: the solver's own verdict (ikd kSolved, KDL return code
+// What one IK call returned. `claimed`: the solver's own verdict (ikd kReached, KDL return code
 // >= 0); the benchmark judges every answer by forward kinematics itself.
 struct IkAnswer {
   Eigen::VectorXd q;

@@ -336,13 +336,13 @@ TrajectoryRun SolveInProcess(const Config& config, Trials trials) {
       ik::Trajectory::Arc(CircleCenter(), Eigen::Vector3d::UnitZ(), CircleStart(),
                           2 * std::numbers::pi, TrajectoryDuration(config));
   if (!path.ok()) Fail("path: " + path.status().ToString());
-  absl::StatusOr<std::vector<ik::IkStep>> steps =
+  absl::StatusOr<std::vector<ik::IkResult>> steps =
       ik::SolveTrajectory(*arm, nullptr, *path, config.sample_period, options);
   TrajectoryRun run;
   run.seconds = SecondsSince(start);
   run.cpu_seconds = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
   if (!steps.ok()) Fail("in-process solve: " + steps.status().ToString());
-  for (const ik::IkStep& step : *steps) run.positions.push_back(step.angles);
+  for (const ik::IkResult& step : *steps) run.positions.push_back(step.angles);
   return run;
 }
 

@@ -469,7 +469,7 @@ double InProcessMicroseconds(const ArmCase& c, int n) {
     auto tracker = robot::RobotTracker::Create(*robot, robot::RobotIkOptions{}, PandaReady());
     if (!tracker.ok()) Fail(tracker.status().ToString());
     for (int k = 0; k <= n; ++k) {
-      tracker->MoveTo(robot::ToolTarget{HandAt(c, k * kPeriod), c.orientation});
+      tracker->StepTo(robot::ToolTarget{HandAt(c, k * kPeriod), c.orientation});
     }
   } else {
     ik::ArmSpec spec;

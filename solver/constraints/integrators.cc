@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 // Finite input can still overflow within a step (coordinates or velocities near the largest
@@ -173,4 +173,4 @@ absl::StatusOr<ProjectionSummary> BrownianStep(const ConstraintModel& model,
   return summary;
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

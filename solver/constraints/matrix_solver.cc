@@ -14,7 +14,7 @@
 #include "solver_base.h"
 #include "solvers.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 namespace {
 
 // Sparse LDL^T of a symmetric matrix with a fixed pattern (Davis's up-looking LDL algorithm):
@@ -373,4 +373,4 @@ std::unique_ptr<ConstraintSolver> MakeMatrixSolver(const ConstraintModel& model,
   return std::make_unique<MatrixSolver>(model, options);
 }
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

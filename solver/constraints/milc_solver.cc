@@ -12,7 +12,7 @@
 #include "solver_base.h"
 #include "solvers.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 namespace milc {
 namespace {
 
@@ -387,4 +387,4 @@ std::unique_ptr<ConstraintSolver> MakeMilcSolver(const ConstraintModel& model,
   return std::make_unique<milc::MilcSolver>(model, options);
 }
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

@@ -7,7 +7,7 @@
 
 #include "solver_base.h"
 
-namespace ikd::internal::milc {
+namespace ikd::constraints::internal::milc {
 
 // One chain or ring in path order: link k joins site_at[k] (head) and site_at[k + 1] (tail),
 // with link vector d_k = r(head) - r(tail); on a ring site_at ends with its first site again.
@@ -82,4 +82,4 @@ bool RingSubstitute(Strand& s);
 template <bool kSubstitute, bool kContiguous>
 void ApplyVelocities(Strand& s, double* v, double* backup, VelocityViolation& total);
 
-}  // namespace ikd::internal::milc
+}  // namespace ikd::constraints::internal::milc

@@ -4,7 +4,7 @@
 
 #include "milc_strand.h"
 
-namespace ikd::internal::milc {
+namespace ikd::constraints::internal::milc {
 namespace {
 
 // ---- Velocity projection (Bailey eq. 20-21) --------------------------------------------------
@@ -344,4 +344,4 @@ template void ApplyVelocities<false, true>(Strand&, double*, double*, VelocityVi
 template void ApplyVelocities<true, false>(Strand&, double*, double*, VelocityViolation&);
 template void ApplyVelocities<true, true>(Strand&, double*, double*, VelocityViolation&);
 
-}  // namespace ikd::internal::milc
+}  // namespace ikd::constraints::internal::milc

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 constexpr int kMaxSites = 10'000'000;
@@ -141,4 +141,4 @@ absl::Status ConstraintModel::CheckFrozen(const Eigen::Matrix3Xd& positions,
   return absl::OkStatus();
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 UniformGravity::UniformGravity(const Eigen::Vector3d& g, Eigen::VectorXd inverse_masses)
     : g_(g), inverse_masses_(std::move(inverse_masses)) {}
@@ -93,4 +93,4 @@ double ForceField::Evaluate(const Eigen::Matrix3Xd& positions, Eigen::Matrix3Xd&
   return energy;
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -7,7 +7,7 @@
 #include "solver_base.h"
 #include "solvers.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 namespace {
 
 class ShakeSolver final : public SolverBase {
@@ -93,4 +93,4 @@ std::unique_ptr<ConstraintSolver> MakeShakeSolver(const ConstraintModel& model,
   return std::make_unique<ShakeSolver>(model, options, method);
 }
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "solvers.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 Method ResolveAutoMethod(const ConstraintModel& model) {
   // MILC's O(n) tridiagonal solve beats a general sparse factorization wherever it applies.
@@ -39,4 +39,4 @@ absl::StatusOr<std::unique_ptr<ConstraintSolver>> MakeConstraintSolver(
   return absl::InvalidArgumentError("method: unknown value");
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 namespace {
 
 // x * 0 is 0 for a finite x and NaN otherwise: one vectorized pass (Eigen's allFinite is a
@@ -129,4 +129,4 @@ void CyclicTridiagonalLu::Solve(double* x) const {
   for (int k = 0; k < n_; ++k) x[k] -= factor * z_[k];
 }
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

@@ -7,7 +7,7 @@
 
 #include "ikd/constraints/solver.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 
 class SolverBase : public ConstraintSolver {
  public:
@@ -150,4 +150,4 @@ bool CyclicTridiagonalLu::Factor(int n, RowFn&& row) {
   return ok && FactorCorrection(n, bottom_left);
 }
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

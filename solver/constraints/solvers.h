@@ -5,7 +5,7 @@
 
 #include "ikd/constraints/solver.h"
 
-namespace ikd::internal {
+namespace ikd::constraints::internal {
 
 // Gauss-Seidel SHAKE/RATTLE; `method` is kShake or kRattle (only the reported name differs).
 std::unique_ptr<ConstraintSolver> MakeShakeSolver(const ConstraintModel& model,
@@ -16,4 +16,4 @@ std::unique_ptr<ConstraintSolver> MakeMilcSolver(const ConstraintModel& model,
 std::unique_ptr<ConstraintSolver> MakeMatrixSolver(const ConstraintModel& model,
                                                    const ProjectionOptions& options);
 
-}  // namespace ikd::internal
+}  // namespace ikd::constraints::internal

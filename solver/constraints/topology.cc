@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 // Incident constraints of every site.
@@ -113,4 +113,4 @@ ConstraintTopology AnalyzeTopology(int num_sites,
   return topology;
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 const char* MethodName(Method method) {
   switch (method) {
@@ -50,4 +50,4 @@ absl::Status ProjectionSummary::ToStatus() const {
   return absl::InternalError(message);
 }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

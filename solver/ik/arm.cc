@@ -8,6 +8,10 @@
 #include "ikd/world.h"
 
 namespace ikd::ik {
+
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+
 namespace {
 
 constexpr int kMaxLimbs = 10000;

@@ -33,7 +33,7 @@ uint64_t StartSeed(uint64_t seed, int start) { return seed + 0x9E3779B97F4A7C15u
 
 using internal::Failed;
 
-int Failures(const std::vector<IkStep>& steps) {
+int Failures(const std::vector<IkResult>& steps) {
   return static_cast<int>(std::count_if(steps.begin(), steps.end(), Failed));
 }
 
@@ -49,15 +49,15 @@ IkOptions StartOptions(const Arm& arm, const IkOptions& options, int start) {
 }
 
 // The driver over every sample time.
-absl::StatusOr<std::vector<IkStep>> TrackPath(const Arm& arm, const Scene* scene,
-                                              const Trajectory& trajectory,
-                                              const std::vector<double>& times,
-                                              const IkOptions& options,
-                                              const std::optional<Eigen::Matrix3Xd>& initial,
-                                              const StopCheck& stop) {
+absl::StatusOr<std::vector<IkResult>> TrackPath(const Arm& arm, const Scene* scene,
+                                                const Trajectory& trajectory,
+                                                const std::vector<double>& times,
+                                                const IkOptions& options,
+                                                const std::optional<Eigen::Matrix3Xd>& initial,
+                                                const StopCheck& stop) {
   auto driver = PathDriver::Create(arm, scene, trajectory, options, initial);
   if (!driver.ok()) return driver.status();
-  std::vector<IkStep> steps;
+  std::vector<IkResult> steps;
   steps.reserve(times.size());
   for (double t : times) {
     if (stop && stop()) return absl::CancelledError("stopped while tracking the path");
@@ -77,7 +77,7 @@ double AccelerationLimit(const Arm& arm, int j) {
 }
 
 // Step 3 of path.h: velocity into sample k and acceleration at k, against the limits.
-void CheckRates(const Arm& arm, std::vector<IkStep>& steps, PathSummary& summary) {
+void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summary) {
   if (steps.size() < 2) return;
   const Eigen::MatrixXd q = internal::UnwrappedAngles(steps);
   const int n = static_cast<int>(steps.size());
@@ -95,11 +95,11 @@ void CheckRates(const Arm& arm, std::vector<IkStep>& steps, PathSummary& summary
     }
     summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
     summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
-    if (steps[k].status != StepStatus::kReached) continue;
+    if (steps[k].status != IkStatus::kReached) continue;
     if (velocity_ratio > 1.0 + kRateSlack) {
-      steps[k].status = StepStatus::kVelocityLimited;
+      steps[k].status = IkStatus::kVelocityLimited;
     } else if (acceleration_ratio > 1.0 + kRateSlack) {
-      steps[k].status = StepStatus::kAccelerationLimited;
+      steps[k].status = IkStatus::kAccelerationLimited;
     }
   }
   if (arm.HasRateLimits()) {
@@ -108,15 +108,15 @@ void CheckRates(const Arm& arm, std::vector<IkStep>& steps, PathSummary& summary
   }
 }
 
-void Count(const IkStep& step, PathSummary& summary) {
+void Count(const IkResult& step, PathSummary& summary) {
   ++summary.samples;
   switch (step.status) {
-    case StepStatus::kReached: ++summary.reached; break;
-    case StepStatus::kClampedUnreachable: ++summary.clamped; break;
-    case StepStatus::kInCollision: ++summary.in_collision; break;
-    case StepStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
-    case StepStatus::kVelocityLimited: ++summary.velocity_limited; break;
-    case StepStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
+    case IkStatus::kReached: ++summary.reached; break;
+    case IkStatus::kClampedUnreachable: ++summary.clamped; break;
+    case IkStatus::kInCollision: ++summary.in_collision; break;
+    case IkStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
+    case IkStatus::kVelocityLimited: ++summary.velocity_limited; break;
+    case IkStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
   }
   summary.max_hand_error = std::max(summary.max_hand_error, step.hand_error);
   summary.max_constraint_residual =
@@ -145,7 +145,7 @@ bool NearlyWithinTheRates(const PathSummary& summary) {
 
 // `steps` optimized (step 2, where the options and the arm allow it) and summarized.
 absl::StatusOr<PathResult> Optimized(const Arm& arm, const Scene* scene, const IkOptions& options,
-                                     ArmTracker& projector, std::vector<IkStep> steps, int start,
+                                     ArmTracker& projector, std::vector<IkResult> steps, int start,
                                      const StopCheck& stop,
                                      double min_bend = internal::kDefaultMinBend) {
   PathResult result;
@@ -179,7 +179,7 @@ absl::StatusOr<PathDriver> PathDriver::Create(const Arm& arm, const Scene* scene
 PathDriver::PathDriver(ArmTracker tracker, const Trajectory& trajectory, double max_step)
     : tracker_(std::move(tracker)), trajectory_(&trajectory), max_step_(max_step) {}
 
-absl::StatusOr<IkStep> PathDriver::StepTo(double t) {
+absl::StatusOr<IkResult> PathDriver::StepTo(double t) {
   // Intermediate hand positions follow the path itself, not the chord between samples.
   auto sub_times = trajectory_->SubSteps(previous_.value_or(t), t, max_step_);
   if (!sub_times.ok()) return sub_times.status();
@@ -203,10 +203,10 @@ std::string PathSummary::BriefReport() const {
       max_hand_error, max_constraint_residual, min_clearance);
 }
 
-PathSummary SummarizePath(const Arm& arm, std::vector<IkStep>& steps) {
+PathSummary SummarizePath(const Arm& arm, std::vector<IkResult>& steps) {
   PathSummary summary;
   CheckRates(arm, steps, summary);
-  for (const IkStep& step : steps) Count(step, summary);
+  for (const IkResult& step : steps) Count(step, summary);
   return summary;
 }
 
@@ -224,7 +224,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   }
   // Every forward start tracked so far (nullopt: not yet), the first kept unless another fails
   // on fewer samples.
-  std::vector<std::optional<std::vector<IkStep>>> tracked(kForwardStarts);
+  std::vector<std::optional<std::vector<IkResult>>> tracked(kForwardStarts);
   auto track = [&](int start) -> absl::Status {
     if (tracked[start]) return absl::OkStatus();
     auto path = TrackPath(arm, scene, trajectory, times, StartOptions(arm, options, start),
@@ -246,7 +246,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   }
   auto projector = ArmTracker::Create(arm, scene, options, initial_sites);
   if (!projector.ok()) return projector.status();
-  std::vector<IkStep> best = *tracked[best_start];
+  std::vector<IkResult> best = *tracked[best_start];
   // Still failing: tracked backwards from its end and joined, the margin as given first, then
   // widened as the forward starts'.
   for (int margin = 0; margin <= kWideMargins && Failures(best) > 0; ++margin) {
@@ -260,7 +260,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     }
   }
   // A spatial arm's plan may be optimized again with other bend floors (below): kept as it is.
-  std::vector<IkStep> unoptimized;
+  std::vector<IkResult> unoptimized;
   if (!arm.planar()) unoptimized = best;
   auto result = Optimized(arm, scene, options, *projector, std::move(best), best_start, stop);
   if (!result.ok()) return result;
@@ -310,11 +310,9 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
 }
 
 // Declared in tracker.h, where callers of the step-by-step tracker find it.
-absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
-                                                    const Trajectory& trajectory,
-                                                    double sample_period,
-                                                    const IkOptions& options,
-                                                    std::optional<Eigen::Matrix3Xd> initial_sites) {
+absl::StatusOr<std::vector<IkResult>> SolveTrajectory(
+    const Arm& arm, const Scene* scene, const Trajectory& trajectory, double sample_period,
+    const IkOptions& options, std::optional<Eigen::Matrix3Xd> initial_sites) {
   auto times = trajectory.SampleTimes(sample_period);
   if (!times.ok()) return times.status();
   auto plan = PlanPath(arm, scene, trajectory, *times, options, std::move(initial_sites));

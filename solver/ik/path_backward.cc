@@ -25,7 +25,7 @@ double BlendSpeed(const Arm& arm) {
 }
 
 // The largest angle difference between two samples, turns taken the short way.
-double AngleDistance(const IkStep& a, const IkStep& b) {
+double AngleDistance(const IkResult& a, const IkResult& b) {
   double largest = 0.0;
   for (size_t j = 0; j < a.angles.size(); ++j) {
     largest = std::max(largest, std::abs(std::remainder(b.angles[j] - a.angles[j], 2.0 * kPi)));
@@ -36,15 +36,15 @@ double AngleDistance(const IkStep& a, const IkStep& b) {
 // `forward` moved `share` of the way to `backward` in joint angles, rebuilt, its hand put back
 // where forward's is, projected onto the limb lengths and joint limits and pushed out of the
 // safety margin where it entered it; nullopt when that fails or the result collides.
-std::optional<IkStep> Blended(const Arm& arm, double margin, ArmTracker& projector,
-                              const IkStep& forward, const IkStep& backward, double share) {
+std::optional<IkResult> Blended(const Arm& arm, double margin, ArmTracker& projector,
+                                const IkResult& forward, const IkResult& backward, double share) {
   std::vector<double> angles = forward.angles;
   for (size_t j = 0; j < angles.size(); ++j) {
     angles[j] += share * std::remainder(backward.angles[j] - forward.angles[j], 2.0 * kPi);
   }
   absl::StatusOr<Eigen::Matrix3Xd> rebuilt = arm.SitesFromAngles(angles);
   if (!rebuilt.ok()) return std::nullopt;
-  IkStep step = forward;  // time, hand error, clamp distance and status of the forward sample
+  IkResult step = forward;  // time, hand error, clamp distance and status of the forward sample
   step.sites = *rebuilt;
   step.sites.col(arm.hand()) = forward.sites.col(arm.hand());
   if (!projector.Project(*rebuilt, step.sites)) return std::nullopt;
@@ -68,20 +68,20 @@ std::optional<IkStep> Blended(const Arm& arm, double margin, ArmTracker& project
 
 }  // namespace
 
-bool Failed(const IkStep& step) {
-  return step.status == StepStatus::kInCollision || step.status == StepStatus::kJointLimitBlocked;
+bool Failed(const IkResult& step) {
+  return step.status == IkStatus::kInCollision || step.status == IkStatus::kJointLimitBlocked;
 }
 
-absl::StatusOr<std::vector<IkStep>> TrackBackward(const Arm& arm, const Scene* scene,
-                                                  const Trajectory& trajectory,
-                                                  const std::vector<double>& times,
-                                                  const IkOptions& options,
-                                                  const Eigen::Matrix3Xd& end_sites,
-                                                  const StopCheck& stop) {
+absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const Scene* scene,
+                                                    const Trajectory& trajectory,
+                                                    const std::vector<double>& times,
+                                                    const IkOptions& options,
+                                                    const Eigen::Matrix3Xd& end_sites,
+                                                    const StopCheck& stop) {
   auto tracker = ArmTracker::Create(arm, scene, options, end_sites);
   if (!tracker.ok()) return tracker.status();
   const double max_step = options.max_step_fraction * arm.shortest_limb();
-  std::vector<IkStep> steps(times.size());
+  std::vector<IkResult> steps(times.size());
   for (size_t k = times.size(); k-- > 0;) {
     if (stop && stop()) return absl::CancelledError("stopped while tracking the path");
     if (k + 1 < times.size()) {
@@ -100,10 +100,10 @@ absl::StatusOr<std::vector<IkStep>> TrackBackward(const Arm& arm, const Scene* s
   return steps;
 }
 
-absl::StatusOr<std::optional<std::vector<IkStep>>> JoinBackwardPath(
+absl::StatusOr<std::optional<std::vector<IkResult>>> JoinBackwardPath(
     const Arm& arm, const Scene* scene, const Trajectory& trajectory,
     const std::vector<double>& times, const IkOptions& options, ArmTracker& projector,
-    const std::vector<IkStep>& forward, const StopCheck& stop) {
+    const std::vector<IkResult>& forward, const StopCheck& stop) {
   const int n = static_cast<int>(forward.size());
   if (n < 3 || Failed(forward.back())) return std::nullopt;
   auto backward = TrackBackward(arm, scene, trajectory, times, options, forward.back().sites, stop);
@@ -138,12 +138,12 @@ absl::StatusOr<std::optional<std::vector<IkStep>>> JoinBackwardPath(
     while (from > first && times[centre] - times[from] < half) --from;
     while (to < last && times[to] - times[centre] < half) ++to;
     windows.emplace_back(from, to);
-    std::vector<IkStep> joined(forward.begin(), forward.begin() + from + 1);
+    std::vector<IkResult> joined(forward.begin(), forward.begin() + from + 1);
     bool clear = true;
     for (int k = from + 1; k < to && clear; ++k) {
       const double x = (times[k] - times[from]) / (times[to] - times[from]);
       const double share = x * x * (3.0 - 2.0 * x);  // smoothstep
-      std::optional<IkStep> step =
+      std::optional<IkResult> step =
           Blended(arm, options.safety_margin, projector, forward[k], (*backward)[k], share);
       clear = step.has_value();
       if (clear) joined.push_back(*std::move(step));

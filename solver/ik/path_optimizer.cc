@@ -46,7 +46,7 @@ double NearestTurn(double angle, double near) {
   return angle + 2.0 * kPi * std::round((near - angle) / (2.0 * kPi));
 }
 
-Eigen::MatrixXd UnwrappedAngles(const std::vector<IkStep>& steps) {
+Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps) {
   const int n = static_cast<int>(steps.size());
   const int m = static_cast<int>(steps.front().angles.size());
   Eigen::MatrixXd q(n, m);
@@ -90,13 +90,13 @@ class PathOptimizer {
     for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
   }
 
-  absl::StatusOr<int> Run(std::vector<IkStep>& steps, const StopCheck& stop) {
+  absl::StatusOr<int> Run(std::vector<IkResult>& steps, const StopCheck& stop) {
     n_ = static_cast<int>(steps.size());
-    for (const IkStep& s : steps) times_.push_back(s.time);
+    for (const IkResult& s : steps) times_.push_back(s.time);
     h_ = (times_.back() - times_.front()) / (n_ - 1);
     q_ = UnwrappedAngles(steps);
     emphasis_.assign(m_ * (2 * n_ - 3), 1.0);  // n - 1 velocity and n - 2 acceleration rows
-    for (const IkStep& s : steps) clearance_.push_back(s.min_clearance);
+    for (const IkResult& s : steps) clearance_.push_back(s.min_clearance);
     // The rate limits join once the smooth path is found: charged from the start, the
     // driver's rates (tens of times the limits) drown the other terms and the descent stalls
     // far from it (bench/paths' spatial arms). A reweighted descent lowers its own cost, not
@@ -125,7 +125,7 @@ class PathOptimizer {
   // Levenberg-Marquardt on the current cost, at most `limit` iterations: a step that does not
   // lower the cost is undone and the damping raised; one that does is kept and the damping
   // lowered. Returns the iterations run.
-  absl::StatusOr<int> Descend(std::vector<IkStep>& steps, const StopCheck& stop, int limit) {
+  absl::StatusOr<int> Descend(std::vector<IkResult>& steps, const StopCheck& stop, int limit) {
     double cost = Evaluate(steps), damping = kInitialDamping;
     std::vector<double> costs = {cost};  // after each iteration
     int iteration = 0;
@@ -173,7 +173,7 @@ class PathOptimizer {
     double gap = 0.0;
   };
 
-  static bool Movable(const IkStep& step) { return step.status != StepStatus::kJointLimitBlocked; }
+  static bool Movable(const IkResult& step) { return step.status != IkStatus::kJointLimitBlocked; }
 
   // The last kStallIterations iterations lowered the cost by less than kStallGain of it: the
   // rest of the way is crawled by rejected steps around new contacts.
@@ -239,12 +239,12 @@ class PathOptimizer {
     std::vector<double> clearance;
     std::vector<Eigen::Matrix3Xd> sites;
   };
-  Snapshot Take(const std::vector<IkStep>& steps) const {
+  Snapshot Take(const std::vector<IkResult>& steps) const {
     Snapshot s{q_, clearance_, {}};
-    for (const IkStep& step : steps) s.sites.push_back(step.sites);
+    for (const IkResult& step : steps) s.sites.push_back(step.sites);
     return s;
   }
-  void Restore(Snapshot s, std::vector<IkStep>& steps) {
+  void Restore(Snapshot s, std::vector<IkResult>& steps) {
     q_ = std::move(s.q);
     clearance_ = std::move(s.clearance);
     for (int k = 0; k < n_; ++k) steps[k].sites.swap(s.sites[k]);
@@ -267,7 +267,7 @@ class PathOptimizer {
   using Coefficients = std::initializer_list<std::pair<int, double>>;
 
   // The whole cost at q_ and the steps' sites; collects contacts_ for the next step.
-  double Evaluate(const std::vector<IkStep>& steps) {
+  double Evaluate(const std::vector<IkResult>& steps) {
     double cost = 0.0;
     ForEachDifference([&](int index, int j, double weight, double aim, Coefficients row) {
       const double value = ValueOf(j, row), excess = Excess(value, aim);
@@ -369,7 +369,7 @@ class PathOptimizer {
 
   // Builds and factors the damped Gauss-Newton KKT system of the whole path at q_, and its
   // right-hand side gradient_; false if it cannot be factored.
-  bool Factor(const std::vector<IkStep>& steps, double damping) {
+  bool Factor(const std::vector<IkResult>& steps, double damping) {
     const int size = n_ * (m_ + 3);
     StartFill();
     Eigen::VectorXd& rhs = gradient_;
@@ -465,7 +465,8 @@ class PathOptimizer {
 
   // The second-order correction's right-hand side: how far each sample's hand at the trial
   // angles lies from where it must be, on the constraint rows (J dq = r).
-  Eigen::VectorXd HandResiduals(const std::vector<IkStep>& steps, const Eigen::MatrixXd& trial) const {
+  Eigen::VectorXd HandResiduals(const std::vector<IkResult>& steps,
+                                const Eigen::MatrixXd& trial) const {
     Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n_ * (m_ + 3));
     for (int k = 1; k < n_; ++k) {
       if (!Movable(steps[k])) continue;
@@ -486,7 +487,7 @@ class PathOptimizer {
   }
 
   // Moves `step` to the angles `target` if the rebuilt, projected configuration is kept.
-  void Update(const Eigen::RowVectorXd& target, IkStep& step, double& clearance,
+  void Update(const Eigen::RowVectorXd& target, IkResult& step, double& clearance,
               Eigen::RowVectorXd& angles) {
     Eigen::Matrix3Xd sites;
     if (!Rebuild(target, step.sites.col(arm_.hand()), sites)) return;
@@ -525,15 +526,14 @@ class PathOptimizer {
   }
 
   // The step's diagnostics for its final configuration.
-  void Finish(double clearance, IkStep& step) const {
+  void Finish(double clearance, IkResult& step) const {
     if (clearance >= contact_distance_) clearance = projector_.MinClearance(step.sites);
     step.angles = arm_.AnglesFromSites(step.sites);
     step.min_clearance = clearance;
     step.constraint_residual = arm_.chain_model().MaxRelativeViolation(step.sites);
-    if (step.status == StepStatus::kInCollision && clearance >= 0.0) {
-      step.status = step.clamp_distance > 1e-12 * arm_.max_reach()
-                        ? StepStatus::kClampedUnreachable
-                        : StepStatus::kReached;
+    if (step.status == IkStatus::kInCollision && clearance >= 0.0) {
+      step.status = step.clamp_distance > 1e-12 * arm_.max_reach() ? IkStatus::kClampedUnreachable
+                                                                   : IkStatus::kReached;
     }
   }
 
@@ -583,7 +583,7 @@ class PathOptimizer {
 }  // namespace
 
 absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
-                                 double margin, std::vector<IkStep>& steps, const StopCheck& stop,
+                                 double margin, std::vector<IkResult>& steps, const StopCheck& stop,
                                  double min_bend) {
   return PathOptimizer(arm, scene, projector, margin, min_bend).Run(steps, stop);
 }

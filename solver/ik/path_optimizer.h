@@ -18,7 +18,7 @@ namespace ikd::ik::internal {
 double NearestTurn(double angle, double near);
 
 // Joint angles of every step (rows: samples), each column continuous across +-pi.
-Eigen::MatrixXd UnwrappedAngles(const std::vector<IkStep>& steps);
+Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps);
 
 // Spatial bends the optimizer keeps its paths above by default (rad): an azimuth's rate grows
 // as 1 / sin(bend), so a path through a nearly straight joint spins its azimuth.
@@ -28,7 +28,7 @@ inline constexpr double kDefaultMinBend = 0.2;
 // `projector` (the tracker of the same arm and scene), spatial bends kept above `min_bend`;
 // returns the iterations run, or Cancelled when `stop` says so.
 absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
-                                 double margin, std::vector<IkStep>& steps, const StopCheck& stop,
+                                 double margin, std::vector<IkResult>& steps, const StopCheck& stop,
                                  double min_bend = kDefaultMinBend);
 
 }  // namespace ikd::ik::internal

@@ -137,44 +137,44 @@ Eigen::VectorXd DescendToPosture(Eigen::VectorXd q, const Eigen::VectorXd& seed,
   return q;
 }
 
-absl::StatusOr<IkStep> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
-                                            const Eigen::Vector3d& target,
-                                            const IkOptions& options,
-                                            std::optional<Eigen::Matrix3Xd> initial_sites,
-                                            const Posture& posture,
-                                            const std::function<bool()>& stop) {
+absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
+                                              const Eigen::Vector3d& target,
+                                              const IkOptions& options,
+                                              std::optional<Eigen::Matrix3Xd> initial_sites,
+                                              const Posture& posture,
+                                              const std::function<bool()>& stop) {
   if (absl::Status valid = posture.Validate(arm.num_angles()); !valid.ok()) return valid;
   const Eigen::Matrix3Xd start = initial_sites ? *initial_sites : arm.HomeSites();
-  absl::StatusOr<IkStep> solved = SolvePose(arm, scene, target, options, start);
-  if (!solved.ok() || solved->status != StepStatus::kReached) return solved;
+  absl::StatusOr<IkResult> solved = SolvePose(arm, scene, target, options, start);
+  if (!solved.ok() || solved->status != IkStatus::kReached) return solved;
   const std::vector<double> seed_angles = arm.AnglesFromSites(start);
   const Eigen::VectorXd seed = Eigen::Map<const Eigen::VectorXd>(seed_angles.data(), seed_angles.size());
-  IkStep candidate;
+  IkResult candidate;
   const auto project = [&](const Eigen::VectorXd& pulled) -> std::optional<Eigen::VectorXd> {
     absl::StatusOr<Eigen::Matrix3Xd> sites =
         arm.SitesFromAngles(std::vector<double>(pulled.data(), pulled.data() + pulled.size()));
     if (!sites.ok()) return std::nullopt;
-    absl::StatusOr<IkStep> step = SolvePose(arm, scene, target, options, *std::move(sites));
-    if (!step.ok() || step->status != StepStatus::kReached) return std::nullopt;
+    absl::StatusOr<IkResult> step = SolvePose(arm, scene, target, options, *std::move(sites));
+    if (!step.ok() || step->status != IkStatus::kReached) return std::nullopt;
     candidate = *std::move(step);
     return Eigen::Map<const Eigen::VectorXd>(candidate.angles.data(), candidate.angles.size());
   };
   const JointMetric metric = ChainJointMetric(arm);
-  const auto cost = [&](const IkStep& step) {
+  const auto cost = [&](const IkResult& step) {
     return PostureCost(Eigen::Map<const Eigen::VectorXd>(step.angles.data(), step.angles.size()),
                        seed, posture, metric);
   };
-  const auto descend = [&](IkStep from) {
+  const auto descend = [&](IkResult from) {
     DescendToPosture(Eigen::Map<const Eigen::VectorXd>(from.angles.data(), from.angles.size()),
                      seed, posture, metric,
                      [&](const Eigen::VectorXd& q) { return HandJacobian(arm, q); }, project,
                      [&] { from = candidate; }, stop);
     return from;
   };
-  IkStep best = descend(*std::move(solved));
+  IkResult best = descend(*std::move(solved));
   // The posture's own sheet of solutions: continuation from the posture itself, descended too.
   if (!(stop && stop()) && project(posture.q)) {
-    IkStep other = descend(candidate);
+    IkResult other = descend(candidate);
     if (cost(other) < cost(best)) best = std::move(other);
   }
   return best;

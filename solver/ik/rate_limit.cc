@@ -27,9 +27,9 @@ RateLimitedTracker::RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTr
                                        double safety_margin)
     : arm_(&arm), scene_(scene), tracker_(std::move(tracker)), safety_margin_(safety_margin) {}
 
-absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {
+absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {
   const Eigen::Matrix3Xd last = tracker_.sites();  // the last answer: the tracker goes on from it
-  absl::StatusOr<IkStep> step = tracker_.StepTo(target, time);
+  absl::StatusOr<IkResult> step = tracker_.StepTo(target, time);
   if (!step.ok()) return step;
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
@@ -47,7 +47,7 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
     const Eigen::Vector3d hand = last.col(arm_->hand());
     for (int attempt = 0; attempt <= kRetries; ++attempt, fraction *= 0.5) {
       tracker_.Restart(last);
-      absl::StatusOr<IkStep> slower = tracker_.StepTo(hand + fraction * (target - hand), time);
+      absl::StatusOr<IkResult> slower = tracker_.StepTo(hand + fraction * (target - hand), time);
       if (!slower.ok()) return slower;
       *step = *std::move(slower);
       q = Unwrapped(*step);
@@ -55,9 +55,9 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
       if (step->min_clearance >= std::min(0.0, clearance_)) break;
     }
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
-    if (step->status == StepStatus::kReached || step->status == StepStatus::kClampedUnreachable) {
-      step->status = AtSpeedLimit(dt, q) ? StepStatus::kVelocityLimited
-                                         : StepStatus::kAccelerationLimited;
+    if (step->status == IkStatus::kReached || step->status == IkStatus::kClampedUnreachable) {
+      step->status =
+          AtSpeedLimit(dt, q) ? IkStatus::kVelocityLimited : IkStatus::kAccelerationLimited;
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, *step, q);
     tracker_.Restart(step->sites);
@@ -74,7 +74,7 @@ absl::StatusOr<IkStep> RateLimitedTracker::StepTo(const Eigen::Vector3d& target,
   return step;
 }
 
-Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkStep& step) const {
+Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkResult& step) const {
   Eigen::VectorXd q(static_cast<int>(step.angles.size()));
   for (int j = 0; j < q.size(); ++j) {
     q[j] = answered_ ? NearestTurn(step.angles[j], q_[j]) : step.angles[j];
@@ -83,14 +83,14 @@ Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkStep& step) const {
 }
 
 absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, double time,
-                                              const IkStep& step, const Eigen::VectorXd& q) {
+                                              const IkResult& step, const Eigen::VectorXd& q) {
   // The target's joint velocity: the previous target solved from the same start, so that the
   // difference is the target's own motion, not the catching up.
   tracker_.Restart(last);
-  absl::StatusOr<IkStep> before = tracker_.StepTo(last_target_, time);
+  absl::StatusOr<IkResult> before = tracker_.StepTo(last_target_, time);
   if (!before.ok()) return before.status();
   tracker_.Restart(step.sites);
-  if (before->status != StepStatus::kReached) return absl::OkStatus();
+  if (before->status != IkStatus::kReached) return absl::OkStatus();
   target_velocity_ = (q - Unwrapped(*before)) / (time - time_);
   approach_ = q - q_;
   return absl::OkStatus();
@@ -150,10 +150,10 @@ bool RateLimitedTracker::Clamp(double dt, Eigen::VectorXd& q) const {
 }
 
 bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt,
-                                                 IkStep& step, Eigen::VectorXd& q) {
+                                                 IkResult& step, Eigen::VectorXd& q) {
   // The tracker's way cut to the limits moves the hand only as far as its slowest joint
   // allows; the other joints can make up the rest.
-  IkStep closest = step;
+  IkResult closest = step;
   const Eigen::VectorXd q_closest = ClosestWithinLimits(target, dt);
   if (!Rebuild(q_closest, closest)) return false;
   closest.hand_error = (closest.sites.col(arm_->hand()) - target).norm();
@@ -163,13 +163,13 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   }
   const bool on_target = closest.hand_error <= kReachedWithin;
   // Its own status (the copy carries the cut way's, which may have collided).
-  closest.status = closest.min_clearance < 0.0   ? StepStatus::kInCollision
-                   : on_target                   ? StepStatus::kReached
-                   : AtSpeedLimit(dt, q_closest) ? StepStatus::kVelocityLimited
-                                                 : StepStatus::kAccelerationLimited;
+  closest.status = closest.min_clearance < 0.0   ? IkStatus::kInCollision
+                   : on_target                   ? IkStatus::kReached
+                   : AtSpeedLimit(dt, q_closest) ? IkStatus::kVelocityLimited
+                                                 : IkStatus::kAccelerationLimited;
   step = std::move(closest);
   q = q_closest;
-  return on_target && step.status == StepStatus::kReached;
+  return on_target && step.status == IkStatus::kReached;
 }
 
 std::optional<Eigen::Matrix3Xd> RateLimitedTracker::SitesAt(const Eigen::VectorXd& q) const {
@@ -297,7 +297,7 @@ Eigen::VectorXd RateLimitedTracker::MotionWeights() const {
   return weight;
 }
 
-bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkStep& step) {
+bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkResult& step) {
   absl::StatusOr<Eigen::Matrix3Xd> sites =
       arm_->SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
   if (!sites.ok()) return false;
@@ -305,7 +305,7 @@ bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkStep& step) {
   step.angles = arm_->AnglesFromSites(step.sites);
   step.min_clearance = tracker_.MinClearance(step.sites);
   step.constraint_residual = arm_->chain_model().MaxRelativeViolation(step.sites);
-  if (step.min_clearance < 0.0) step.status = StepStatus::kInCollision;
+  if (step.min_clearance < 0.0) step.status = IkStatus::kInCollision;
   return true;
 }
 

@@ -11,6 +11,14 @@
 #include "ziggurat.h"
 
 namespace ikd::ik {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::DistanceConstraint;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionOptions;
+
 namespace {
 
 using internal::kMarginBuffer;
@@ -69,14 +77,14 @@ absl::Status IkOptions::Validate() const {
   return absl::OkStatus();
 }
 
-const char* StepStatusName(StepStatus status) {
+const char* IkStatusName(IkStatus status) {
   switch (status) {
-    case StepStatus::kReached: return "REACHED";
-    case StepStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
-    case StepStatus::kInCollision: return "IN_COLLISION_NO_ESCAPE_FOUND";
-    case StepStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
-    case StepStatus::kVelocityLimited: return "VELOCITY_LIMITED";
-    case StepStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
+    case IkStatus::kReached: return "REACHED";
+    case IkStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
+    case IkStatus::kInCollision: return "IN_COLLISION_NO_ESCAPE_FOUND";
+    case IkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
+    case IkStatus::kVelocityLimited: return "VELOCITY_LIMITED";
+    case IkStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
   }
   return "UNKNOWN";
 }
@@ -111,7 +119,7 @@ ArmTracker::ArmTracker(ArmTracker&&) noexcept = default;
 ArmTracker& ArmTracker::operator=(ArmTracker&&) noexcept = default;
 ArmTracker::~ArmTracker() = default;
 
-absl::StatusOr<IkStep> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
+absl::StatusOr<IkResult> ArmTracker::StepTo(const Eigen::Vector3d& target, double time) {
   return state_->StepTo(target, time);
 }
 const Eigen::Matrix3Xd& ArmTracker::sites() const { return state_->sites(); }
@@ -340,7 +348,7 @@ double ArmTracker::State::SmoothCap(double hand_step) const {
 }
 
 void ArmTracker::State::Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites,
-                                 IkStep& step) {
+                                 IkResult& step) {
   if (options_.trials_per_step == 0 || arm_->num_limbs() < 2) return;
   // Kastenmeier & Vesely step (c): trials re-projected and kept when the cost falls. Pushes out
   // of the margin along the clearance normal and a descent step come first, deterministic;
@@ -379,7 +387,7 @@ void ArmTracker::State::UpdateCoasting() {
 }
 
 bool ArmTracker::State::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites,
-                                      IkStep& step) {
+                                      IkResult& step) {
   // Near full stretch the linearized projection is (nearly) singular. FABRIK-style reaching
   // sweeps (hand to base placing each site at its limb length, then base to hand) need no
   // Jacobian; a small sideways kink first breaks the symmetry of a straight arm.
@@ -408,7 +416,7 @@ bool ArmTracker::State::ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix
   return ProjectWithLimits(reference, sites, step.iterations);
 }
 
-bool ArmTracker::State::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step) {
+bool ArmTracker::State::SubStep(const Eigen::Vector3d& hand, int depth, IkResult& step) {
   const int h = arm_->hand();
   const double distance = (hand - arm_->base()).norm();
   const bool stretched = distance >= arm_->max_reach() * (1.0 - 1e-9);
@@ -458,7 +466,7 @@ bool ArmTracker::State::SubStep(const Eigen::Vector3d& hand, int depth, IkStep& 
   return true;
 }
 
-absl::StatusOr<IkStep> ArmTracker::State::StepTo(const Eigen::Vector3d& target, double time) {
+absl::StatusOr<IkResult> ArmTracker::State::StepTo(const Eigen::Vector3d& target, double time) {
   if (absl::Status s = CheckInWorld(target, "target"); !s.ok()) return s;
   rng_stream_ = MixSeed(options_.seed, step_index_++);
   rng_seeded_ = false;
@@ -467,7 +475,7 @@ absl::StatusOr<IkStep> ArmTracker::State::StepTo(const Eigen::Vector3d& target, 
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options_.time_budget_seconds));
   }
-  IkStep step;
+  IkResult step;
   step.time = time;
   const Eigen::Vector3d goal = ClampTarget(target);
   const Eigen::Vector3d start = current_.col(arm_->hand());
@@ -494,18 +502,18 @@ absl::StatusOr<IkStep> ArmTracker::State::StepTo(const Eigen::Vector3d& target, 
                         (goal_distance >= arm_->max_reach() * (1.0 - 1e-9) ||
                          goal_distance <= arm_->min_reach() * (1.0 + 1e-9));
   if (blocked) {
-    step.status = StepStatus::kJointLimitBlocked;
+    step.status = IkStatus::kJointLimitBlocked;
   } else if (step.min_clearance < 0.0) {
-    step.status = StepStatus::kInCollision;
+    step.status = IkStatus::kInCollision;
   } else if (step.clamp_distance > 1e-12 * arm_->max_reach() || on_shell) {
-    step.status = StepStatus::kClampedUnreachable;
+    step.status = IkStatus::kClampedUnreachable;
   }
   return step;
 }
 
-absl::StatusOr<IkStep> SolvePose(const Arm& arm, const Scene* scene, const Eigen::Vector3d& target,
-                                 const IkOptions& options,
-                                 std::optional<Eigen::Matrix3Xd> initial_sites) {
+absl::StatusOr<IkResult> SolvePose(const Arm& arm, const Scene* scene,
+                                   const Eigen::Vector3d& target, const IkOptions& options,
+                                   std::optional<Eigen::Matrix3Xd> initial_sites) {
   auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));
   if (!tracker.ok()) return tracker.status();
   return tracker->StepTo(target);

@@ -22,9 +22,9 @@ namespace ikd::ik {
 class ArmTracker::State {
  public:
   State(const Arm& arm, const Scene* scene, const IkOptions& options,
-        std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial);
+        std::unique_ptr<constraints::ConstraintSolver> solver, Eigen::Matrix3Xd initial);
 
-  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time);
+  absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
   const Eigen::Matrix3Xd& sites() const { return current_; }
   void Restart(const Eigen::Matrix3Xd& sites);
   double Cost(const Eigen::Matrix3Xd& sites) const;
@@ -34,7 +34,7 @@ class ArmTracker::State {
 
  private:
   Eigen::Vector3d ClampTarget(const Eigen::Vector3d& target) const;
-  bool SubStep(const Eigen::Vector3d& hand, int depth, IkStep& step);
+  bool SubStep(const Eigen::Vector3d& hand, int depth, IkResult& step);
   // Projects `sites` onto the limb lengths (and the violated joint limits), adding the solver
   // iterations to `iterations`; false when that fails.
   bool ProjectWithLimits(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& sites,
@@ -42,7 +42,7 @@ class ArmTracker::State {
   Eigen::Matrix3Xd StraightArm(const Eigen::Vector3d& hand, bool folded) const;
   // A Jacobian-free way to a configuration with the hand at `hand`, for when the projection
   // fails near full stretch; false if even that cannot be projected exactly.
-  bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkStep& step);
+  bool ReachFallback(const Eigen::Vector3d& hand, Eigen::Matrix3Xd& sites, IkResult& step);
   // The cost split by kind. The clearance and joint-limit terms are zero unless the arm is
   // inside the margin or beyond a limit ("constrained"); motion and bending are smooth.
   struct CostTerms {
@@ -76,11 +76,11 @@ class ArmTracker::State {
   struct Search {
     Eigen::Matrix3Xd& sites;
     CostTerms terms;
-    IkStep& step;
+    IkResult& step;
   };
   // `far`: the sub-step began clear of every margin (and its prediction took the descent
   // step).
-  void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkStep& step);
+  void Optimize(double hand_step, bool far, Eigen::Matrix3Xd& sites, IkResult& step);
   // How far the smooth terms may move a site in one sub-step: twice the hand's move.
   double SmoothCap(double hand_step) const;
   // Projects candidate_ and keeps it in `search` when its cost is lower.
@@ -119,7 +119,7 @@ class ArmTracker::State {
   const Arm* arm_;
   const Scene* scene_;
   IkOptions options_;
-  std::unique_ptr<ConstraintSolver> solver_;
+  std::unique_ptr<constraints::ConstraintSolver> solver_;
   Eigen::Matrix3Xd current_, previous_;  // the last two committed configurations
   uint64_t step_index_ = 0;
   uint64_t rng_stream_ = 0;  // the seed of this StepTo's random stream
@@ -141,7 +141,7 @@ class ArmTracker::State {
   Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from
   Eigen::Matrix3Xd descent_, smooth_gradient_, clearance_gradient_, clearance_step_;
   Eigen::VectorXd curvature_;
-  std::vector<DistanceConstraint> limit_constraints_;  // limbs + active joint limits
+  std::vector<constraints::DistanceConstraint> limit_constraints_;  // limbs + active joint limits
   std::vector<bool> limit_active_;
 };
 

@@ -12,6 +12,14 @@
 #include "observations.h"
 
 namespace ikd::pose {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::DistanceConstraint;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionSummary;
+
 namespace {
 
 using internal::CheckObservation;

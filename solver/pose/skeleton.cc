@@ -243,8 +243,8 @@ std::optional<int> Skeleton::FindSite(std::string_view name) const {
   return Lookup(site_index_, name);
 }
 
-std::vector<DistanceConstraint> Skeleton::BoneConstraints() const {
-  std::vector<DistanceConstraint> out;
+std::vector<constraints::DistanceConstraint> Skeleton::BoneConstraints() const {
+  std::vector<constraints::DistanceConstraint> out;
   out.reserve(spec_.bones.size());
   for (const Bone& b : spec_.bones) out.push_back({b.i, b.j, b.length});
   return out;

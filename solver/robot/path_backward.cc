@@ -32,7 +32,7 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackBackward(
   samples.back() = last;
   for (size_t k = targets.size() - 1; k-- > 0;) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    samples[k] = tracker->MoveTo(targets[k], times[k + 1] - times[k]);
+    samples[k] = tracker->StepTo(targets[k], times[k + 1] - times[k]);
   }
   return samples;
 }
@@ -65,7 +65,7 @@ RobotIkResult Placed(const Robot& robot, const ik::Scene* scene, const ToolTarge
   } else if (sample.min_clearance < 0.0) {
     sample.status = RobotIkStatus::kInCollision;
   } else {
-    sample.status = RobotIkStatus::kSolved;
+    sample.status = RobotIkStatus::kReached;
   }
   return sample;
 }

@@ -53,7 +53,7 @@ constexpr double kClearanceWeight = 3.0;
 // A sample on its target, the ones the optimizer may move (one in collision too: the
 // clearance term pushes it out).
 bool Reached(RobotIkStatus status) {
-  return status == RobotIkStatus::kSolved || status == RobotIkStatus::kVelocityLimitExceeded ||
+  return status == RobotIkStatus::kReached || status == RobotIkStatus::kVelocityLimited ||
          status == RobotIkStatus::kInCollision;
 }
 
@@ -401,7 +401,7 @@ absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
         ToolErrors(robot, sample.q, targets[k]);
     if (scene != nullptr) sample.min_clearance = MinOf(state.clearances[k]);
     if (sample.status == RobotIkStatus::kInCollision && sample.min_clearance >= 0.0) {
-      sample.status = RobotIkStatus::kSolved;  // the rate check follows
+      sample.status = RobotIkStatus::kReached;  // the rate check follows
     }
   }
   return absl::OkStatus();

@@ -10,6 +10,10 @@
 #include "ikd/robot/seed_atlas.h"
 
 namespace ikd::robot {
+
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;

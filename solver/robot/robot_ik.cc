@@ -13,6 +13,15 @@
 #include "motion.h"
 
 namespace ikd::robot {
+
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::DistanceConstraint;
+using constraints::MakeConstraintSolver;
+using constraints::Method;
+using constraints::ProjectionOptions;
+using constraints::ProjectionOutcome;
+
 namespace {
 
 absl::Status RangeError(const char* field, const char* bound, double got) {
@@ -44,7 +53,7 @@ constexpr int kSeedCandidates = 16;
 // another attempt may follow.
 constexpr int kStartBisections = 2;
 
-// How far the tool sites travel from pose `from` to the target: the path length MoveTo steps.
+// How far the tool sites travel from pose `from` to the target: the path length StepTo steps.
 double Travel(const Eigen::Isometry3d& from, const ToolTarget& target, double spacing) {
   double travel = (target.position - from.translation()).norm();
   if (target.orientation) {
@@ -156,12 +165,12 @@ absl::Status RobotIkOptions::Validate() const {
 
 const char* RobotIkStatusName(RobotIkStatus status) {
   switch (status) {
-    case RobotIkStatus::kSolved: return "SOLVED";
+    case RobotIkStatus::kReached: return "SOLVED";
     case RobotIkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
     case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
-    case RobotIkStatus::kVelocityLimitExceeded: return "VELOCITY_LIMIT_EXCEEDED";
+    case RobotIkStatus::kVelocityLimited: return "VELOCITY_LIMIT_EXCEEDED";
     case RobotIkStatus::kInCollision: return "IN_COLLISION";
-    case RobotIkStatus::kAccelerationLimitExceeded: return "ACCELERATION_LIMIT_EXCEEDED";
+    case RobotIkStatus::kAccelerationLimited: return "ACCELERATION_LIMIT_EXCEEDED";
   }
   return "UNKNOWN";
 }
@@ -429,7 +438,7 @@ absl::StatusOr<RobotTracker::LockedSet> RobotTracker::BuildLockedSet(TargetMode 
   return LockedSet{std::move(owned), *std::move(projectors)};
 }
 
-RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
+RobotIkResult RobotTracker::StepTo(const ToolTarget& target, double duration) {
   RobotIkResult result;
   const Eigen::VectorXd q_start = q_;
   move_start_ = q_;
@@ -457,7 +466,8 @@ RobotIkResult RobotTracker::MoveTo(const ToolTarget& target, double duration) {
   }
   const bool polished = Polish(path.mode, result);
   return Finish(target, q_start, duration,
-                polished ? RobotIkStatus::kSolved : RobotIkStatus::kNotConverged, std::move(result));
+                polished ? RobotIkStatus::kReached : RobotIkStatus::kNotConverged,
+                std::move(result));
 }
 
 RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::VectorXd& q_start,
@@ -479,13 +489,13 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
   const bool within = result.position_error <= options_.position_tolerance &&
                       result.rotation_error <= options_.rotation_tolerance &&
                       robot_->LimitViolation(q_) <= 0.0;
-  if (status == RobotIkStatus::kSolved && !within) status = RobotIkStatus::kNotConverged;
+  if (status == RobotIkStatus::kReached && !within) status = RobotIkStatus::kNotConverged;
   result.min_clearance = MinClearance(q_);
-  if (status == RobotIkStatus::kSolved && result.min_clearance < 0.0) {
+  if (status == RobotIkStatus::kReached && result.min_clearance < 0.0) {
     status = RobotIkStatus::kInCollision;
   }
-  if (status == RobotIkStatus::kSolved && result.velocity_ratio > 1.0) {
-    status = RobotIkStatus::kVelocityLimitExceeded;
+  if (status == RobotIkStatus::kReached && result.velocity_ratio > 1.0) {
+    status = RobotIkStatus::kVelocityLimited;
   }
   result.status = status;
   return result;
@@ -528,13 +538,13 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
                            ? std::min(options_.max_bisections, kStartBisections)
                            : options_.max_bisections;
     solving_ = true;
-      RobotIkResult result = MoveTo(target);
-      solving_ = false;
+    RobotIkResult result = StepTo(target);
+    solving_ = false;
     bisection_limit_ = options_.max_bisections;
     projections += result.projections;
     result.restarts = attempt;
     result.projections = projections;
-    if (result.status == RobotIkStatus::kSolved) {
+    if (result.status == RobotIkStatus::kReached) {
       posture_ = q_;  // a path from here keeps to the answer's posture
       return result;
     }

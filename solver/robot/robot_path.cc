@@ -60,15 +60,15 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
     summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
     summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
     RobotIkStatus& status = samples[k].status;
-    if (status != RobotIkStatus::kSolved && status != RobotIkStatus::kVelocityLimitExceeded) {
+    if (status != RobotIkStatus::kReached && status != RobotIkStatus::kVelocityLimited) {
       continue;
     }
     if (velocity_ratio > 1.0 + kRateSlack) {
-      status = RobotIkStatus::kVelocityLimitExceeded;
+      status = RobotIkStatus::kVelocityLimited;
     } else if (acceleration_ratio > 1.0 + kRateSlack) {
-      status = RobotIkStatus::kAccelerationLimitExceeded;
+      status = RobotIkStatus::kAccelerationLimited;
     } else {
-      status = RobotIkStatus::kSolved;  // MoveTo's own check is the same velocity, unrounded
+      status = RobotIkStatus::kReached;  // StepTo's own check is the same velocity, unrounded
     }
   }
   if (internal::HasRateLimits(robot)) {
@@ -80,11 +80,11 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
 void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
   ++summary.samples;
   switch (sample.status) {
-    case RobotIkStatus::kSolved: ++summary.solved; break;
-    case RobotIkStatus::kJointLimitBlocked: ++summary.joint_limit_blocked; break;
+    case RobotIkStatus::kReached: ++summary.reached; break;
+    case RobotIkStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
     case RobotIkStatus::kNotConverged: ++summary.not_converged; break;
-    case RobotIkStatus::kVelocityLimitExceeded: ++summary.velocity_limited; break;
-    case RobotIkStatus::kAccelerationLimitExceeded: ++summary.acceleration_limited; break;
+    case RobotIkStatus::kVelocityLimited: ++summary.velocity_limited; break;
+    case RobotIkStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
     case RobotIkStatus::kInCollision: ++summary.in_collision; break;
   }
   summary.max_position_error = std::max(summary.max_position_error, sample.position_error);
@@ -101,7 +101,7 @@ constexpr int kWideMargins = static_cast<int>(std::size(kWideMargin));
 constexpr int kForwardStarts = 1 + 2 * kWideMargins;
 
 int Failures(const RobotPathSummary& s) {
-  return s.joint_limit_blocked + s.not_converged + s.in_collision;
+  return s.limit_blocked + s.not_converged + s.in_collision;
 }
 
 // What another start may fix: collisions, blocked joints, rates over a limit by a time scaling
@@ -110,7 +110,7 @@ int Failures(const RobotPathSummary& s) {
 constexpr double kRetriedScaling = 3.0;
 
 bool WorthAnotherStart(const RobotPathSummary& s) {
-  if (s.in_collision + s.joint_limit_blocked > 0) return true;
+  if (s.in_collision + s.limit_blocked > 0) return true;
   return s.velocity_limited + s.acceleration_limited > 0 &&
          s.feasible_time_scaling <= kRetriedScaling;
 }
@@ -154,7 +154,7 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
   }
   for (size_t k = 1; k < targets.size(); ++k) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    samples.push_back(tracker->MoveTo(targets[k], times[k] - times[k - 1]));
+    samples.push_back(tracker->StepTo(targets[k], times[k] - times[k - 1]));
   }
   return samples;
 }
@@ -187,11 +187,11 @@ absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
 
 std::string RobotPathSummary::BriefReport() const {
   return absl::StrFormat(
-      "%d samples: %d solved, %d limit-blocked, %d not converged, %d in collision, %d velocity- "
+      "%d samples: %d reached, %d limit-blocked, %d not converged, %d in collision, %d velocity- "
       "and %d acceleration-limited; max velocity %.3g and acceleration %.3g of the limits "
       "(feasible time scaling %.3g); max position error %.3g m, rotation error %.3g rad, min "
       "clearance %.3g m",
-      samples, solved, joint_limit_blocked, not_converged, in_collision, velocity_limited,
+      samples, reached, limit_blocked, not_converged, in_collision, velocity_limited,
       acceleration_limited, max_velocity_ratio, max_acceleration_ratio, feasible_time_scaling,
       max_position_error, max_rotation_error, min_clearance);
 }
@@ -243,7 +243,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
     if (!WorthAnotherStart(best->summary)) break;
   }
   // A target out of reach (NOT_CONVERGED) stays so from either side.
-  if (best->summary.in_collision + best->summary.joint_limit_blocked > 0) {
+  if (best->summary.in_collision + best->summary.limit_blocked > 0) {
     if (absl::Status s = TryBackwardJoin(robot, scene, targets, times, path_options, stop, *best);
         !s.ok()) {
       return s;

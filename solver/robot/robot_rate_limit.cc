@@ -34,8 +34,8 @@ RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracke
 
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
-  RobotIkResult result = answered_ ? tracker_.MoveTo(target, dt > 0.0 ? dt : 0.0)
-                                   : tracker_.Solve(target);
+  RobotIkResult result =
+      answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : tracker_.Solve(target);
   Eigen::VectorXd q = result.q;
   approach_.resize(0);
   if (answered_ && dt > 0.0 && lagging_ && last_target_) PlanApproach(*last_target_, dt, q);
@@ -48,16 +48,16 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     const RobotIkStatus reached = result.status;
     for (int attempt = 0; attempt <= kRetries; ++attempt, fraction *= 0.5) {
       tracker_.Reset(q_);
-      result = tracker_.MoveTo(PartWay(target, fraction), dt);
+      result = tracker_.StepTo(PartWay(target, fraction), dt);
       q = result.q;
       Clamp(dt, q);
       Rebuild(q, target, result);
       if (result.min_clearance >= std::min(0.0, clearance_)) break;
     }
     if (result.status != RobotIkStatus::kInCollision &&
-        (reached == RobotIkStatus::kSolved || reached == RobotIkStatus::kVelocityLimitExceeded)) {
-      result.status = AtSpeedLimit(dt, q) ? RobotIkStatus::kVelocityLimitExceeded
-                                          : RobotIkStatus::kAccelerationLimitExceeded;
+        (reached == RobotIkStatus::kReached || reached == RobotIkStatus::kVelocityLimited)) {
+      result.status = AtSpeedLimit(dt, q) ? RobotIkStatus::kVelocityLimited
+                                          : RobotIkStatus::kAccelerationLimited;
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, result, q);
     tracker_.Reset(q);
@@ -94,10 +94,10 @@ void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt
   // The target's joint velocity: the previous target solved from the same start, so that the
   // difference is the target's own motion, not the catching up.
   tracker_.Reset(q_);
-  const RobotIkResult before = tracker_.MoveTo(previous, dt);
+  const RobotIkResult before = tracker_.StepTo(previous, dt);
   tracker_.Reset(q_target);
-  if (before.status != RobotIkStatus::kSolved &&
-      before.status != RobotIkStatus::kVelocityLimitExceeded) {
+  if (before.status != RobotIkStatus::kReached &&
+      before.status != RobotIkStatus::kVelocityLimited) {
     return;
   }
   target_velocity_ = (q_target - before.q) / dt;
@@ -172,12 +172,12 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
   // Its own status (the copy carries the cut way's, which may have collided).
   closest.status = closest.min_clearance < 0.0   ? RobotIkStatus::kInCollision
-                   : on_target                   ? RobotIkStatus::kSolved
-                   : AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimitExceeded
-                                                 : RobotIkStatus::kAccelerationLimitExceeded;
+                   : on_target                   ? RobotIkStatus::kReached
+                   : AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimited
+                                                 : RobotIkStatus::kAccelerationLimited;
   result = std::move(closest);
   q = q_closest;
-  return on_target && result.status == RobotIkStatus::kSolved;
+  return on_target && result.status == RobotIkStatus::kReached;
 }
 
 Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,

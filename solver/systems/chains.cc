@@ -69,8 +69,8 @@ Eigen::Matrix3Xd RegularRing(int n, double link) {
   return r;
 }
 
-std::vector<DistanceConstraint> ChainConstraints(int n, double link, bool ring) {
-  std::vector<DistanceConstraint> constraints;
+std::vector<constraints::DistanceConstraint> ChainConstraints(int n, double link, bool ring) {
+  std::vector<constraints::DistanceConstraint> constraints;
   for (int k = 0; k + 1 < n; ++k) constraints.push_back({k, k + 1, link});
   if (ring) constraints.push_back({n - 1, 0, link});
   return constraints;

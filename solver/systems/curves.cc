@@ -7,6 +7,10 @@
 #include "absl/strings/str_cat.h"
 
 namespace ikd::systems {
+
+using constraints::ProjectionOutcome;
+using constraints::ProjectionSummary;
+
 namespace {
 
 double Sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }

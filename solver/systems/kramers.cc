@@ -15,6 +15,14 @@
 #include "ikd/systems/chains.h"
 
 namespace ikd::systems {
+
+using constraints::BrownianStep;
+using constraints::ConstraintModel;
+using constraints::ConstraintSolver;
+using constraints::MakeConstraintSolver;
+using constraints::MaxKeepingNan;
+using constraints::ProjectionSummary;
+
 namespace {
 
 constexpr int64_t kMaxTotalSteps = int64_t{1} << 40;

@@ -5,6 +5,16 @@
 #include "absl/strings/str_cat.h"
 
 namespace ikd::systems {
+
+using constraints::ConstrainedIntegrator;
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+using constraints::ForceField;
+using constraints::Method;
+using constraints::ProjectionOptions;
+using constraints::StepReport;
+using constraints::UniformGravity;
+
 namespace {
 
 absl::Status CheckSize(const std::vector<double>& values, const char* field, size_t expected,

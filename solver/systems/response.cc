@@ -10,6 +10,10 @@
 #include "absl/strings/str_format.h"
 
 namespace ikd::systems {
+
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
+
 namespace {
 
 absl::Status ValidateDimension(int dimension) {

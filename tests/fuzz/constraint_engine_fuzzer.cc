@@ -28,6 +28,18 @@
 #include "ikd/constraints/potentials.h"
 #include "ikd/constraints/solver.h"
 
+using ikd::constraints::BrownianStep;
+using ikd::constraints::ConstrainedIntegrator;
+using ikd::constraints::ConstraintModel;
+using ikd::constraints::DistanceConstraint;
+using ikd::constraints::DynamicsState;
+using ikd::constraints::ForceField;
+using ikd::constraints::MakeConstraintSolver;
+using ikd::constraints::Method;
+using ikd::constraints::MethodName;
+using ikd::constraints::ProjectionOptions;
+using ikd::constraints::UniformGravity;
+
 namespace {
 
 constexpr int kMaxSites = 24;
@@ -35,9 +47,9 @@ constexpr int kMaxIterations = 300;
 // A converged result may exceed the tolerance by the rounding of its last update.
 constexpr double kToleranceSlack = 4.0;
 
-[[noreturn]] void Fail(const char* what, ikd::Method method, double value, double bound) {
-  std::fprintf(stderr, "invariant broken (%s): %s, value %.17g, bound %.17g\n",
-               ikd::MethodName(method), what, value, bound);
+[[noreturn]] void Fail(const char* what, Method method, double value, double bound) {
+  std::fprintf(stderr, "invariant broken (%s): %s, value %.17g, bound %.17g\n", MethodName(method),
+               what, value, bound);
   __builtin_trap();
 }
 
@@ -79,8 +91,8 @@ void PrintMatrix(const char* name, const Eigen::Matrix3Xd& m) {
 }
 
 void PrintInput(const Eigen::VectorXd& inverse_masses,
-                const std::vector<ikd::DistanceConstraint>& constraints,
-                const ikd::ProjectionOptions& options, const Eigen::Matrix3Xd& reference,
+                const std::vector<DistanceConstraint>& constraints,
+                const ProjectionOptions& options, const Eigen::Matrix3Xd& reference,
                 const Eigen::Matrix3Xd& moved, const Eigen::Matrix3Xd& velocities, double dt,
                 const Eigen::Vector3d& g, int steps) {
   std::fprintf(stderr, "inverse masses:");
@@ -96,8 +108,8 @@ void PrintInput(const Eigen::VectorXd& inverse_masses,
 
 // Constraints of the chosen shape; lengths from `reference` (the constraints hold there) or
 // from the input.
-std::vector<ikd::DistanceConstraint> ConsumeConstraints(FuzzedDataProvider& in, int n,
-                                                        const Eigen::Matrix3Xd& reference) {
+std::vector<DistanceConstraint> ConsumeConstraints(FuzzedDataProvider& in, int n,
+                                                   const Eigen::Matrix3Xd& reference) {
   std::vector<std::pair<int, int>> pairs;
   switch (in.ConsumeIntegralInRange(0, 3)) {
     case 0:  // open chain
@@ -118,7 +130,7 @@ std::vector<ikd::DistanceConstraint> ConsumeConstraints(FuzzedDataProvider& in, 
     }
   }
   const bool consistent = in.ConsumeBool();
-  std::vector<ikd::DistanceConstraint> constraints;
+  std::vector<DistanceConstraint> constraints;
   for (const auto& [i, j] : pairs) {
     double length = 1.0;
     if (consistent && i >= 0 && i < n && j >= 0 && j < n) {
@@ -132,16 +144,14 @@ std::vector<ikd::DistanceConstraint> ConsumeConstraints(FuzzedDataProvider& in, 
   return constraints;
 }
 
-ikd::Method ConsumeMethodOrder(int k) {
-  static constexpr ikd::Method kMethods[] = {ikd::Method::kShake, ikd::Method::kRattle,
-                                             ikd::Method::kMilcShake, ikd::Method::kMatrix,
-                                             ikd::Method::kAuto};
+Method ConsumeMethodOrder(int k) {
+  static constexpr Method kMethods[] = {Method::kShake, Method::kRattle, Method::kMilcShake,
+                                        Method::kMatrix, Method::kAuto};
   return kMethods[k];
 }
 
-void CheckConverged(const ikd::ConstraintModel& model, ikd::Method method,
-                    const ikd::ProjectionOptions& options, const Eigen::Matrix3Xd& before,
-                    const Eigen::Matrix3Xd& after) {
+void CheckConverged(const ConstraintModel& model, Method method, const ProjectionOptions& options,
+                    const Eigen::Matrix3Xd& before, const Eigen::Matrix3Xd& after) {
   if (!AllFinite(after)) Fail("converged with non-finite positions", method, 0, 0);
   for (int k = 0; k < model.num_sites(); ++k) {
     if (model.inverse_masses()(k) == 0.0 && after.col(k) != before.col(k)) {
@@ -153,13 +163,12 @@ void CheckConverged(const ikd::ConstraintModel& model, ikd::Method method,
   if (!(violation <= bound)) Fail("converged above the tolerance", method, violation, bound);
 }
 
-void ProjectWithEveryMethod(const ikd::ConstraintModel& model,
-                            const ikd::ProjectionOptions& options,
+void ProjectWithEveryMethod(const ConstraintModel& model, const ProjectionOptions& options,
                             const Eigen::Matrix3Xd& reference, const Eigen::Matrix3Xd& moved,
                             const Eigen::Matrix3Xd& velocities) {
   for (int m = 0; m < 5; ++m) {
-    const ikd::Method method = ConsumeMethodOrder(m);
-    auto solver = ikd::MakeConstraintSolver(method, model, options);
+    const Method method = ConsumeMethodOrder(m);
+    auto solver = MakeConstraintSolver(method, model, options);
     if (!solver.ok()) continue;  // e.g. MILC on a tree
     Eigen::Matrix3Xd positions = moved;
     auto summary = (*solver)->ProjectPositions(reference, positions);
@@ -173,17 +182,16 @@ void ProjectWithEveryMethod(const ikd::ConstraintModel& model,
   }
 }
 
-void StepEveryIntegrator(const ikd::ConstraintModel& model, const ikd::ProjectionOptions& options,
-                         const ikd::ForceField& field, double dt,
-                         const Eigen::Matrix3Xd& positions, const Eigen::Matrix3Xd& velocities,
-                         int steps) {
+void StepEveryIntegrator(const ConstraintModel& model, const ProjectionOptions& options,
+                         const ForceField& field, double dt, const Eigen::Matrix3Xd& positions,
+                         const Eigen::Matrix3Xd& velocities, int steps) {
   for (int m = 0; m < 5; ++m) {
-    const ikd::Method method = ConsumeMethodOrder(m);
-    auto integrator = ikd::ConstrainedIntegrator::Create(model, method, options, &field, dt);
+    const Method method = ConsumeMethodOrder(m);
+    auto integrator = ConstrainedIntegrator::Create(model, method, options, &field, dt);
     if (!integrator.ok()) continue;
-    ikd::DynamicsState state{positions, velocities};
+    DynamicsState state{positions, velocities};
     for (int s = 0; s < steps; ++s) {
-      const ikd::DynamicsState before = state;
+      const DynamicsState before = state;
       auto report = integrator->Step(state);
       if (!report.ok()) {
         if (state.positions != before.positions || state.velocities != before.velocities) {
@@ -212,9 +220,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Eigen::VectorXd inverse_masses(n);
   for (int k = 0; k < n; ++k) inverse_masses(k) = ConsumeInverseMass(in);
   const Eigen::Matrix3Xd reference = ConsumeMatrix(in, n, scale);
-  std::vector<ikd::DistanceConstraint> constraints = ConsumeConstraints(in, n, reference);
+  std::vector<DistanceConstraint> constraints = ConsumeConstraints(in, n, reference);
 
-  ikd::ProjectionOptions options;
+  ProjectionOptions options;
   static constexpr double kTolerances[] = {1e-10, 1e-6, 1e-12, 1e-15, 1e-3};
   options.tolerance = kTolerances[in.ConsumeIntegralInRange(0, 4)];
   options.max_iterations = in.ConsumeIntegralInRange(1, kMaxIterations);
@@ -230,22 +238,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (verbose) {
     PrintInput(inverse_masses, constraints, options, reference, moved, velocities, dt, g, steps);
   }
-  auto model = ikd::ConstraintModel::Create(inverse_masses, constraints);
+  auto model = ConstraintModel::Create(inverse_masses, constraints);
   if (!model.ok()) return 0;  // refused input: fine, it named the field
 
   ProjectWithEveryMethod(*model, options, reference, moved, velocities);
 
-  ikd::ForceField field;
-  field.Add(std::make_shared<ikd::UniformGravity>(g, inverse_masses));
+  ForceField field;
+  field.Add(std::make_shared<UniformGravity>(g, inverse_masses));
   StepEveryIntegrator(*model, options, field, dt, reference, velocities, steps);
 
-  auto solver = ikd::MakeConstraintSolver(ikd::Method::kAuto, *model, options);
+  auto solver = MakeConstraintSolver(Method::kAuto, *model, options);
   if (solver.ok()) {
     std::mt19937_64 rng(seed);
     Eigen::Matrix3Xd positions = reference;
-    auto summary = ikd::BrownianStep(*model, **solver, 0.01, false, rng, positions);
+    auto summary = BrownianStep(*model, **solver, 0.01, false, rng, positions);
     if (summary.ok() && summary->converged()) {
-      CheckConverged(*model, ikd::Method::kAuto, options, reference, positions);
+      CheckConverged(*model, Method::kAuto, options, reference, positions);
     }
   }
   return 0;

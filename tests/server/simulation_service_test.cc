@@ -189,7 +189,7 @@ TEST_F(SimulationServiceTest, DoublePendulumOverGrpcEqualsInProcessRunBitForBit)
   spec.lengths = {1.0, 0.7};
   spec.angles = {0.5, 1.0};
   spec.angular_velocities = {0.0, 0.3};
-  auto pendulum = systems::Pendulum::Create(spec, Method::kRattle, {}, 1e-3);
+  auto pendulum = systems::Pendulum::Create(spec, constraints::Method::kRattle, {}, 1e-3);
   ASSERT_TRUE(pendulum.ok()) << pendulum.status();
   for (int step = 1, f = 0; step <= 500; ++step) {
     ASSERT_TRUE(pendulum->Step().ok());

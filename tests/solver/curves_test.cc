@@ -291,8 +291,8 @@ TEST(CurvesTest, FailedProjectionIsAnOutcomeNotAnError) {
   EXPECT_THAT(run.projection.message, HasSubstr("step 1 of 10"));
   EXPECT_EQ(run.steps_completed(), 0);
   EXPECT_TRUE(AllFinite(run));
-  RecordProperty("ellipse",
-                 std::string(OutcomeName(run.projection.outcome)) + ": " + run.projection.message);
+  RecordProperty("ellipse", std::string(constraints::OutcomeName(run.projection.outcome)) + ": " +
+                                run.projection.message);
 
   auto funnel = OrDie(MakeSurface({.type = SurfaceType::kPseudoHyperboloid, .a = 0.5}));
   options.dt = 0.05;
@@ -303,8 +303,8 @@ TEST(CurvesTest, FailedProjectionIsAnOutcomeNotAnError) {
   for (const Eigen::Vector3d& r : fall.positions) {
     EXPECT_LE(funnel->DistanceEstimate(r), 1e-12 * funnel->length_scale());
   }
-  RecordProperty("funnel", std::string(OutcomeName(fall.projection.outcome)) + " after " +
-                               std::to_string(fall.steps_completed()) + ": " +
+  RecordProperty("funnel", std::string(constraints::OutcomeName(fall.projection.outcome)) +
+                               " after " + std::to_string(fall.steps_completed()) + ": " +
                                fall.projection.message);
 }
 

@@ -28,7 +28,7 @@ double Bend(const Eigen::Matrix3Xd& sites, int k) {
 
 // The least bend of the interior joints over the second half of the path (the first samples
 // stay near the start, which the optimizer holds).
-double LeastBendLate(const std::vector<IkStep>& steps) {
+double LeastBendLate(const std::vector<IkResult>& steps) {
   double least = 10.0;
   for (size_t s = steps.size() / 2; s < steps.size(); ++s) {
     for (int k = 1; k + 1 < steps[s].sites.cols(); ++k) least = std::min(least, Bend(steps[s].sites, k));
@@ -51,16 +51,16 @@ TEST(PathOptimizerBendFloor, HigherFloorKeepsTheJointFromStraightening) {
   IkOptions options;
   auto driver = PathDriver::Create(*arm, nullptr, *line, options, *start);
   ASSERT_TRUE(driver.ok());
-  std::vector<IkStep> driven;
+  std::vector<IkResult> driven;
   for (int s = 0; s <= 100; ++s) {
     auto step = driver->StepTo(0.01 * s);
     ASSERT_TRUE(step.ok());
     driven.push_back(*step);
-    ASSERT_EQ(step->status, StepStatus::kReached) << "sample " << s;
+    ASSERT_EQ(step->status, IkStatus::kReached) << "sample " << s;
   }
   std::vector<double> least;
   for (double floor : {0.02, 0.5}) {
-    std::vector<IkStep> steps = driven;
+    std::vector<IkResult> steps = driven;
     auto projector = ArmTracker::Create(*arm, nullptr, options, *start);
     ASSERT_TRUE(projector.ok());
     ASSERT_TRUE(internal::OptimizePath(*arm, nullptr, *projector, options.safety_margin, steps, {}, floor).ok());

@@ -27,9 +27,9 @@ Arm PlanarArm(int n, JointRateLimit limits = {}, double total = 1.4) {
 
 // The test's own planar joint angles from the sites: limb 0's direction, then the signed
 // turn from each limb to the next, continued across +-pi from one sample to the next.
-std::vector<std::vector<double>> PlanarAngles(const std::vector<IkStep>& steps) {
+std::vector<std::vector<double>> PlanarAngles(const std::vector<IkResult>& steps) {
   std::vector<std::vector<double>> out;
-  for (const IkStep& s : steps) {
+  for (const IkResult& s : steps) {
     std::vector<double> q;
     double heading = 0.0;
     for (int k = 0; k + 1 < s.sites.cols(); ++k) {
@@ -54,7 +54,7 @@ struct Rates {
 };
 
 // Finite differences of the test's own angles, per joint: v_k = dq / dt, a_k = dv / (mean dt).
-std::vector<Rates> MeasureJointRates(const std::vector<IkStep>& steps) {
+std::vector<Rates> MeasureJointRates(const std::vector<IkResult>& steps) {
   const auto q = PlanarAngles(steps);
   std::vector<Rates> rates(q.front().size());
   std::vector<double> previous_velocity;
@@ -76,7 +76,7 @@ std::vector<Rates> MeasureJointRates(const std::vector<IkStep>& steps) {
 }
 
 // The largest over all joints.
-Rates MeasureRates(const std::vector<IkStep>& steps) {
+Rates MeasureRates(const std::vector<IkResult>& steps) {
   Rates rates;
   for (const Rates& joint : MeasureJointRates(steps)) {
     rates.max_speed = std::max(rates.max_speed, joint.max_speed);
@@ -85,9 +85,9 @@ Rates MeasureRates(const std::vector<IkStep>& steps) {
   return rates;
 }
 
-double WorstLimbError(const Arm& arm, const std::vector<IkStep>& steps) {
+double WorstLimbError(const Arm& arm, const std::vector<IkResult>& steps) {
   double worst = 0.0;
-  for (const IkStep& s : steps) {
+  for (const IkResult& s : steps) {
     for (int k = 0; k < arm.num_limbs(); ++k) {
       const double length = arm.spec().limbs[k].length;
       worst = std::max(worst, std::abs((s.sites.col(k + 1) - s.sites.col(k)).norm() - length) / length);
@@ -121,11 +121,11 @@ TEST(PlanPathTest, OptimizedCircleStaysOnThePathWithSlowerJoints) {
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   ASSERT_EQ(optimized->steps.size(), times.size());
   EXPECT_GT(optimized->summary.optimizer_iterations, 0);
-  for (const IkStep& s : optimized->steps) {
+  for (const IkResult& s : optimized->steps) {
     const double angle = 2 * kPi * s.time / 3.0;
     const Eigen::Vector3d on_circle(0.8 + 0.25 * std::cos(angle), 0.2 + 0.25 * std::sin(angle), 0);
     EXPECT_LT((s.sites.col(arm.hand()) - on_circle).norm(), 1e-9) << "t = " << s.time;
-    EXPECT_EQ(s.status, StepStatus::kReached);
+    EXPECT_EQ(s.status, IkStatus::kReached);
   }
   EXPECT_LT(WorstLimbError(arm, optimized->steps), 1e-10);
   const Rates before = MeasureRates(greedy->steps);
@@ -140,7 +140,7 @@ TEST(PlanPathTest, OptimizedCircleStaysOnThePathWithSlowerJoints) {
 // The witness of the tests below: each of 5 joints a sum of two sines over 2 s, sampled at
 // 100 Hz, and its hand path through those samples.
 struct Witness {
-  std::vector<IkStep> steps;
+  std::vector<IkResult> steps;
   Trajectory path;
 };
 
@@ -154,9 +154,9 @@ Witness FiveJointWitness(const Arm& arm, const std::vector<double>& amplitudes =
     return q;
   };
   std::vector<Waypoint> waypoints;
-  std::vector<IkStep> witness;
+  std::vector<IkResult> witness;
   for (int k = 0; k <= 200; ++k) {
-    IkStep step;
+    IkResult step;
     step.time = 0.01 * k;
     step.sites = *arm.SitesFromAngles(angles(step.time));
     waypoints.push_back({step.time, step.sites.col(arm.hand())});
@@ -219,12 +219,12 @@ TEST(PlanPathTest, ReportedTimeScalingMakesTheTimingFeasible) {
   ASSERT_GT(scaling, 1.0);
   EXPECT_GT(fast->summary.velocity_limited + fast->summary.acceleration_limited, 0);
   EXPECT_FALSE(fast->summary.IsSolutionUsable());
-  for (const IkStep& s : fast->steps) {
-    EXPECT_THAT(s.status, ::testing::AnyOf(StepStatus::kReached, StepStatus::kVelocityLimited,
-                                           StepStatus::kAccelerationLimited));
+  for (const IkResult& s : fast->steps) {
+    EXPECT_THAT(s.status, ::testing::AnyOf(IkStatus::kReached, IkStatus::kVelocityLimited,
+                                           IkStatus::kAccelerationLimited));
   }
-  std::vector<IkStep> stretched = fast->steps;
-  for (IkStep& s : stretched) s.time *= scaling;
+  std::vector<IkResult> stretched = fast->steps;
+  for (IkResult& s : stretched) s.time *= scaling;
   const Rates rates = MeasureRates(stretched);
   EXPECT_LE(rates.max_speed, 0.5 * (1 + 1e-9));
   EXPECT_LE(rates.max_acceleration, 2.0 * (1 + 1e-9));
@@ -311,7 +311,7 @@ TEST(PlanPathTest, BackwardPassFindsTheWayTheGreedyDriverMisses) {
     auto plan = PlanPath(arm, &scene, path, times, options);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->summary.in_collision, 0) << plan->summary.BriefReport();
-    for (const IkStep& s : plan->steps) {
+    for (const IkResult& s : plan->steps) {
       EXPECT_GE(PostClearance(s.sites, 0.02, posts), 0.0) << "t = " << s.time;
       const double angle = kPi * s.time / 2.0;
       const Eigen::Vector3d on_arc(0.5 + 0.25 * std::cos(angle), 0.25 * std::sin(angle), 0);

@@ -102,12 +102,12 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
     const double lag = (step->sites.col(arm.hand()) - goal).norm();
     const Eigen::Vector3d along = (goal - start).normalized();
     overshoot = std::max(overshoot, (step->sites.col(arm.hand()) - goal).dot(along));
-    if (step->status == StepStatus::kReached) {
+    if (step->status == IkStatus::kReached) {
       EXPECT_LT(lag, 1e-9);
       reached = true;
     } else {
-      EXPECT_TRUE(step->status == StepStatus::kVelocityLimited ||
-                  step->status == StepStatus::kAccelerationLimited);
+      EXPECT_TRUE(step->status == IkStatus::kVelocityLimited ||
+                  step->status == IkStatus::kAccelerationLimited);
       EXPECT_NEAR(step->hand_error, lag, 1e-12);
       ++limited;
     }

@@ -32,7 +32,7 @@ Arm SpatialArm(int n, double total = 1.4) {
 // Largest change of any joint angle (radians, wrapped) between consecutive steps, per unit of
 // hand motion measured in shortest-limb lengths: a joint jump shows up as a large ratio.
 // Paths stay between 0.4 and 0.8 of the reach, where no fold is forced.
-double WorstAngleRatePerHandStep(const Arm& arm, const std::vector<IkStep>& steps) {
+double WorstAngleRatePerHandStep(const Arm& arm, const std::vector<IkResult>& steps) {
   double worst = 0.0;
   for (size_t s = 1; s < steps.size(); ++s) {
     const double hand = (steps[s].sites.col(arm.hand()) - steps[s - 1].sites.col(arm.hand())).norm();
@@ -80,8 +80,8 @@ TEST_P(FreeSpaceTest, FollowsPathExactlyAndSmoothly) {
   options.seed = 17;
   auto steps = SolveTrajectory(arm, nullptr, MakePath(c.path), 0.005, options);
   ASSERT_TRUE(steps.ok()) << steps.status();
-  for (const IkStep& s : *steps) {
-    ASSERT_EQ(s.status, StepStatus::kReached) << StepStatusName(s.status) << " at t=" << s.time;
+  for (const IkResult& s : *steps) {
+    ASSERT_EQ(s.status, IkStatus::kReached) << IkStatusName(s.status) << " at t=" << s.time;
     EXPECT_LE(s.hand_error, 1e-9 * arm.max_reach()) << "t=" << s.time;
     EXPECT_LE(s.constraint_residual, 1e-10) << "t=" << s.time;
     EXPECT_TRUE(s.sites.allFinite());
@@ -109,7 +109,7 @@ struct SweepResult {
   double max_limit_violation = 0.0;
   double max_hand_error = 0.0;
   int not_reached = 0;
-  std::vector<IkStep> steps;
+  std::vector<IkResult> steps;
 };
 Arm SevenLink(std::vector<std::optional<JointLimit>> limits = {}) {
   ArmSpec spec;
@@ -138,7 +138,7 @@ SweepResult Sweep(const Arm& arm, Scene* scene, const IkOptions& options,
     r.min_self_clearance = std::min(r.min_self_clearance, MinSelfClearance(step->sites, radii));
     r.max_limit_violation = std::max(r.max_limit_violation, arm.LimitViolation(step->sites));
     r.max_hand_error = std::max(r.max_hand_error, step->hand_error);
-    if (step->status != StepStatus::kReached) ++r.not_reached;
+    if (step->status != IkStatus::kReached) ++r.not_reached;
     r.steps.push_back(*std::move(step));
   }
   return r;
@@ -268,18 +268,18 @@ TEST(ReachTest, UnreachableAndExactlyAtReachAreClampedAndFinite) {
   const Arm arm = SevenLink();
   auto tracker = *ArmTracker::Create(arm, nullptr, Optimized());
   auto far = *tracker.StepTo({3.0, 0.0, 0.0});
-  EXPECT_EQ(far.status, StepStatus::kClampedUnreachable);
+  EXPECT_EQ(far.status, IkStatus::kClampedUnreachable);
   EXPECT_NEAR(far.hand_error, 3.0 - 1.4, 1e-12);
   EXPECT_NEAR(far.clamp_distance, 1.6, 1e-12);
   EXPECT_TRUE(far.sites.allFinite());
   EXPECT_LE(far.constraint_residual, 1e-10);
   auto at_reach = *tracker.StepTo({0.0, 1.4, 0.0});
-  EXPECT_EQ(at_reach.status, StepStatus::kClampedUnreachable);
+  EXPECT_EQ(at_reach.status, IkStatus::kClampedUnreachable);
   EXPECT_LE(at_reach.hand_error, 1e-9 * 1.4);
   EXPECT_TRUE(at_reach.sites.allFinite());
   EXPECT_LE(at_reach.constraint_residual, 1e-10);
   auto back = *tracker.StepTo({0.5, 0.5, 0.0});
-  EXPECT_EQ(back.status, StepStatus::kReached);
+  EXPECT_EQ(back.status, IkStatus::kReached);
   EXPECT_LE(back.hand_error, 1e-9 * 1.4);
 }
 
@@ -290,7 +290,7 @@ TEST(ReachTest, InsideMinimalReachIsClamped) {
   spec.limbs = {{1.0, 0.0}, {0.3, 0.0}, {0.2, 0.0}};
   auto arm = *Arm::Create(spec);
   auto step = *SolvePose(arm, nullptr, {0.1, 0.0, 0.0}, Optimized());
-  EXPECT_EQ(step.status, StepStatus::kClampedUnreachable);
+  EXPECT_EQ(step.status, IkStatus::kClampedUnreachable);
   EXPECT_NEAR(step.sites.col(3).norm(), 0.5, 1e-9);
   EXPECT_TRUE(step.sites.allFinite());
 }
@@ -324,14 +324,14 @@ TEST(DeterminismTest, FreeArmIgnoresTheSeedUnlessExploring) {
   ASSERT_TRUE(first.StepTo({0.8, -0.5, 0.0}).ok());
   IkOptions explore = Optimized(6);
   explore.explore_unconstrained = true;
-  std::vector<std::vector<IkStep>> runs;
+  std::vector<std::vector<IkResult>> runs;
   for (const IkOptions& options : {Optimized(5), Optimized(6), explore}) {
     auto tracker = *ArmTracker::Create(arm, nullptr, options, first.sites());
     runs.emplace_back();
     for (int s = 1; s <= 100; ++s) {
       auto step = tracker.StepTo({0.8, -0.5 + 0.011 * s, 0.0});
       ASSERT_TRUE(step.ok());
-      EXPECT_EQ(step->status, StepStatus::kReached);
+      EXPECT_EQ(step->status, IkStatus::kReached);
       runs.back().push_back(*std::move(step));
     }
   }
@@ -352,7 +352,7 @@ TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
   options.time_budget_seconds = 1e-9;
   const Arm arm = SevenLink();
   auto step = *SolvePose(arm, nullptr, {0.6, 0.6, 0.0}, options);
-  EXPECT_EQ(step.status, StepStatus::kReached);
+  EXPECT_EQ(step.status, IkStatus::kReached);
   EXPECT_EQ(step.trials_accepted, 0);
   EXPECT_LE(step.hand_error, 1e-9 * arm.max_reach());
 }
@@ -372,8 +372,8 @@ TEST(PatienceTest, RejectionsInARowEndTheRandomTrials) {
   const SweepResult all = Sweep(arm, nullptr, every);
   const SweepResult stopped = Sweep(arm, nullptr, patient);
   int all_iterations = 0, stopped_iterations = 0;
-  for (const IkStep& s : all.steps) all_iterations += s.iterations;
-  for (const IkStep& s : stopped.steps) stopped_iterations += s.iterations;
+  for (const IkResult& s : all.steps) all_iterations += s.iterations;
+  for (const IkResult& s : stopped.steps) stopped_iterations += s.iterations;
   EXPECT_GT(all_iterations, 1000 * 100);
   EXPECT_LT(stopped_iterations, all_iterations / 20);
   EXPECT_EQ(stopped.not_reached, 0);
@@ -389,7 +389,7 @@ TEST(SolvePoseTest, ReachesTargetFromHome) {
   const Arm arm = SpatialArm(6);
   auto step = SolvePose(arm, nullptr, {0.3, -0.6, 0.8}, Optimized());
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->status, StepStatus::kReached);
+  EXPECT_EQ(step->status, IkStatus::kReached);
   EXPECT_LE(step->hand_error, 1e-9 * arm.max_reach());
   EXPECT_LE(step->constraint_residual, 1e-10);
 }
@@ -406,7 +406,7 @@ TEST(BadInputTest, ErrorsNameTheField) {
               HasSubstr("target must be finite and within 1e+06 m of the origin"));
   auto edge = tracker.StepTo({-1e6, 0.5, 0});  // the world's edge: far out of reach, all finite
   ASSERT_TRUE(edge.ok()) << edge.status();
-  EXPECT_EQ(edge->status, StepStatus::kClampedUnreachable);
+  EXPECT_EQ(edge->status, IkStatus::kClampedUnreachable);
   EXPECT_TRUE(std::isfinite(edge->hand_error));
   EXPECT_TRUE(std::isfinite(edge->clamp_distance));
   IkOptions bad = Optimized();

@@ -11,7 +11,7 @@
 
 #include "ikd/systems/chains.h"
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 using ::ikd::systems::ChainConstraints;
@@ -201,4 +201,4 @@ TEST(BrownianStepTest, KeepsBondsAndIsDeterministicForASeed) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::constraints

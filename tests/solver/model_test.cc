@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 using ::testing::HasSubstr;
@@ -119,4 +119,4 @@ TEST(ProjectionOptionsTest, ValidateNamesFieldAndBound) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -15,6 +15,9 @@
 namespace ikd::systems {
 namespace {
 
+using constraints::Method;
+using constraints::MethodName;
+using constraints::ProjectionOptions;
 using ::testing::HasSubstr;
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 9.81;

@@ -153,7 +153,8 @@ TEST(SkeletonTest, AcceptsCyclesWhenAllowed) {
   auto skeleton = Skeleton::Create(spec);
   ASSERT_TRUE(skeleton.ok()) << skeleton.status();
   EXPECT_FALSE(skeleton->is_tree());
-  EXPECT_EQ(AnalyzeTopology(4, skeleton->BoneConstraints()).kind, TopologyKind::kGraph);
+  EXPECT_EQ(constraints::AnalyzeTopology(4, skeleton->BoneConstraints()).kind,
+            constraints::TopologyKind::kGraph);
 }
 
 // Human17: 17 named sites, 16 bones forming one tree, adult limb lengths (0.05 .. 0.5 m), the
@@ -163,7 +164,8 @@ TEST(SkeletonTest, Human17Preset) {
   EXPECT_EQ(human.num_sites(), 17);
   EXPECT_EQ(human.num_bones(), 16);
   EXPECT_TRUE(human.is_tree());
-  EXPECT_EQ(AnalyzeTopology(17, human.BoneConstraints()).kind, TopologyKind::kTree);
+  EXPECT_EQ(constraints::AnalyzeTopology(17, human.BoneConstraints()).kind,
+            constraints::TopologyKind::kTree);
   for (const Bone& b : human.bones()) {
     EXPECT_GT(b.length, 0.05);
     EXPECT_LT(b.length, 0.5);
@@ -192,7 +194,8 @@ TEST(SkeletonTest, ArmPreset) {
   EXPECT_EQ(arm->site_names()[1], "joint_1");
   EXPECT_EQ(arm->site_names().back(), "hand");
   EXPECT_NEAR(arm->rest_pose()(0, 3), 0.9, 1e-12);
-  EXPECT_EQ(AnalyzeTopology(4, arm->BoneConstraints()).kind, TopologyKind::kOpenChain);
+  EXPECT_EQ(constraints::AnalyzeTopology(4, arm->BoneConstraints()).kind,
+            constraints::TopologyKind::kOpenChain);
   EXPECT_THAT(Skeleton::Arm(0, 0.3).status().message(), HasSubstr("num_limbs"));
   EXPECT_THAT(Skeleton::Arm(2, -1.0).status().message(), HasSubstr("bones[0].length"));
   EXPECT_THAT(Skeleton::Arm(2, std::numeric_limits<double>::quiet_NaN()).status().message(),

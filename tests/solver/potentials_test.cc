@@ -10,7 +10,7 @@
 #include "ikd/systems/chains.h"
 #include "testing/eigen_matchers.h"
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 using ::ikd::systems::HelixChain;
@@ -90,4 +90,4 @@ TEST(ExternalForcesTest, ForceIsMinusGradient) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::constraints

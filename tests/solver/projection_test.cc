@@ -15,7 +15,7 @@
 #include "ikd/systems/chains.h"
 #include "testing/eigen_matchers.h"
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 using ::ikd::systems::ChainConstraints;
@@ -673,4 +673,4 @@ TEST(FrozenTest, ViolatedConstraintBetweenFixedSitesIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::constraints

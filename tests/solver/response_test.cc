@@ -19,6 +19,8 @@
 namespace ikd::systems {
 namespace {
 
+using constraints::ConstraintModel;
+using constraints::DistanceConstraint;
 using ::ikd::testing::CompareMatrices;
 using ::testing::HasSubstr;
 

@@ -58,7 +58,7 @@ TEST_P(RobotIkTest, ReachesRandomPoseTargets) {
     const ToolTarget target = PoseTarget(*robot_, RandomInsideLimits(*robot_, rng));
     auto result = SolveRobotIk(*robot_, target, robot_->MidRange(), options);
     ASSERT_TRUE(result.ok()) << result.status();
-    if (result->status != RobotIkStatus::kSolved) continue;
+    if (result->status != RobotIkStatus::kReached) continue;
     ++solved;
     const Eigen::Isometry3d X = ToolPose(robot_->spec(), result->q);
     EXPECT_LE((X.translation() - target.position).norm(), 1e-5);
@@ -75,7 +75,7 @@ TEST_P(RobotIkTest, ReachesRandomPositionTargets) {
     const Eigen::Vector3d p = ToolPose(robot_->spec(), RandomInsideLimits(*robot_, rng)).translation();
     auto result = SolveRobotIk(*robot_, *ToolTarget::Position(p), robot_->MidRange(), RobotIkOptions{});
     ASSERT_TRUE(result.ok());
-    if (result->status != RobotIkStatus::kSolved) continue;
+    if (result->status != RobotIkStatus::kReached) continue;
     ++solved;
     EXPECT_LE((ToolPose(robot_->spec(), result->q).translation() - p).norm(), 1e-5);
   }
@@ -99,8 +99,8 @@ TEST_P(RobotIkTest, FollowsALineWithoutJointJumps) {
   double worst = 0.0;
   for (int k = 1; k <= 100; ++k) {
     const Eigen::Vector3d p = X0.translation() + k * step * direction;
-    const RobotIkResult r = tracker->MoveTo(*ToolTarget::Pose(p, Eigen::Quaterniond(X0.linear())));
-    ASSERT_EQ(r.status, RobotIkStatus::kSolved) << "target " << k;
+    const RobotIkResult r = tracker->StepTo(*ToolTarget::Pose(p, Eigen::Quaterniond(X0.linear())));
+    ASSERT_EQ(r.status, RobotIkStatus::kReached) << "target " << k;
     const Eigen::Isometry3d X = ToolPose(robot_->spec(), r.q);
     EXPECT_LE((X.translation() - p).norm(), 1e-5) << k;
     EXPECT_LE(Eigen::AngleAxisd(X.linear().transpose() * X0.linear()).angle(), 1e-5) << k;
@@ -123,10 +123,10 @@ TEST_P(RobotIkTest, FlagsMovesFasterThanTheJointVelocityLimits) {
   auto slow = RobotTracker::Create(*robot_, RobotIkOptions{}, q0);
   auto fast = RobotTracker::Create(*robot_, RobotIkOptions{}, q0);
   ASSERT_TRUE(slow.ok() && fast.ok());
-  const RobotIkResult a = slow->MoveTo(target, 1.0);
-  const RobotIkResult b = fast->MoveTo(target, 1e-3);
-  EXPECT_EQ(a.status, RobotIkStatus::kSolved);
-  EXPECT_EQ(b.status, RobotIkStatus::kVelocityLimitExceeded);
+  const RobotIkResult a = slow->StepTo(target, 1.0);
+  const RobotIkResult b = fast->StepTo(target, 1e-3);
+  EXPECT_EQ(a.status, RobotIkStatus::kReached);
+  EXPECT_EQ(b.status, RobotIkStatus::kVelocityLimited);
   EXPECT_GT(a.max_joint_change, 0.0);
   EXPECT_NEAR(b.velocity_ratio, 1000.0 * a.velocity_ratio, 1e-6 * b.velocity_ratio);
   EXPECT_LT((b.q - a.q).cwiseAbs().maxCoeff(), 1e-12);  // the same configuration, only flagged
@@ -168,7 +168,7 @@ TEST_P(RobotIkTest, SeedAtlasTakesFewerProjectionsThanTheMidRangeSeed) {
       auto result = SolveRobotIk(*robot_, target, robot_->MidRange(), atlas ? RobotIkOptions{} : from_seed);
       ASSERT_TRUE(result.ok());
       projections[atlas] += result->projections;
-      if (result->status != RobotIkStatus::kSolved) continue;
+      if (result->status != RobotIkStatus::kReached) continue;
       ++solved[atlas];
       const Eigen::Isometry3d X = ToolPose(robot_->spec(), result->q);
       EXPECT_LE((X.translation() - target.position).norm(), 1e-5);
@@ -191,7 +191,7 @@ TEST_P(RobotIkTest, NearTargetContinuesFromTheGivenConfiguration) {
   auto with = SolveRobotIk(*robot_, target, q0, RobotIkOptions{});
   auto without = SolveRobotIk(*robot_, target, q0, from_seed);
   ASSERT_TRUE(with.ok() && without.ok());
-  ASSERT_EQ(with->status, RobotIkStatus::kSolved);
+  ASSERT_EQ(with->status, RobotIkStatus::kReached);
   EXPECT_EQ(with->restarts, 0);
   EXPECT_LT(with->max_joint_change, 0.2);
   EXPECT_EQ(std::memcmp(with->q.data(), without->q.data(), sizeof(double) * with->q.size()), 0);
@@ -212,7 +212,7 @@ TEST_P(RobotIkTest, GivenFirstKeepsTheSeedsBranchAndRestartsFromTheAtlas) {
     auto a = SolveRobotIk(*robot_, target, robot_->MidRange(), given_first);
     auto r = SolveRobotIk(*robot_, target, robot_->MidRange(), random_restarts);
     ASSERT_TRUE(a.ok() && r.ok());
-    if (r->status == RobotIkStatus::kSolved && r->restarts == 0) {
+    if (r->status == RobotIkStatus::kReached && r->restarts == 0) {
       ++same;
       EXPECT_EQ(a->restarts, 0) << trial;
       EXPECT_EQ(std::memcmp(a->q.data(), r->q.data(), sizeof(double) * a->q.size()), 0) << trial;
@@ -249,8 +249,8 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
     auto tracker = RobotTracker::Create(*robot, options, q0, &*scene);
     ASSERT_TRUE(tracker.ok());
     RobotIkResult r;
-    for (int k = 0; k < 20; ++k) r = tracker->MoveTo(hold);
-    EXPECT_EQ(r.status, RobotIkStatus::kSolved) << trials;
+    for (int k = 0; k < 20; ++k) r = tracker->StepTo(hold);
+    EXPECT_EQ(r.status, RobotIkStatus::kReached) << trials;
     EXPECT_LT(r.position_error, 1e-9) << trials;
     EXPECT_LE(robot->LimitViolation(r.q), 0.0);
     if (trials > 0) {
@@ -282,8 +282,9 @@ TEST(RobotIkAvoidance, TrialsKeepWithinTheVelocityLimits) {
   RobotIkResult r;
   int trials_accepted = 0;
   for (int k = 0; k < 200; ++k) {
-    r = tracker->MoveTo(hold, 1e-3);
-    ASSERT_EQ(r.status, RobotIkStatus::kSolved) << "hold " << k << ": " << RobotIkStatusName(r.status);
+    r = tracker->StepTo(hold, 1e-3);
+    ASSERT_EQ(r.status, RobotIkStatus::kReached)
+        << "hold " << k << ": " << RobotIkStatusName(r.status);
     EXPECT_LE(r.velocity_ratio, 1.0) << "hold " << k;
     trials_accepted += r.trials_accepted;
   }
@@ -330,10 +331,10 @@ TEST(RobotIkLimits, NonRedundantPoseMoveStopsAtALimit) {
   auto tracker = RobotTracker::Create(*robot, RobotIkOptions{}, start);
   ASSERT_TRUE(tracker.ok());
   const RobotIkResult pose =
-      tracker->MoveTo(*ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear())));
+      tracker->StepTo(*ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear())));
   EXPECT_EQ(pose.status, RobotIkStatus::kJointLimitBlocked);
   EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
-  const RobotIkResult position = tracker->MoveTo(*ToolTarget::Position(X.translation()));
+  const RobotIkResult position = tracker->StepTo(*ToolTarget::Position(X.translation()));
   EXPECT_NE(position.status, RobotIkStatus::kJointLimitBlocked);
   EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
 }
@@ -346,7 +347,7 @@ TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
   options.max_restarts = 2;
   auto result = SolveRobotIk(*robot, *ToolTarget::Position({3.0, 0.0, 0.0}), robot->MidRange(), options);
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(result->status, RobotIkStatus::kSolved);
+  EXPECT_NE(result->status, RobotIkStatus::kReached);
   EXPECT_TRUE(result->q.allFinite());
   EXPECT_GT(result->position_error, 1.0);
   // Fuzzer finding: a target 1e229 m away made the step count overflow an int.
@@ -371,7 +372,7 @@ TEST(RobotIkInput, TimeBudgetStopsTheRestarts) {
   auto result = SolveRobotIk(*robot, *ToolTarget::Position({3.0, 0.0, 0.0}), robot->MidRange(), options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(result->status, RobotIkStatus::kSolved);
+  EXPECT_NE(result->status, RobotIkStatus::kReached);
   EXPECT_GE(seconds, options.time_budget) << "no attempt is cut short of the budget";
   EXPECT_GE(result->restarts, 1);
   EXPECT_LT(result->restarts, options.max_restarts);

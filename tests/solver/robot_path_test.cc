@@ -133,7 +133,7 @@ TEST_P(RobotPathTest, CirclesAndLinesAreReachedAtEverySampleWithinTheLimits) {
 }
 
 // Least joint motion: away from the joint limits and with the posture reached, a path step of
-// the tracker (RobotTracker::MoveTo, the path's start before its optimization, and Track's
+// the tracker (RobotTracker::StepTo, the path's start before its optimization, and Track's
 // step) moves W dq in the row space of the tool Jacobian (the first-order condition of
 // min dq^T W dq s.t. J dq = dx): its part in J's null space is small against itself.
 TEST_P(RobotPathTest, PositionStepsTakeTheLeastWeightedJointMotion) {
@@ -145,8 +145,8 @@ TEST_P(RobotPathTest, PositionStepsTakeTheLeastWeightedJointMotion) {
   ASSERT_TRUE(tracker.ok()) << tracker.status();
   std::vector<Eigen::VectorXd> q{tracker->Solve(path.targets[0]).q};
   for (size_t k = 1; k < 4; ++k) {
-    const RobotIkResult step = tracker->MoveTo(path.targets[k], path.times[k] - path.times[k - 1]);
-    ASSERT_EQ(step.status, RobotIkStatus::kSolved) << k;
+    const RobotIkResult step = tracker->StepTo(path.targets[k], path.times[k] - path.times[k - 1]);
+    ASSERT_EQ(step.status, RobotIkStatus::kReached) << k;
     q.push_back(step.q);
   }
   double v_ref = std::numeric_limits<double>::infinity();
@@ -197,7 +197,7 @@ TEST_P(RobotPathTest, TooFastPathsGiveTheFeasibleTimeScaling) {
   Path path = ToolPath(X0, true, 0.1, 2.0, /*pose=*/true);
   const RobotPathResult fast = Plan(path);
   const RobotPathSummary& s = fast.summary;
-  EXPECT_EQ(s.solved + s.velocity_limited + s.acceleration_limited, s.samples);
+  EXPECT_EQ(s.reached + s.velocity_limited + s.acceleration_limited, s.samples);
   EXPECT_GT(s.velocity_limited + s.acceleration_limited, 0);
   double max_ratio = 0.0;
   for (size_t k = 1; k < fast.samples.size(); ++k) {

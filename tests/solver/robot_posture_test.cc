@@ -70,12 +70,12 @@ TEST(RobotPosture, PostureOnTheTargetIsTheAnswerWhenItsWeightDominates) {
                                    : *ToolTarget::Position(X.translation());
     auto posture_solve = SolveRobotIk(*robot, target, far, {});
     ASSERT_TRUE(posture_solve.ok());
-    ASSERT_EQ(posture_solve->status, RobotIkStatus::kSolved);
+    ASSERT_EQ(posture_solve->status, RobotIkStatus::kReached);
     const ik::Posture posture{.q = posture_solve->q, .weight = 1e4};
     ASSERT_GT(JointDistance(posture.q, ready), 0.3) << "the posture is elsewhere on the manifold";
 
     const Answers a = SolveBoth(*robot, target, ready, posture);
-    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kSolved);
+    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
     const Eigen::Isometry3d reached = ToolFrame(spec, a.with_posture.q);
     EXPECT_LT((reached.translation() - X.translation()).norm(), 1e-5);
     if (pose) { EXPECT_LT(Eigen::AngleAxisd(reached.linear().transpose() * X.linear()).angle(), 1e-5); }
@@ -101,7 +101,7 @@ TEST(RobotPosture, WeightTradesSeedAgainstPosture) {
   for (double weight : {1e-3, 1.0, 1e3}) {
     SCOPED_TRACE(weight);
     const Answers a = SolveBoth(*robot, target, ready, {.q = nominal, .weight = weight});
-    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kSolved);
+    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
     EXPECT_LT((ToolFrame(spec, a.with_posture.q).translation() - X.translation()).norm(), 1e-5);
     EXPECT_TRUE(InsideLimits(spec, a.with_posture.q));
     const double to_posture = (a.with_posture.q - nominal).norm();
@@ -148,10 +148,10 @@ TEST(RobotPosture, NonRedundantPoseSelectsThePosturesBranch) {
   other_side[1] = ready[1] + ready[2];
   auto branch = SolveRobotIk(*robot, target, other_side, {});
   ASSERT_TRUE(branch.ok());
-  ASSERT_EQ(branch->status, RobotIkStatus::kSolved);
+  ASSERT_EQ(branch->status, RobotIkStatus::kReached);
   ASSERT_GT(JointDistance(branch->q, ready), 0.5);
   const Answers a = SolveBoth(*robot, target, ready, {.q = branch->q, .weight = 100.0});
-  ASSERT_EQ(a.with_posture.status, RobotIkStatus::kSolved);
+  ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
   const Eigen::Isometry3d reached = ToolFrame(spec, a.with_posture.q);
   EXPECT_LT((reached.translation() - X.translation()).norm(), 1e-5);
   EXPECT_LT(Eigen::AngleAxisd(reached.linear().transpose() * X.linear()).angle(), 1e-5);

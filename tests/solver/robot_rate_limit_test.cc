@@ -73,23 +73,23 @@ TEST(RobotRateLimit, JumpingTargetIsFollowedWithinTheLimitsAndCaughtUp) {
     const double lag = (ToolPosition(robot->spec(), last.q) - target).norm();
     if (k >= 10) {
       overshoot = std::max(overshoot, ToolPosition(robot->spec(), last.q).y() - target.y());
-      if (last.status == RobotIkStatus::kSolved) caught_up = true;
+      if (last.status == RobotIkStatus::kReached) caught_up = true;
       if (caught_up) {
-        EXPECT_EQ(last.status, RobotIkStatus::kSolved) << "sample " << k;
+        EXPECT_EQ(last.status, RobotIkStatus::kReached) << "sample " << k;
       }
     }
-    if (last.status == RobotIkStatus::kVelocityLimitExceeded ||
-        last.status == RobotIkStatus::kAccelerationLimitExceeded) {
+    if (last.status == RobotIkStatus::kVelocityLimited ||
+        last.status == RobotIkStatus::kAccelerationLimited) {
       ++limited_answers;
       EXPECT_NEAR(last.position_error, lag, 1e-9);
     } else {
-      EXPECT_EQ(last.status, RobotIkStatus::kSolved) << "sample " << k;
+      EXPECT_EQ(last.status, RobotIkStatus::kReached) << "sample " << k;
       EXPECT_LE(lag, 1e-5) << "sample " << k;
     }
     q_prev = last.q;
   }
   EXPECT_GT(limited_answers, 3);  // a 15 cm jump takes the Panda several periods
-  EXPECT_EQ(last.status, RobotIkStatus::kSolved);
+  EXPECT_EQ(last.status, RobotIkStatus::kReached);
   // The joints brake for the target as for a position limit: the tool arrives without swinging
   // past it (1.9 cm past and back without the braking) and stays once it is there.
   EXPECT_LE(overshoot, 0.003);
@@ -140,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(PositionAndPose, PandaCircleTest, ::testing::Values(fal
                          [](const auto& info) { return info.param ? "Pose" : "Position"; });
 
 // A slow line within every limit (the UR5 declares velocities only, so starting from rest is
-// within them): the answers are the plain tracker's (Solve, then MoveTo).
+// within them): the answers are the plain tracker's (Solve, then StepTo).
 TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   auto robot = Robot::Create(presets::Ur5());
   ASSERT_TRUE(robot.ok());
@@ -152,8 +152,8 @@ TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   for (int k = 0; k <= 50; ++k) {
     const ToolTarget target = *ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.001 * k, 0.0));
     const RobotIkResult a = limited->StepTo(target, 0.01 * k);
-    const RobotIkResult b = k == 0 ? plain->Solve(target) : plain->MoveTo(target, 0.01);
-    ASSERT_EQ(a.status, RobotIkStatus::kSolved) << k;
+    const RobotIkResult b = k == 0 ? plain->Solve(target) : plain->StepTo(target, 0.01);
+    ASSERT_EQ(a.status, RobotIkStatus::kReached) << k;
     ASSERT_EQ(a.status, b.status) << k;
     ASSERT_EQ(0, std::memcmp(a.q.data(), b.q.data(), sizeof(double) * 6)) << k;
   }

@@ -94,7 +94,7 @@ TEST_P(RobotTest, AnglesRoundTrip) {
 // Jacobian has full row rank (independent constraints, as the matrix method needs) and
 // 3 * free sites - constraints = number of joints.
 TEST_P(RobotTest, ConstraintsAreIndependentAndLeaveTheJointFreedom) {
-  const ConstraintModel& model = robot_->model(TargetMode::kPosition);
+  const constraints::ConstraintModel& model = robot_->model(TargetMode::kPosition);
   Eigen::VectorXd w = model.inverse_masses();
   for (int i : robot_->tool_sites()) w[i] = 1.0;  // only the base fixed
   std::vector<int> column(robot_->num_sites(), -1);
@@ -102,7 +102,7 @@ TEST_P(RobotTest, ConstraintsAreIndependentAndLeaveTheJointFreedom) {
   for (int i = 0; i < robot_->num_sites(); ++i) {
     if (w[i] > 0.0) column[i] = free++;
   }
-  std::vector<DistanceConstraint> active;
+  std::vector<constraints::DistanceConstraint> active;
   for (const auto& c : robot_->constraints()) {
     if (column[c.i] >= 0 || column[c.j] >= 0) active.push_back(c);
   }

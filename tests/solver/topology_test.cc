@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ikd {
+namespace ikd::constraints {
 namespace {
 
 using ::testing::ElementsAre;
@@ -54,4 +54,4 @@ TEST(TopologyTest, SeparateChainAndRingAreTwoComponents) {
 }
 
 }  // namespace
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -2,9 +2,9 @@
 // Verlet + RATTLE / MILC SHAKE / matrix method (Vesely eq. 14-16, Bailey sec. 2.3), and the
 // Brownian random walk of a Kramers chain (Vesely sec. VII C).
 //
-//   auto integrator = ikd::ConstrainedIntegrator::Create(model, ikd::Method::kMilcShake,
-//                                                         options, field, /*dt=*/1e-3);
-//   ikd::DynamicsState state{positions, velocities};
+//   auto integrator = ikd::constraints::ConstrainedIntegrator::Create(
+//       model, ikd::constraints::Method::kMilcShake, options, field, /*dt=*/1e-3);
+//   ikd::constraints::DynamicsState state{positions, velocities};
 //   for (int n = 0; n < steps; ++n) {
 //     auto report = integrator->Step(state);   // non-convergence -> ABORTED status
 //   }
@@ -20,7 +20,7 @@
 #include "ikd/constraints/potentials.h"
 #include "ikd/constraints/solver.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 struct DynamicsState {
   Eigen::Matrix3Xd positions;
@@ -84,4 +84,4 @@ absl::StatusOr<ProjectionSummary> BrownianStep(const ConstraintModel& model,
                                                bool planar, std::mt19937_64& rng,
                                                Eigen::Matrix3Xd& positions);
 
-}  // namespace ikd
+}  // namespace ikd::constraints

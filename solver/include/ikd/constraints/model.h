@@ -1,7 +1,7 @@
 // A validated constraint model: sites with inverse masses, distance constraints and their
 // topology. Built once, shared by every solver and integrator.
 //
-//   auto model = ikd::ConstraintModel::Create(inverse_masses, constraints);
+//   auto model = ikd::constraints::ConstraintModel::Create(inverse_masses, constraints);
 //   if (!model.ok()) return model.status();  // names the bad field
 #pragma once
 
@@ -13,7 +13,7 @@
 #include "ikd/constraints/topology.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 class ConstraintModel {
  public:
@@ -55,4 +55,4 @@ class ConstraintModel {
   ConstraintTopology topology_;
 };
 
-}  // namespace ikd
+}  // namespace ikd::constraints

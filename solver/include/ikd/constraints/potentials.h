@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 class Potential {
  public:
@@ -71,4 +71,4 @@ class ForceField {
   std::vector<std::shared_ptr<const Potential>> terms_;
 };
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -1,6 +1,7 @@
 // The constraint solvers behind one interface: SHAKE/RATTLE, MILC SHAKE and the matrix method.
 //
-//   auto solver = ikd::MakeConstraintSolver(ikd::Method::kAuto, model, options);
+//   auto solver = ikd::constraints::MakeConstraintSolver(ikd::constraints::Method::kAuto, model,
+//                                                        options);
 //   auto summary = (*solver)->ProjectPositions(r_old, r_new);   // r_new corrected in place
 //   if (summary.ok() && !summary->converged()) { ... summary->message ... }
 #pragma once
@@ -14,7 +15,7 @@
 #include "ikd/constraints/model.h"
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 class ConstraintSolver {
  public:
@@ -43,4 +44,4 @@ Method ResolveAutoMethod(const ConstraintModel& model);
 absl::StatusOr<std::unique_ptr<ConstraintSolver>> MakeConstraintSolver(
     Method method, const ConstraintModel& model, const ProjectionOptions& options);
 
-}  // namespace ikd
+}  // namespace ikd::constraints

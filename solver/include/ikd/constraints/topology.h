@@ -5,7 +5,7 @@
 
 #include "ikd/constraints/types.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 enum class TopologyKind {
   kNone,       // no constraints
@@ -39,4 +39,4 @@ struct ConstraintTopology {
 ConstraintTopology AnalyzeTopology(int num_sites,
                                    const std::vector<DistanceConstraint>& constraints);
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 
-namespace ikd {
+namespace ikd::constraints {
 
 // A rigid distance |r_i - r_j| = length between two sites (a bond, a limb).
 struct DistanceConstraint {
@@ -75,4 +75,4 @@ struct ProjectionSummary {
 // non-finite coordinates must never look like 0 and so "converged".
 inline double MaxKeepingNan(double a, double b) { return (b > a || std::isnan(b)) ? b : a; }
 
-}  // namespace ikd
+}  // namespace ikd::constraints

@@ -87,7 +87,7 @@ class Arm {
   double min_reach() const { return min_reach_; }
   double shortest_limb() const { return shortest_limb_; }
   // Base and hand fixed (inverse mass 0), interior sites 1 / weight, limbs as constraints.
-  const ConstraintModel& chain_model() const { return chain_model_; }
+  const constraints::ConstraintModel& chain_model() const { return chain_model_; }
 
   // Forward kinematics: sites (3 x num_sites, world frame) from joint angles.
   absl::StatusOr<Eigen::Matrix3Xd> SitesFromAngles(const std::vector<double>& angles) const;
@@ -116,9 +116,9 @@ class Arm {
   const Eigen::Matrix3d& R_WB() const { return R_WB_; }
 
  private:
-  Arm(ArmSpec spec, ConstraintModel chain_model);
+  Arm(ArmSpec spec, constraints::ConstraintModel chain_model);
   ArmSpec spec_;
-  ConstraintModel chain_model_;
+  constraints::ConstraintModel chain_model_;
   Eigen::Matrix3d R_WB_;  // of the normalized base orientation, once (every angle reads it)
   double max_reach_ = 0.0;
   double min_reach_ = 0.0;

@@ -5,10 +5,10 @@
 //   auto times = path->SampleTimes(0.01);
 //   auto plan = ikd::ik::PlanPath(*arm, &scene, *path, *times, options);
 //   if (!plan->summary.IsSolutionUsable()) std::puts(plan->summary.BriefReport().c_str());
-//   for (const ikd::ik::IkStep& s : plan->steps) { /* s.angles, s.sites, s.status */ }
+//   for (const ikd::ik::IkResult& s : plan->steps) { /* s.angles, s.sites, s.status */ }
 //
 // 1. The driver: an ArmTracker follows the hand path itself between samples (sub-steps of at
-//    most max_step_fraction of the shortest limb along the path, not the chord), one IkStep per
+//    most max_step_fraction of the shortest limb along the path, not the chord), one IkResult per
 //    sample. Where that path collides or is blocked, further deterministic starts are tracked
 //    and the one with the fewest such samples is kept: other seeds of the trials (starts 1-3),
 //    then the safety margin widened to 0.03, 0.1 and 0.3 of the arm's reach (starts 4-6; a
@@ -94,7 +94,7 @@ struct PathSummary {
 };
 
 struct PathResult {
-  std::vector<IkStep> steps;  // one per sample time
+  std::vector<IkResult> steps;  // one per sample time
   PathSummary summary;
 };
 
@@ -107,7 +107,7 @@ class PathDriver {
                                            std::optional<Eigen::Matrix3Xd> initial_sites = {});
   // The step of sample time t (increasing from call to call): the hand follows the path
   // from the last sample's time (the first: straight from where the arm is).
-  absl::StatusOr<IkStep> StepTo(double t);
+  absl::StatusOr<IkResult> StepTo(double t);
 
  private:
   PathDriver(ArmTracker tracker, const Trajectory& trajectory, double max_step);
@@ -131,6 +131,6 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
 
 // Step 3 alone: sets the rate statuses of `steps` (sampled at their `time`s) and fills the
 // summary's counts, ratios, scaling and residuals.
-PathSummary SummarizePath(const Arm& arm, std::vector<IkStep>& steps);
+PathSummary SummarizePath(const Arm& arm, std::vector<IkResult>& steps);
 
 }  // namespace ikd::ik

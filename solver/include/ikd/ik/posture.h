@@ -78,11 +78,11 @@ JointMetric ChainJointMetric(const Arm& arm);
 // SolvePose, then, when the target was reached, DescendToPosture over the arm's angles
 // (ChainJointMetric; every re-projection a SolvePose from the pulled angles). The seed is the
 // initial angles. `stop` ends the descent early with the configuration kept so far.
-absl::StatusOr<IkStep> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
-                                            const Eigen::Vector3d& target,
-                                            const IkOptions& options,
-                                            std::optional<Eigen::Matrix3Xd> initial_sites,
-                                            const Posture& posture,
-                                            const std::function<bool()>& stop = {});
+absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
+                                              const Eigen::Vector3d& target,
+                                              const IkOptions& options,
+                                              std::optional<Eigen::Matrix3Xd> initial_sites,
+                                              const Posture& posture,
+                                              const std::function<bool()>& stop = {});
 
 }  // namespace ikd::ik

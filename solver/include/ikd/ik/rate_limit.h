@@ -43,7 +43,7 @@ class RateLimitedTracker {
                                                    std::optional<Eigen::Matrix3Xd> initial_sites = {});
 
   // As ArmTracker::StepTo, then limited (see above).
-  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time);
+  absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
 
   const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
 
@@ -58,7 +58,7 @@ class RateLimitedTracker {
     double clearance = 0.0;
   };
   // The step's joint angles, continued across +-pi from the last answer's.
-  Eigen::VectorXd Unwrapped(const IkStep& step) const;
+  Eigen::VectorXd Unwrapped(const IkResult& step) const;
   // The velocities angle j may take over dt after the last answer: |v| <= v_max,
   // |v - v_last| <= a_max dt, and slow enough to stop at a_max before a position limit.
   // `braked`: also slow enough to arrive at a lagged-behind target with its velocity (how far
@@ -70,7 +70,7 @@ class RateLimitedTracker {
   // While the arm lags: the target's joint velocity (the previous target solved from the last
   // answer `last`, against the step's angles q) and the joints' distance left to q, so that
   // VelocityRange brakes for the target as for a position limit (no swinging past it).
-  absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkStep& step,
+  absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkResult& step,
                             const Eigen::VectorXd& q);
   // The largest fraction of the move from q_ to q over dt that every joint's range allows.
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
@@ -81,11 +81,11 @@ class RateLimitedTracker {
   // position limit is what held the answer back).
   bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
-  bool Rebuild(const Eigen::VectorXd& q, IkStep& step);
+  bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
   // (rate_range.h) says so: clearance first, then the hand nearer `target`; true when that
   // state is on the target (REACHED).
-  bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkStep& step,
+  bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkResult& step,
                                Eigen::VectorXd& q);
   // The angles within every joint's range over dt (braked for the target) that bring the hand
   // closest to `target`, with the least joint motion weighted by the limits, the near pairs

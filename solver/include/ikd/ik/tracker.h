@@ -76,7 +76,7 @@ struct IkOptions {
   absl::Status Validate() const;
 };
 
-enum class StepStatus {
+enum class IkStatus {
   kReached,             // hand on the target, clear of obstacles, within limits
   kClampedUnreachable,  // target outside the reachable shell; hand at the closest point
   kInCollision,         // no collision-free configuration found for this step
@@ -86,9 +86,9 @@ enum class StepStatus {
   kVelocityLimited,
   kAccelerationLimited,
 };
-const char* StepStatusName(StepStatus status);
+const char* IkStatusName(IkStatus status);
 
-struct IkStep {
+struct IkResult {
   double time = 0.0;
   Eigen::Matrix3Xd sites;        // world frame, one column per site (base first, hand last)
   std::vector<double> angles;    // see arm.h for the convention
@@ -98,7 +98,7 @@ struct IkStep {
   double constraint_residual = 0.0;  // max relative limb-length violation
   int iterations = 0;            // constraint-solver iterations in this step
   int trials_accepted = 0;
-  StepStatus status = StepStatus::kReached;
+  IkStatus status = IkStatus::kReached;
 };
 
 class ArmTracker {
@@ -115,7 +115,7 @@ class ArmTracker {
 
   // Drives the hand to `target` (world frame) and returns the resulting step. Errors only for
   // bad input (non-finite target); every numerical outcome is a status inside the step.
-  absl::StatusOr<IkStep> StepTo(const Eigen::Vector3d& target, double time = 0.0);
+  absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time = 0.0);
 
   const Eigen::Matrix3Xd& sites() const;
   // Continues from `sites` (exact limb lengths, base at the base) at rest, as if the last step
@@ -147,17 +147,15 @@ class ArmTracker {
 
 // Samples the trajectory every `sample_period` (end included) and plans the joint path from
 // `initial_sites` (default: home) with PlanPath (path.h: the driver, then the path-level
-// optimizer unless options.optimize_path is off). One IkStep per sample.
-absl::StatusOr<std::vector<IkStep>> SolveTrajectory(const Arm& arm, const Scene* scene,
-                                                    const Trajectory& trajectory,
-                                                    double sample_period,
-                                                    const IkOptions& options,
-                                                    std::optional<Eigen::Matrix3Xd> initial_sites = {});
+// optimizer unless options.optimize_path is off). One IkResult per sample.
+absl::StatusOr<std::vector<IkResult>> SolveTrajectory(
+    const Arm& arm, const Scene* scene, const Trajectory& trajectory, double sample_period,
+    const IkOptions& options, std::optional<Eigen::Matrix3Xd> initial_sites = {});
 
 // Single-pose IK: drives the hand from its initial position to `target` along a straight path
 // with the same machinery; the last step tells whether the target was reached.
-absl::StatusOr<IkStep> SolvePose(const Arm& arm, const Scene* scene, const Eigen::Vector3d& target,
-                                 const IkOptions& options,
-                                 std::optional<Eigen::Matrix3Xd> initial_sites = {});
+absl::StatusOr<IkResult> SolvePose(const Arm& arm, const Scene* scene,
+                                   const Eigen::Vector3d& target, const IkOptions& options,
+                                   std::optional<Eigen::Matrix3Xd> initial_sites = {});
 
 }  // namespace ikd::ik

@@ -238,14 +238,15 @@ class PoseFitter {
   bool Project(const Eigen::Matrix3Xd& fallback_reference, const Eigen::VectorXd& inverse_masses,
                Eigen::Matrix3Xd& x, FrameResult& result);
   bool ActivateViolatedLimits(const Eigen::Matrix3Xd& x, std::vector<bool>& active,
-                              std::vector<DistanceConstraint>& constraints) const;
-  absl::StatusOr<ProjectionSummary> ProjectByContinuation(
-      const std::vector<DistanceConstraint>& constraints, const Eigen::VectorXd& inverse_masses,
-      const Eigen::Matrix3Xd& start, const Eigen::Matrix3Xd& target, Eigen::Matrix3Xd& x);
-  absl::StatusOr<ProjectionSummary> ProjectOnce(const std::vector<DistanceConstraint>& constraints,
-                                                const Eigen::VectorXd& inverse_masses,
-                                                const Eigen::Matrix3Xd& reference,
-                                                Eigen::Matrix3Xd& x);
+                              std::vector<constraints::DistanceConstraint>& constraints) const;
+  absl::StatusOr<constraints::ProjectionSummary> ProjectByContinuation(
+      const std::vector<constraints::DistanceConstraint>& constraints,
+      const Eigen::VectorXd& inverse_masses, const Eigen::Matrix3Xd& start,
+      const Eigen::Matrix3Xd& target, Eigen::Matrix3Xd& x);
+  absl::StatusOr<constraints::ProjectionSummary> ProjectOnce(
+      const std::vector<constraints::DistanceConstraint>& constraints,
+      const Eigen::VectorXd& inverse_masses, const Eigen::Matrix3Xd& reference,
+      Eigen::Matrix3Xd& x);
   void MarkSnappingSites(bool first);
   struct Gains {
     double smoothing;
@@ -257,9 +258,9 @@ class PoseFitter {
 
   Skeleton skeleton_;
   FitOptions options_;
-  std::vector<DistanceConstraint> bones_;
+  std::vector<constraints::DistanceConstraint> bones_;
   std::optional<Calibrator> calibrator_;
-  ProjectionOptions projection_;
+  constraints::ProjectionOptions projection_;
 
   bool has_pose_ = false;
   double last_timestamp_ = 0.0;

@@ -94,7 +94,7 @@ class Skeleton {
   std::optional<int> FindSite(std::string_view name) const;
 
   // The bones as distance constraints (same order).
-  std::vector<DistanceConstraint> BoneConstraints() const;
+  std::vector<constraints::DistanceConstraint> BoneConstraints() const;
   // Neutral pose: the rest directions with exact bone lengths along a breadth-first spanning
   // tree from site 0 (closing bones of cycles are only as exact as the given rest pose).
   const Eigen::Matrix3Xd& rest_pose() const { return rest_pose_; }

@@ -55,10 +55,10 @@ class Robot {
   int num_joints() const { return static_cast<int>(spec_.joints.size()); }
   int num_sites() const { return static_cast<int>(owner_.size()); }
   double spacing() const { return spacing_; }
-  const std::vector<DistanceConstraint>& constraints() const { return constraints_; }
+  const std::vector<constraints::DistanceConstraint>& constraints() const { return constraints_; }
   // The constraint model with the base fixed and the tool sites of `mode` driven.
   // Shared, so that its address (which solvers keep) survives moving the Robot.
-  const ConstraintModel& model(TargetMode mode) const {
+  const constraints::ConstraintModel& model(TargetMode mode) const {
     return mode == TargetMode::kPose ? *pose_model_ : *position_model_;
   }
   const std::array<int, 4>& tool_sites() const { return tool_sites_; }  // T0 (TCP) .. T3
@@ -81,8 +81,8 @@ class Robot {
   // its angle is read from, at the distance they have when the joint turns from its value in
   // `q` (the configuration of `sites`) to `value`. Locally unique unless value is where
   // the two sites are closest or farthest apart.
-  DistanceConstraint JointLock(const Eigen::Matrix3Xd& sites, const Eigen::VectorXd& q, int joint,
-                               double value) const;
+  constraints::DistanceConstraint JointLock(const Eigen::Matrix3Xd& sites, const Eigen::VectorXd& q,
+                                            int joint, double value) const;
   // The middle of every joint's range (0 for a continuous joint).
   Eigen::VectorXd MidRange() const;
   // The robot's sample of configurations for the starts of single-pose IK (seed_atlas.h):
@@ -102,8 +102,8 @@ class Robot {
   std::vector<double> zero_angle_;         // per joint: the hinge angle at q = 0
   std::vector<int> moving_site_;           // ... link L's site
   std::array<int, 4> tool_sites_{};
-  std::vector<DistanceConstraint> constraints_;
-  std::shared_ptr<const ConstraintModel> position_model_, pose_model_;
+  std::vector<constraints::DistanceConstraint> constraints_;
+  std::shared_ptr<const constraints::ConstraintModel> position_model_, pose_model_;
   struct AtlasCache;
   std::shared_ptr<AtlasCache> atlas_cache_;
 };

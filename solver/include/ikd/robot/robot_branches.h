@@ -38,7 +38,7 @@ struct BranchOptions {
 // The largest difference between two joint vectors, each joint's taken modulo a full turn.
 double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
 
-// The distinct solutions of `target` (status kSolved each: with a `scene`, clear of it),
+// The distinct solutions of `target` (status kReached each: with a `scene`, clear of it),
 // nearest to `seed` first (by BranchDistance); empty when no attempt solves it. `stop`, asked
 // before every attempt, ends the search with Cancelled (a cancelled call or its deadline).
 // Other errors only for bad input (sizes, non-finite values, invalid options).

@@ -8,17 +8,22 @@
 // limits), so a redundant arm goes on with its other joints. A single-pose solve starts from
 // the robot's seed atlas entry or the given configuration whose tool is nearest the target
 // (SolveStarts) and restarts from the next nearest, then from seeds drawn from the options'
-// seed, so a solve is deterministic. The steps of a path (MoveTo outside a Solve) start from
+// seed, so a solve is deterministic. The steps of a path (StepTo outside a Solve) start from
 // the least joint motion, weighted by the joints' velocity limits, that moves the tool
 // (Whitney's weighted resolved rate), with the redundant directions drawing joints off their
 // limits and back to the path's starting posture (solver/robot/motion.h): slow tool motion never
 // needs fast joints, and a closed tool path gives a closed joint path. A single-pose Solve
 // steps by secant (its path is only a way to get there).
 //
+// One vocabulary with the chain-arm tracker (ik/tracker.h): RobotIkOptions / RobotIkResult /
+// RobotIkStatus here are IkOptions / IkResult / IkStatus there (a result struct with a status
+// enum; the same outcome has the same name: kReached, kVelocityLimited, ...), StepTo is a
+// tracker's move to its next target, and RobotPathSummary's counts take PathSummary's names.
+//
 //   auto robot = ikd::robot::Robot::Create(ikd::robot::presets::Panda());
 //   auto target = ikd::robot::ToolTarget::Pose(p_WT, quaternion_WT);  // or ::Position(p_WT)
 //   auto result = ikd::robot::SolveRobotIk(*robot, *target, robot->MidRange(), options);
-//   if (result.ok() && result->status == ikd::robot::RobotIkStatus::kSolved) use(result->q);
+//   if (result.ok() && result->status == ikd::robot::RobotIkStatus::kReached) use(result->q);
 #pragma once
 
 #include <cstdint>
@@ -74,7 +79,7 @@ struct RobotIkOptions {
   // has run this long (TRAC-IK's timeout; max_restarts still bounds the attempts). With a budget
   // the answer depends on the machine's speed: leave it 0 where answers must be reproducible.
   double time_budget = 0.0;
-  // Starts of a single-pose solve (Solve, SolveRobotIk); paths (MoveTo) always continue from
+  // Starts of a single-pose solve (Solve, SolveRobotIk); paths (StepTo) always continue from
   // where they are. See SolveStarts.
   SolveStarts starts = SolveStarts::kNearestFirst;
   // Obstacle avoidance (a tracker with a scene; Kastenmeier & Vesely step (c)): after a step
@@ -92,16 +97,16 @@ struct RobotIkOptions {
 };
 
 enum class RobotIkStatus {
-  kSolved,             // every success is checked by forward kinematics of the returned q
+  kReached,            // every success is checked by forward kinematics of the returned q
   kJointLimitBlocked,  // every attempt ended on a joint limit
   kNotConverged,       // every attempt ended at a singularity or the step budget
   // Reached, but some joint would have to exceed its velocity limit over the move's duration
-  // (RobotTracker::MoveTo with a duration): the controller must slow the path down.
-  kVelocityLimitExceeded,
+  // (RobotTracker::StepTo with a duration): the controller must slow the path down.
+  kVelocityLimited,
   kInCollision,  // reached, but a link capsule intersects an obstacle (no way out was found)
   // Reached within the velocity limits, but a joint's acceleration over its neighbouring
   // samples passes its limit (set by the path's rate check, robot_path.h).
-  kAccelerationLimitExceeded,
+  kAccelerationLimited,
 };
 const char* RobotIkStatusName(RobotIkStatus status);
 
@@ -136,18 +141,18 @@ class RobotTracker {
   // A step projector and a final one at full precision, for one constraint model; and, built
   // on first use, the step projector of single-pose attempts, which iterates longer.
   struct Projectors {
-    std::unique_ptr<ConstraintSolver> step, polish, reach;
-    const ConstraintModel* model = nullptr;
-    static absl::StatusOr<Projectors> For(const ConstraintModel& model);
-    ConstraintSolver& Reach();
+    std::unique_ptr<constraints::ConstraintSolver> step, polish, reach;
+    const constraints::ConstraintModel* model = nullptr;
+    static absl::StatusOr<Projectors> For(const constraints::ConstraintModel& model);
+    constraints::ConstraintSolver& Reach();
   };
 
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
   // and within the joint limits, and, given the move's duration in seconds (> 0), whether
   // every joint kept within its velocity limit.
-  RobotIkResult MoveTo(const ToolTarget& target, double duration = 0.0);
+  RobotIkResult StepTo(const ToolTarget& target, double duration = 0.0);
 
-  // Single-pose IK from the current configuration: MoveTo, then restarts from new seeds drawn
+  // Single-pose IK from the current configuration: StepTo, then restarts from new seeds drawn
   // from the options' seed when blocked (as SolveRobotIk). The tracker ends at the answer (the
   // closest attempt's configuration when not solved). Reusing one tracker for many solves
   // (Reset to the seed, then Solve) saves building its solvers each time.
@@ -214,7 +219,7 @@ class RobotTracker {
   // Key: per lock 2 joint + (1 at the upper bound), then the mode; lock_key_ holds the current
   // move's locks in that form.
   struct LockedSet {
-    std::unique_ptr<ConstraintModel> model;
+    std::unique_ptr<constraints::ConstraintModel> model;
     Projectors projectors;
   };
   static constexpr size_t kMaxLockedSets = 64;

@@ -8,7 +8,7 @@
 //
 // 1. The first sample is a single-pose solve from q0 (its branch first: SolveStarts::kGivenFirst,
 //    so that a start at a singular home still gets going); every later one continues from the
-//    last (RobotTracker::MoveTo over the sample interval), whose steps take the least joint
+//    last (RobotTracker::StepTo over the sample interval), whose steps take the least joint
 //    motion, weighted by the joints' velocity limits, that keeps the tool on its path, and use
 //    the redundant directions to keep away from the joint limits (robot_ik.h).
 // 2. A redundant arm's path is then optimized as a whole in its redundant directions (the
@@ -58,7 +58,7 @@ namespace ikd::robot {
 
 struct RobotPathSummary {
   int samples = 0;
-  int solved = 0, joint_limit_blocked = 0, not_converged = 0, in_collision = 0;
+  int reached = 0, limit_blocked = 0, not_converged = 0, in_collision = 0;
   int velocity_limited = 0, acceleration_limited = 0;
   double max_position_error = 0.0;  // m, by forward kinematics
   double max_rotation_error = 0.0;  // rad (pose targets)
@@ -73,8 +73,8 @@ struct RobotPathSummary {
   // (step 4: from the first sample, from its own first solve), 7 the backward join (step 5).
   int start = 0;
 
-  // Every sample solved, clear and within the rate limits.
-  bool IsSolutionUsable() const { return solved == samples; }
+  // Every sample reached, clear and within the rate limits.
+  bool IsSolutionUsable() const { return reached == samples; }
   // One line: counts by status, the ratios, the scaling and the worst errors.
   std::string BriefReport() const;
 };

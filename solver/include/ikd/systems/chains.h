@@ -27,7 +27,7 @@ Eigen::Matrix3Xd StraightChain(int n, double link);
 Eigen::Matrix3Xd RegularRing(int n, double link);
 
 // Constraints (k, k+1, link) of an open chain of n sites, plus (n-1, 0) when `ring`.
-std::vector<DistanceConstraint> ChainConstraints(int n, double link, bool ring);
+std::vector<constraints::DistanceConstraint> ChainConstraints(int n, double link, bool ring);
 
 // Adds independent Gaussian noise of standard deviation `sigma` to every coordinate.
 void PerturbGaussian(double sigma, std::mt19937_64& rng, Eigen::Matrix3Xd& positions);

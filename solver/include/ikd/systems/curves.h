@@ -168,7 +168,7 @@ struct ConstrainedMotion {
   // Over the whole run: the outcome (kConverged unless a step failed; its message names the
   // step), the largest number of iterations one step needed, and the largest distance from the
   // shape of a recorded point relative to length_scale().
-  ProjectionSummary projection;
+  constraints::ProjectionSummary projection;
 
   int steps_completed() const { return static_cast<int>(positions.size()) - 1; }
 };

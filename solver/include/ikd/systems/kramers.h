@@ -1,7 +1,7 @@
 // Random walk of a Kramers chain in a heat bath (Vesely sec. VII C): every site takes a random
 // Gaussian displacement, then the bond constraints are restored along the old bond vectors
-// (ikd::BrownianStep). The walk accumulates the histogram of the angle between consecutive
-// bonds.
+// (ikd::constraints::BrownianStep). The walk accumulates the histogram of the angle between
+// consecutive bonds.
 //
 //   ikd::systems::KramersWalkOptions options;  // 2-D trimer, unit bonds
 //   options.num_samples = 10000;
@@ -42,8 +42,8 @@ struct KramersWalkOptions {
   int64_t steps_per_sample = 100;
   int64_t num_samples = 1000;
   int histogram_bins = 36;  // bins of phi over [0, pi], >= 1
-  Method method = Method::kAuto;
-  ProjectionOptions projection;
+  constraints::Method method = constraints::Method::kAuto;
+  constraints::ProjectionOptions projection;
   uint64_t seed = 1;  // std::mt19937_64 seed: the walk is deterministic for a seed
 
   // OK, or InvalidArgument naming the field and its bound.

@@ -14,7 +14,8 @@
 //   spec.lengths = {1, 1};
 //   spec.angles = {0.5, 1.0};
 //   spec.angular_velocities = {0, 0};
-//   auto pendulum = ikd::systems::Pendulum::Create(spec, ikd::Method::kRattle, {}, /*dt=*/1e-3);
+//   auto pendulum = ikd::systems::Pendulum::Create(spec, ikd::constraints::Method::kRattle, {},
+//                                                  /*dt=*/1e-3);
 //   if (!pendulum.ok()) return pendulum.status();   // names the bad field
 //   for (int n = 0; n < 1000; ++n) {
 //     auto report = pendulum->Step();                // non-convergence -> non-OK status
@@ -56,15 +57,15 @@ struct PendulumSpec {
 class Pendulum {
  public:
   // Errors (InvalidArgument): an invalid spec, options or dt (finite and > 0).
-  static absl::StatusOr<Pendulum> Create(const PendulumSpec& spec, Method method,
-                                         const ProjectionOptions& options, double dt);
+  static absl::StatusOr<Pendulum> Create(const PendulumSpec& spec, constraints::Method method,
+                                         const constraints::ProjectionOptions& options, double dt);
 
   // Advances by dt. A projection that does not converge comes back as its status (ABORTED,
   // FAILED_PRECONDITION, OUT_OF_RANGE; see ConstrainedIntegrator::Step) and leaves the state.
-  absl::StatusOr<StepReport> Step();
+  absl::StatusOr<constraints::StepReport> Step();
 
   int num_bobs() const { return spec_.num_bobs(); }
-  Method method() const { return integrator_->method(); }
+  constraints::Method method() const { return integrator_->method(); }
   double dt() const { return integrator_->dt(); }
   double time() const { return time_; }
   // 3 x (n + 1): the pivot (column 0, the origin) and the bobs.
@@ -88,16 +89,16 @@ class Pendulum {
   double TotalEnergy() const { return KineticEnergy() + PotentialEnergy(); }
 
   const PendulumSpec& spec() const { return spec_; }
-  const ConstraintModel& model() const { return *model_; }
+  const constraints::ConstraintModel& model() const { return *model_; }
 
  private:
   Pendulum() = default;
   PendulumSpec spec_;
   // Heap-held so that the integrator's pointers stay valid when a Pendulum is moved.
-  std::unique_ptr<ConstraintModel> model_;
-  std::unique_ptr<ForceField> field_;
-  std::unique_ptr<ConstrainedIntegrator> integrator_;
-  DynamicsState state_;
+  std::unique_ptr<constraints::ConstraintModel> model_;
+  std::unique_ptr<constraints::ForceField> field_;
+  std::unique_ptr<constraints::ConstrainedIntegrator> integrator_;
+  constraints::DynamicsState state_;
   double time_ = 0.0;
 };
 

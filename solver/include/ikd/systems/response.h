@@ -49,8 +49,8 @@ struct ResponseOptions {
 // Errors: InvalidArgument for a bad dimension, a non-finite position, a site index out of range
 // or i == j; FailedPrecondition when the two sites of a constraint coincide (no direction).
 absl::StatusOr<Eigen::MatrixXd> ConstraintJacobian(
-    const Eigen::Matrix3Xd& positions, const std::vector<DistanceConstraint>& constraints,
-    int dimension = 3);
+    const Eigen::Matrix3Xd& positions,
+    const std::vector<constraints::DistanceConstraint>& constraints, int dimension = 3);
 
 // X - X B^T (B X B^T)^-1 B X for a dense `unconstrained` X, (d n) x (d n), symmetric (to 1e-12
 // relative) and positive definite: K^-1 gives L (eq. 4.18), D^-1 gives E (eq. 4.28), M^-1 gives
@@ -60,25 +60,28 @@ absl::StatusOr<Eigen::MatrixXd> ConstraintJacobian(
 // options); FailedPrecondition for coincident constraint sites or a rank-deficient constraint
 // set (names the constraint and its sites). Never returns NaN.
 absl::StatusOr<Eigen::MatrixXd> ConstrainedResponse(
-    const Eigen::Matrix3Xd& positions, const std::vector<DistanceConstraint>& constraints,
+    const Eigen::Matrix3Xd& positions,
+    const std::vector<constraints::DistanceConstraint>& constraints,
     const Eigen::MatrixXd& unconstrained, const ResponseOptions& options = {});
 
 // The same for a diagonal X given by its d n diagonal entries, each finite and >= 0 (0 = an
 // immovable coordinate, e.g. a fixed site's inverse mass); cheaper than the dense form. A
 // constraint whose both sites are immovable makes B X B^T singular: FailedPrecondition.
 absl::StatusOr<Eigen::MatrixXd> ConstrainedResponseDiagonal(
-    const Eigen::Matrix3Xd& positions, const std::vector<DistanceConstraint>& constraints,
+    const Eigen::Matrix3Xd& positions,
+    const std::vector<constraints::DistanceConstraint>& constraints,
     const Eigen::VectorXd& unconstrained_diagonal, const ResponseOptions& options = {});
 
 // X = identity: E of the thesis sec. 4.6 (D^-1 = 1), the orthogonal projector onto the
 // tangent space of the constraint manifold (E^2 = E = E^T, E B^T = 0, trace d n - l).
 absl::StatusOr<Eigen::MatrixXd> ConstrainedProjector(
-    const Eigen::Matrix3Xd& positions, const std::vector<DistanceConstraint>& constraints,
+    const Eigen::Matrix3Xd& positions,
+    const std::vector<constraints::DistanceConstraint>& constraints,
     const ResponseOptions& options = {});
 
 // N of eq. 4.38 for a model: X = M^-1 from the model's inverse masses (fixed sites immovable),
 // over the model's active constraints (constraints between two fixed sites carry no force).
-absl::StatusOr<Eigen::MatrixXd> ConstrainedMobility(const ConstraintModel& model,
+absl::StatusOr<Eigen::MatrixXd> ConstrainedMobility(const constraints::ConstraintModel& model,
                                                     const Eigen::Matrix3Xd& positions,
                                                     const ResponseOptions& options = {});
 
