@@ -21,6 +21,7 @@
 #include "ik_problem.h"
 #include "model_refs.h"
 #include "stream_handoff.h"
+#include "write_stream.h"
 
 namespace ikd::server {
 namespace {
@@ -40,7 +41,7 @@ constexpr int kChunksPerThread = 2;
 // is being solved and no write is in flight, and either every chunk was written or an error
 // (deadline, cancellation, broken stream, pool stopping) was recorded; a chunk running when
 // the call stops ends at its next target.
-class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchResponse> {
+class BatchReactor final : public PooledWriteStream<BatchReactor, v1::SolveBatchResponse> {
  public:
   BatchReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
                BatchPlan plan, int chunk)
@@ -88,24 +89,9 @@ class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchRespons
     Finish(ToGrpcStatus(error));
   }
 
-  void OnWriteDone(bool ok) override {
-    TakeFromGrpc(this);
-    Actions actions;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      writing_ = false;
-      if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
-      actions = NextActionsLocked();
-    }
-    Run(actions);
-  }
-  void OnCancel() override { cancelled_.store(true); }
-  void OnDone() override {
-    TakeFromGrpc(this);
-    delete this;
-  }
-
  private:
+  friend class PooledWriteStream<BatchReactor, v1::SolveBatchResponse>;
+
   // What to do once mu_ is released.
   struct Actions {
     bool write = false;         // StartWrite(&writing_message_)
@@ -175,9 +161,8 @@ class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchRespons
     return actions;
   }
 
-  void RecordError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (!error_) error_ = status;
-    failed_.store(true);  // the chunks still running stop at their next target
+  Actions ActionsAfterWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return NextActionsLocked();
   }
 
   // Once the write is started (or the last chunk submitted) the reactor may finish and be
@@ -223,19 +208,10 @@ class BatchReactor final : public grpc::ServerWriteReactor<v1::SolveBatchRespons
   const int chunk_ = 1;
   const int chunks_ = 0;
   const int max_ahead_;
-  std::atomic<bool> cancelled_{false};
-  std::atomic<bool> failed_{false};
-
-  // std::mutex rather than absl::Mutex: Debian's Abseil is not TSan-instrumented, pthread is.
-  std::mutex mu_;
   int next_submit_ ABSL_GUARDED_BY(mu_) = 0;  // the next chunk to hand to the pool
   int next_write_ ABSL_GUARDED_BY(mu_) = 0;   // the next chunk to write
   int solving_ ABSL_GUARDED_BY(mu_) = 0;      // chunks submitted and not yet done
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<absl::Status> error_ ABSL_GUARDED_BY(mu_);
   std::map<int, v1::SolveBatchResponse> parked_ ABSL_GUARDED_BY(mu_);  // solved, not written
-  v1::SolveBatchResponse writing_message_;  // owned by gRPC while writing_
 };
 
 absl::Status CheckBatchSize(const v1::SolveBatchRequest& request, const KinematicsLimits& limits) {

@@ -20,6 +20,7 @@
 #include "ikd/ik/trajectory.h"
 #include "model_refs.h"
 #include "stream_handoff.h"
+#include "write_stream.h"
 
 namespace ikd::server {
 namespace {
@@ -54,7 +55,8 @@ constexpr size_t kMaxBatchBytes = size_t{1} << 20;
 // either the summary was written or an error (deadline, cancellation, broken stream, solver
 // failure) was recorded; OnDone (delete) comes after it. OnCancel only raises a flag, read by
 // the worker before each sample (a cancelled write also fails at once).
-class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTrajectoryResponse> {
+class TrajectoryReactor final
+    : public PooledWriteStream<TrajectoryReactor, v1::SolveTrajectoryResponse> {
  public:
   TrajectoryReactor(grpc::CallbackServerContext* context, WorkerPool* pool, Metrics* metrics,
                     TrajectoryPlan plan, std::vector<double> times, int samples_per_message)
@@ -75,27 +77,17 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     }
   }
   // A call refused before any work.
-  explicit TrajectoryReactor(const absl::Status& error) : error_(error) { FinishIfIdle(); }
-
-  void OnWriteDone(bool ok) override {
-    TakeFromGrpc(this);
-    Actions actions;
+  explicit TrajectoryReactor(const absl::Status& error) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      writing_ = false;
-      if (!ok) RecordError(absl::CancelledError("the stream broke (client gone or cancelled)"));
-      if (!error_ && parked_) actions = WriteParkedLocked();
-      actions.finish = FinishStatusLocked();
+      RecordError(error);
     }
-    Run(actions);
-  }
-  void OnCancel() override { cancelled_.store(true); }
-  void OnDone() override {
-    TakeFromGrpc(this);
-    delete this;
+    FinishIfIdle();
   }
 
  private:
+  friend class PooledWriteStream<TrajectoryReactor, v1::SolveTrajectoryResponse>;
+
   // What to do once mu_ is released.
   struct Actions {
     bool write = false;        // StartWrite(&writing_message_)
@@ -184,8 +176,12 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
     return actions;
   }
 
-  void RecordError(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (!error_) error_ = status;
+  // After a write: the parked message goes out next, else the call may finish.
+  Actions ActionsAfterWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions actions;
+    if (!error_ && parked_) actions = WriteParkedLocked();
+    actions.finish = FinishStatusLocked();
+    return actions;
   }
 
   // The status to Finish with, once nothing is in flight; nothing if the stream goes on.
@@ -252,17 +248,10 @@ class TrajectoryReactor final : public grpc::ServerWriteReactor<v1::SolveTraject
   double solve_seconds_ = 0.0;
   SummaryBuilder summary_;
   v1::JointState previous_;  // the last sample solved, for finite-difference velocities
-  std::atomic<bool> cancelled_{false};
 
-  // std::mutex rather than absl::Mutex: Debian's Abseil is not TSan-instrumented, pthread is.
-  std::mutex mu_;
   bool solving_ ABSL_GUARDED_BY(mu_) = false;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool summary_written_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<absl::Status> error_ ABSL_GUARDED_BY(mu_);
   std::optional<v1::SolveTrajectoryResponse> parked_ ABSL_GUARDED_BY(mu_);
-  v1::SolveTrajectoryResponse writing_message_;  // owned by gRPC while writing_
 };
 
 }  // namespace
