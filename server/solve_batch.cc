@@ -86,6 +86,7 @@ class BatchReactor final : public PooledWriteStream<BatchReactor, v1::SolveBatch
       RecordError(error);
       finished_ = true;
     }
+    HandToGrpc(this);
     Finish(ToGrpcStatus(error));
   }
 

@@ -4,7 +4,8 @@
 // callbacks every such stream handles alike. What to do next stays the subclass's: after a
 // write, Derived::ActionsAfterWriteLocked() picks it under the lock and Derived::Run(actions)
 // carries it out after releasing it (StartWrite, pool submissions, Finish), so every hand-off
-// to gRPC happens outside the lock and nothing of the reactor is touched after one.
+// to gRPC happens outside the lock, and nothing of the reactor is touched after one but what a
+// pool submission still pending keeps alive (counted as solving, it holds off Finish).
 //
 // Derived (CRTP, final) provides:
 //   struct Actions;                            // what to do once mu_ is released
@@ -29,7 +30,7 @@ template <class Derived, class Response>
 class PooledWriteStream : public grpc::ServerWriteReactor<Response> {
  public:
   void OnWriteDone(bool ok) final {
-    TakeFromGrpc(this);
+    TakeFromGrpc(&self());  // the address the subclass hands over (HandToGrpc(this))
     typename Derived::Actions actions;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -42,7 +43,7 @@ class PooledWriteStream : public grpc::ServerWriteReactor<Response> {
   // Only a flag, read by the workers before each target (a cancelled write also fails at once).
   void OnCancel() final { cancelled_.store(true); }
   void OnDone() final {
-    TakeFromGrpc(this);
+    TakeFromGrpc(&self());
     delete &self();
   }
 

@@ -127,31 +127,24 @@ enum class Handover {
   kFromOwnSolve,     // it solves the first target itself; the optimizer eases the way there
 };
 
-// Step 1 of robot_path.h: the tracker from q0 through every target. The first target is a
-// single-pose solve (restarts included), so that a start at a singular home (a stretched UR5 at
-// q = 0) still gets going, with the margin as given in `first_options`: a widened margin there
-// would move the first sample away from q0 at once, a jump no rate check sees. Later targets
-// continue with `options`, from where `handover` says.
+// Step 1 of robot_path.h: the tracker from q0 through every target with `options`. The first
+// target is a single-pose solve (restarts included), so that a start at a singular home (a
+// stretched UR5 at q = 0) still gets going. A widened margin's start is given start 0's first
+// sample where it was placed (`first`: solved with the margin as given, once for all starts):
+// a widened margin there would move it away from q0 at once, a jump no rate check sees; its
+// tracker takes up the path from where `handover` says.
 absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
     const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
-    const std::vector<double>& times, const RobotIkOptions& first_options,
-    const RobotIkOptions& options, Handover handover, const Eigen::VectorXd& q0,
-    const RobotStopCheck& stop) {
-  absl::StatusOr<RobotTracker> first = RobotTracker::Create(robot, first_options, q0, scene);
-  if (!first.ok()) return first.status();
+    const std::vector<double>& times, const RobotIkOptions& options, Handover handover,
+    const Eigen::VectorXd& q0, const RobotIkResult* first, const RobotStopCheck& stop) {
+  const bool own = first == nullptr || handover == Handover::kFromOwnSolve;
+  absl::StatusOr<RobotTracker> tracker =
+      RobotTracker::Create(robot, options, own ? q0 : first->q, scene);
+  if (!tracker.ok()) return tracker.status();
   std::vector<RobotIkResult> samples;
   samples.reserve(targets.size());
-  samples.push_back(first->Solve(targets[0]));
-  RobotTracker* tracker = &*first;
-  std::optional<RobotTracker> widened;
-  if (options.safety_margin != first_options.safety_margin) {
-    const bool own = handover == Handover::kFromOwnSolve;
-    absl::StatusOr<RobotTracker> made =
-        RobotTracker::Create(robot, options, own ? q0 : samples[0].q, scene);
-    if (!made.ok()) return made.status();
-    tracker = &widened.emplace(*std::move(made));
-    if (own) tracker->Solve(targets[0]);
-  }
+  if (own) samples.push_back(tracker->Solve(targets[0]));
+  if (first != nullptr) samples.assign(1, *first);
   for (size_t k = 1; k < targets.size(); ++k) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
     samples.push_back(tracker->StepTo(targets[k], times[k] - times[k - 1]));
@@ -214,6 +207,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
   RobotIkOptions path_options = options;
   path_options.starts = SolveStarts::kGivenFirst;  // the first sample keeps q0's branch if it can
   absl::StatusOr<RobotPathResult> best;
+  std::optional<RobotIkResult> first;  // start 0's first sample, before its optimization
   for (int start = 0; start < kForwardStarts; ++start) {
     RobotIkOptions tracked = path_options;
     Handover handover = Handover::kFromFirstSample;
@@ -223,9 +217,12 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
       tracked.safety_margin = kWideMargin[wide];
       if (start > kWideMargins) handover = Handover::kFromOwnSolve;
     }
-    auto samples =
-        TrackRobotPath(robot, scene, targets, times, path_options, tracked, handover, q0, stop);
+    // Where start 0's first sample failed (in collision, say), a widened start solves its own.
+    const bool keep_first = first && first->status == RobotIkStatus::kReached;
+    auto samples = TrackRobotPath(robot, scene, targets, times, tracked, handover, q0,
+                                  keep_first ? &*first : nullptr, stop);
     if (!samples.ok()) return samples.status();
+    if (!first) first = samples->front();
     // A path from the widened tracker's own posture ends in it too, no better an end than the
     // optimizer's (bench/paths --seed=3, ur5-position-obstacles #8: 1.38x the velocity limit
     // over the last 9 samples with the end held).

@@ -11,6 +11,7 @@
 #include <numbers>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -296,7 +297,8 @@ struct WitnessCase {
   std::vector<Eigen::Vector4d> balls;
 };
 
-void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c) {
+// `starts`: the RobotPathSummary::start range the plan must come from (robot_path.h).
+void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> starts = {0, 7}) {
   ChainSpec spec = presets::Ur5();
   spec.link_radii.assign(6, 0.05);
   auto robot = Robot::Create(spec);
@@ -338,6 +340,8 @@ void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c) {
   auto plan = PlanRobotPath(*robot, &*scene, targets, times, RobotIkOptions{}, witness.front());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
+  EXPECT_GE(plan->summary.start, starts.first);
+  EXPECT_LE(plan->summary.start, starts.second);
   // The first sample is where the arm stands (q0 is on the first target): no hidden jump.
   EXPECT_LT((plan->samples[0].q - witness.front()).cwiseAbs().maxCoeff(), 1e-6);
   for (size_t k = 0; k < times.size(); ++k) {
@@ -399,7 +403,8 @@ TEST(RobotPathAvoidance, BackwardJoinPassesWhereForwardCollides) {
         {-0.19147417284542548, -0.096176386560259786, 0.76619433876250009, 0.04891064151197367},
         {-0.37594829388364037, -0.015891295025286939, 0.80420661356528456, 0.050300378631964529},
         {-0.15410015350450471, 0.19754557710061132, 0.45096943300981157,
-         0.076930102195169769}}});
+         0.076930102195169769}}},
+      {7, 7});
 }
 
 // ur5-position-obstacles #37 (seed 8): every start collides or, with a widened margin, solved
@@ -424,7 +429,8 @@ TEST(RobotPathAvoidance, WidenedMarginStartsFromTheFirstSample) {
         {-0.16571143369180169, -0.054955610909557639, 0.60903468663422622, 0.064333032096169418},
         {-0.20098815437765177, 0.14308013508265741, 0.58894369918232947, 0.047200659882820108},
         {-0.35725074322098727, -0.015159553339870679, 0.46031801891402663, 0.075740377157816591},
-        {-0.10064766542828918, 0.16086358508942553, 0.56701231902579174, 0.048277405726978861}}});
+        {-0.10064766542828918, 0.16086358508942553, 0.56701231902579174, 0.048277405726978861}}},
+      {1, 3});
 }
 
 // ur5-position-obstacles #8 (seed 3): from the first sample every start collides; the widened
@@ -450,7 +456,8 @@ TEST(RobotPathAvoidance, WidenedMarginEasedInFromTheFirstSample) {
         {0.11264641981075078, -0.32599353022084532, 0.70548552016134591, 0.039619704373025408},
         {0.12219721521865479, -0.33773488503128174, 0.42811355404266255, 0.062195068589869743},
         {0.12155288149838958, -0.33016533596820946, 0.33949969113316159,
-         0.049900690614901613}}});
+         0.049900690614901613}}},
+      {4, 6});
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),

@@ -37,12 +37,13 @@
 //    linearized along their contact normals; a spatial joint's bend is kept from straightening
 //    (below 0.2 rad its azimuth turns fast for a small move of the limb). A step that does not
 //    lower the cost is undone and the damping raised. Where the arm declares rate limits and
-//    the smooth path still passes one, up to 8 more rounds of 15 iterations charge every rate
+//    the smooth path still passes one, up to 16 more rounds of 15 iterations charge every rate
 //    above 90% of its limit 100 times its own term on the excess, each round reweighting the
 //    rates still above it by (rate / aim)^2 (Lawson, towards the least largest rate); the
 //    round with the least largest rate ratio is kept. If the optimized path is clear but still
-//    over a rate limit (by a time scaling up to 3: a path much too fast for the limits is
-//    too fast for any start), the other forward starts that are clear are optimized too, wide
+//    over a rate limit, by a time scaling up to 3 or on at most 2/3 of its samples (a jump
+//    between branches; a path over its rates nearly everywhere is too fast for any start),
+//    the other forward starts that are clear are optimized too, wide
 //    margins first (they pass obstacles with room to slow down), until one is within the
 //    limits; the path needing the least time scaling is kept. The first sample stays where
 //    the arm is.

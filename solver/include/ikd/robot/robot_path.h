@@ -26,10 +26,12 @@
 //    1-3 are run again with the tracker's safety margin widened to 0.03, 0.1 and 0.2 m (those
 //    wider than the options' margin; a tracker that keeps a wide berth turns the links away
 //    from an obstacle before they are squeezed past it, and the optimizer works to the margin
-//    as given), until none of those remain. The first sample is solved with the margin as
-//    given every time (it stays at q0 when q0 is on the first target): the widened tracker
+//    as given), until none of those remain. Each keeps start 0's first sample, solved with
+//    the margin as given (at q0 when q0 is on the first target; where it failed, a start
+//    solves its own with its widened margin): the widened tracker
 //    takes up the path from it (starts 1-3), else from its own solve of the first target
-//    (starts 4-6), into which the optimizer eases the arm from the first sample, the last
+//    (starts 4-6), into which the optimizer eases a redundant arm from the first sample (a
+//    jump it cannot ease is counted by the rate check), the last
 //    sample left free too. The path with the fewest failed samples (not converged included),
 //    then the least time scaling, is kept.
 // 5. Where that path still has a sample in collision, limit-blocked or not converged, the
