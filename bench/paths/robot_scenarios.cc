@@ -12,6 +12,7 @@
 
 #include "paths_util.h"
 #include "ikd/robot/presets.h"
+#include "ikd/robot/seed_atlas.h"
 
 namespace ikd::bench::paths {
 namespace {
@@ -98,7 +99,7 @@ std::unique_ptr<RobotArm> LoadArm(ArmId id) {
   }
   arm->spec.link_radii.assign(robot::NumMovingJoints(arm->spec), kLinkRadius);
   arm->robot = std::make_unique<robot::Robot>(Unwrap(robot::Robot::Create(arm->spec), "Robot::Create"));
-  arm->robot->seed_atlas();  // built once, as a server does per arm model, not in a timed plan
+  robot::SeedAtlasOf(*arm->robot);  // built once, as a server does per arm, not in a timed plan
   arm->model = CheckModelOf(arm->robot->spec());
   CrossCheck(*arm);
   return arm;

@@ -26,6 +26,7 @@
 #include "bench_util.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
+#include "ikd/robot/seed_atlas.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
 #include "robot_bench.h"
@@ -954,7 +955,7 @@ int main(int argc, char** argv) {
     const Eigen::Isometry3d start = ikd::robot::ToolPose(owned->spec(), ready);
     std::vector<Path> paths = {Line(start, c.line, kLineLength), Circle(start, kCircleRadius)};
     const auto t0 = std::chrono::steady_clock::now();
-    owned->seed_atlas();  // as a server does once per arm model, not on a timed solve
+    ikd::robot::SeedAtlasOf(*owned);  // as a server does once per arm model, not on a timed solve
     const double atlas_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     robots.push_back({&c, std::move(owned), std::move(paths), atlas_ms});
   }

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
-#include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
-#include "ikd/robot/seed_atlas.h"
 
 namespace ikd::robot {
 
@@ -218,11 +215,6 @@ double DefaultSpacing(const ChainSpec& spec) {
 
 }  // namespace
 
-struct Robot::AtlasCache {
-  absl::once_flag once;
-  std::optional<SeedAtlas> atlas;
-};
-
 absl::StatusOr<Robot> Robot::Create(const ChainSpec& input, double spacing) {
   if (absl::Status s = input.Validate(); !s.ok()) return s;
   for (size_t k = 0; k < input.joints.size(); ++k) {
@@ -283,13 +275,7 @@ absl::StatusOr<Robot> Robot::Create(const ChainSpec& input, double spacing) {
   if (!pose_model.ok()) return pose_model.status();
   robot.position_model_ = std::make_shared<const ConstraintModel>(*std::move(position_model));
   robot.pose_model_ = std::make_shared<const ConstraintModel>(*std::move(pose_model));
-  robot.atlas_cache_ = std::make_shared<AtlasCache>();
   return robot;
-}
-
-const SeedAtlas& Robot::seed_atlas() const {
-  absl::call_once(atlas_cache_->once, [this] { atlas_cache_->atlas = SeedAtlas::Build(*this); });
-  return *atlas_cache_->atlas;
 }
 
 Eigen::Matrix3Xd Robot::SitesFromAngles(const Eigen::VectorXd& q) const {

@@ -57,7 +57,7 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
   // After the seed, the atlas entries whose tools are nearest the target: configurations near
   // the target on many branches, each a short continuation away from its branch's solution
   // (a random start often ends blocked or on a branch found already); then random ones.
-  const SeedAtlas& atlas = robot.seed_atlas();
+  const SeedAtlas& atlas = SeedAtlasOf(robot);
   const std::vector<SeedAtlas::Neighbor> nearest =
       atlas.Nearest(target.position, target.orientation, (branches.attempts - 1) / 2);
   std::vector<RobotIkResult> found;

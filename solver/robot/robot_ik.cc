@@ -514,7 +514,7 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   starts.resize(1);
   const int listed = options_.starts == SolveStarts::kGivenThenRandom
                          ? 1
-                         : 1 + std::min(kAtlasStarts, robot_->seed_atlas().size());
+                         : 1 + std::min(kAtlasStarts, SeedAtlasOf(*robot_).size());
   RobotIkResult best;
   int projections = 0;
   const auto started = std::chrono::steady_clock::now();
@@ -561,7 +561,7 @@ std::vector<RobotTracker::Start> RobotTracker::Starts(const ToolTarget& target,
                                                       const Eigen::Isometry3d& X_given,
                                                       int count) const {
   if (options_.starts == SolveStarts::kGivenThenRandom) return {Start{given, true}};
-  const SeedAtlas& atlas = robot_->seed_atlas();
+  const SeedAtlas& atlas = SeedAtlasOf(*robot_);
   const double own = options_.starts == SolveStarts::kGivenFirst
                          ? -1.0  // before any entry
                          : atlas.SquaredDistance(X_given, target.position, target.orientation);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include <Eigen/Eigenvalues>
 
+#include "absl/base/call_once.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/robot.h"
 
@@ -266,6 +268,14 @@ std::vector<SeedAtlas::Neighbor> SeedAtlas::Scan(const Eigen::Vector3d& p_target
   BestNeighbors nearest(count);
   OfferRange(0, size(), p_target, q_target, nearest);
   return nearest.Take();
+}
+
+const SeedAtlas& SeedAtlasOf(const Robot& robot) {
+  Robot::IkCache& cache = robot.ik_cache();
+  absl::call_once(cache.once, [&] {
+    cache.value = std::make_shared<const SeedAtlas>(SeedAtlas::Build(robot));
+  });
+  return *static_cast<const SeedAtlas*>(cache.value.get());
 }
 
 }  // namespace ikd::robot

@@ -176,7 +176,7 @@ TEST(SeedAtlasTest, HugeLimitsAreDrawnFromAFiniteRange) {
   const Robot robot = *Robot::Create(spec);
   const auto [lo, hi] = SeedAtlas::SamplingRange(robot, 0, SeedAtlas::kLimitInset);
   EXPECT_NEAR(hi - lo, 0.9 * 8.0 * M_PI, 1e-9);
-  const SeedAtlas& atlas = robot.seed_atlas();
+  const SeedAtlas& atlas = SeedAtlasOf(robot);
   for (int k = 0; k < atlas.size(); ++k) ASSERT_TRUE(atlas.configuration(k).allFinite()) << k;
   const Eigen::Isometry3d X = ToolPose(robot.spec(), atlas.configuration(5));
   const auto nearest = atlas.Nearest(X.translation(), Eigen::Quaterniond(X.linear()), 3);
@@ -204,7 +204,7 @@ TEST(SeedAtlasTest, RobotBuildsItsAtlasOnceAndSharesIt) {
   std::vector<const SeedAtlas*> seen(4, nullptr);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] { seen[t] = &(t % 2 == 0 ? robot : copy).seed_atlas(); });
+    threads.emplace_back([&, t] { seen[t] = &SeedAtlasOf(t % 2 == 0 ? robot : copy); });
   }
   for (auto& thread : threads) thread.join();
   for (const SeedAtlas* atlas : seen) EXPECT_EQ(atlas, seen[0]);

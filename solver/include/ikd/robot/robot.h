@@ -33,13 +33,13 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
+#include "absl/base/call_once.h"
 #include "absl/status/statusor.h"
 #include "ikd/constraints/model.h"
 #include "ikd/robot/chain.h"
 
 namespace ikd::robot {
 
-class SeedAtlas;
 
 // Which tool sites are driven: the TCP only (position targets) or all four (full pose).
 enum class TargetMode { kPosition, kPose };
@@ -85,9 +85,13 @@ class Robot {
                                             int joint, double value) const;
   // The middle of every joint's range (0 for a continuous joint).
   Eigen::VectorXd MidRange() const;
-  // The robot's sample of configurations for the starts of single-pose IK (seed_atlas.h):
-  // built on first use (about 0.1 s; safe from several threads), shared by copies.
-  const SeedAtlas& seed_atlas() const;
+  // Where the IK side keeps what it computes once per robot (seed_atlas.h's SeedAtlasOf: the
+  // seed atlas): filled on first use, shared by copies; the model itself never reads it.
+  struct IkCache {
+    absl::once_flag once;
+    std::shared_ptr<const void> value;
+  };
+  IkCache& ik_cache() const { return *ik_cache_; }
 
  private:
   Robot() = default;
@@ -104,8 +108,7 @@ class Robot {
   std::array<int, 4> tool_sites_{};
   std::vector<constraints::DistanceConstraint> constraints_;
   std::shared_ptr<const constraints::ConstraintModel> position_model_, pose_model_;
-  struct AtlasCache;
-  std::shared_ptr<AtlasCache> atlas_cache_;
+  std::shared_ptr<IkCache> ik_cache_ = std::make_shared<IkCache>();
 };
 
 }  // namespace ikd::robot

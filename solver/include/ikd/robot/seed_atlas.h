@@ -5,7 +5,7 @@
 // takes tens of projections and fails more often. The sample belongs to the robot (drawn with a
 // fixed seed), so a solve stays deterministic.
 //
-//   const ikd::robot::SeedAtlas& atlas = robot.seed_atlas();   // built on first use
+//   const ikd::robot::SeedAtlas& atlas = ikd::robot::SeedAtlasOf(robot);  // built on first use
 //   for (auto n : atlas.Nearest(p_WT, q_WT, 4)) TryFrom(atlas.configuration(n.index));
 #pragma once
 
@@ -101,5 +101,9 @@ class SeedAtlas {
   std::array<int, 3> grid_cells_{1, 1, 1};
   std::vector<int> cell_start_;  // entries of cell c: [cell_start_[c], cell_start_[c + 1])
 };
+
+// The robot's atlas (SeedAtlas::Build with the defaults), built on first use (about 0.1 s; safe
+// from several threads) and kept in the robot's IK cache, shared by its copies.
+const SeedAtlas& SeedAtlasOf(const Robot& robot);
 
 }  // namespace ikd::robot
