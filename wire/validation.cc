@@ -76,8 +76,12 @@ absl::Status ApplyMove(const v1::ObstacleOperation& op, const std::string& path,
     return FieldViolation(path + ".obstacle_id",
                           absl::StrCat("no obstacle \"", op.obstacle_id(), "\" in ", scene_name));
   }
-  // The solver names "translation" and "rotation", as the operation does.
-  return SolverFieldViolation(moved, [&](const std::string& field) { return Joined(path, field); });
+  // The solver names "translation" and "rotation", as the operation does; a motion that carries
+  // the obstacle out of the world ("obstacle \"id\" moved.center ...") is the operation's as a
+  // whole (`obstacle` is OPERATION_ADD's field).
+  return SolverFieldViolation(moved, [&](const std::string& field) {
+    return field == "translation" || field == "rotation" ? Joined(path, field) : path;
+  });
 }
 
 absl::Status ApplyRemove(const v1::ObstacleOperation& op, const std::string& path,
