@@ -52,6 +52,8 @@ absl::Status AtRequestPath(const absl::Status& solver_status, const std::string&
                               [&](const std::string& field) { return Below(prefix, field); });
 }
 
+constexpr int kMaxPatience = 100000;  // ik::IkOptions::Validate's bound
+
 int TrialsFromProto(const v1::IkOptions& options, int default_trials) {
   if (options.no_trials()) return 0;
   return options.trials_per_step() != 0 ? options.trials_per_step() : default_trials;
@@ -62,6 +64,13 @@ absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
   ik::IkOptions out;
   if (in.seed() != 0) out.seed = in.seed();
   out.trials_per_step = TrialsFromProto(in, out.trials_per_step);
+  // The wire's -1 is the solver's 0 ("never stop"), and its 0 the default: the solver's bound
+  // would name values the client cannot send.
+  if (in.patience() < -1 || in.patience() > kMaxPatience) {
+    return FieldViolation(Below(path, "patience"),
+                          absl::StrCat("must be -1 (never stop), 0 (the default) or in [1, ",
+                                       kMaxPatience, "], got ", in.patience()));
+  }
   if (in.patience() != 0) out.patience = in.patience() == -1 ? 0 : in.patience();
   out.explore_unconstrained = in.explore_unconstrained();
   out.optimize_path = !in.no_path_optimization();

@@ -129,7 +129,10 @@ TEST(IkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
   };
   const Case cases[] = {
       {"trials_per_step", "in [0, 100000]", [](v1::IkOptions& o) { o.set_trials_per_step(-5); }},
-      {"patience", "in [0, 100000]", [](v1::IkOptions& o) { o.set_patience(-2); }},
+      {"patience", "-1 (never stop), 0 (the default) or in [1, 100000], got -2",
+       [](v1::IkOptions& o) { o.set_patience(-2); }},
+      {"patience", "in [1, 100000], got 100001",
+       [](v1::IkOptions& o) { o.set_patience(100001); }},
       {"safety_margin", "[0, ", [](v1::IkOptions& o) { o.set_safety_margin(-0.1); }},
       {"max_step_fraction", "in (0, 1]", [](v1::IkOptions& o) { o.set_max_step_fraction(1.5); }},
       {"tolerance", "in [1e-15, 1e-3]", [](v1::IkOptions& o) { o.set_tolerance(0.1); }},
