@@ -24,12 +24,14 @@ void TraceSites(const Scenario& s, const char* name, const std::vector<Eigen::Ma
     const double clearance =
         std::min(MinObstacleClearance(s.model, sites[k]), MinSelfClearance(s.model, sites[k]));
     const double site_move = (sites[k] - sites[k - 1]).colwise().norm().maxCoeff();
-    double bend = 0.0;
+    // An azimuth spins near either end of its bend's range: straight (0) or folded back (pi).
+    double least = 0.0, most = 0.0;
     for (Eigen::Index j = 0; !s.model.planar && j < q.cols(); j += 2) {
-      bend = j == 0 ? q(k, j) : std::min(bend, q(k, j));
+      least = j == 0 ? q(k, j) : std::min(least, q(k, j));
+      most = j == 0 ? q(k, j) : std::max(most, q(k, j));
     }
-    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g\n", name, k, speed, int(jv), acceleration,
-                int(ja), clearance, site_move, bend);
+    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g,%.4g\n", name, k, speed, int(jv),
+                acceleration, int(ja), clearance, site_move, least, most);
   }
 }
 
@@ -37,7 +39,7 @@ void TraceWitness(const Scenario& s) {
   std::printf("witness: max speed %.4g rad/s, max acceleration %.4g rad/s^2 (limits x 1.5)\n",
               s.witness.speed, s.witness.acceleration);
   std::printf("path,k,speed,speed_angle,acceleration,acceleration_angle,clearance,site_move,"
-              "least_bend\n");
+              "least_bend,most_bend\n");
   TraceSites(s, "witness", s.witness_sites);
 }
 

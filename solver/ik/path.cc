@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "path_backward.h"
+#include "path_joint_space.h"
 #include "path_optimizer.h"
 
 namespace ikd::ik {
@@ -20,8 +21,10 @@ constexpr int kSeedStarts = 3;
 constexpr double kWideMarginReach[] = {0.03, 0.1, 0.3};
 constexpr int kWideMargins = static_cast<int>(std::size(kWideMarginReach));
 constexpr int kForwardStarts = kSeedStarts + 1 + kWideMargins;
-// PathSummary::start of a path joined with a backward pass (path_backward.h).
+// PathSummary::start of a path joined with a backward pass (path_backward.h), and of the
+// joint-space start (path_joint_space.h).
 constexpr int kBackwardStart = kForwardStarts;
+constexpr int kJointSpaceStart = kBackwardStart + 1;
 // A rate counts as over its limit beyond this relative slack (rounding of the differences).
 constexpr double kRateSlack = 1e-9;
 // The optimizer's KKT blocks are dense per sample (angles^2 entries, factored in angles^3):
@@ -136,11 +139,22 @@ constexpr double kRetriedShare = 2.0 / 3.0;
 // Bend floors (rad) of the spatial arms' last retries (path_optimizer.h: kDefaultMinBend).
 constexpr double kRetriedMinBends[] = {0.3, 0.4, 0.1, 0.05};
 
+// Every sample reached but for rates over their limits.
+bool ClearButOverTheRates(const PathSummary& summary) {
+  const int over = summary.velocity_limited + summary.acceleration_limited;
+  return summary.reached < summary.samples && summary.reached + over == summary.samples;
+}
+
 bool NearlyWithinTheRates(const PathSummary& summary) {
   const int over = summary.velocity_limited + summary.acceleration_limited;
-  return summary.reached < summary.samples && summary.reached + over == summary.samples &&
-         (summary.feasible_time_scaling <= kRetriedScaling ||
-          over <= kRetriedShare * summary.samples);
+  return ClearButOverTheRates(summary) && (summary.feasible_time_scaling <= kRetriedScaling ||
+                                           over <= kRetriedShare * summary.samples);
+}
+
+// Whether `other` replaces `kept`: as many samples reached, and a smaller time scaling.
+bool Better(const PathResult& other, const PathResult& kept) {
+  return other.summary.reached >= kept.summary.reached &&
+         other.summary.feasible_time_scaling < kept.summary.feasible_time_scaling;
 }
 
 // `steps` optimized (step 2, where the options and the arm allow it) and summarized.
@@ -259,6 +273,23 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
       best_start = kBackwardStart;
     }
   }
+  // Still failing: the joint-space start, where it fails on fewer samples.
+  std::optional<std::vector<IkResult>> joint_space;
+  auto track_joint_space = [&]() -> absl::Status {
+    if (joint_space || Failed(tracked[0]->front())) return absl::OkStatus();
+    auto path = internal::TrackInJointSpace(arm, trajectory, times, options, *projector,
+                                            tracked[0]->front(), stop);
+    if (!path.ok()) return path.status();
+    joint_space = path->value_or(std::vector<IkResult>());
+    return absl::OkStatus();
+  };
+  if (Failures(best) > 0) {
+    if (absl::Status s = track_joint_space(); !s.ok()) return s;
+    if (joint_space && !joint_space->empty() && Failures(*joint_space) < Failures(best)) {
+      best = *joint_space;
+      best_start = kJointSpaceStart;
+    }
+  }
   // A spatial arm's plan may be optimized again with other bend floors (below): kept as it is.
   std::vector<IkResult> unoptimized;
   if (!arm.planar()) unoptimized = best;
@@ -275,10 +306,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     if (Failures(*tracked[start]) > 0) continue;
     auto other = Optimized(arm, scene, options, *projector, *tracked[start], start, stop);
     if (!other.ok()) return other;
-    if (other->summary.reached >= result->summary.reached &&
-        other->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
-      result = std::move(other);
-    }
+    if (Better(*other, *result)) result = std::move(other);
   }
   // Spatial arms still over a rate: the path the starts settled on (before its optimization),
   // and the forward start the rate retries kept if another, optimized again with other bend
@@ -290,10 +318,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     if (arm.planar() || !optimized || !NearlyWithinTheRates(result->summary)) break;
     auto other = Optimized(arm, scene, options, *projector, unoptimized, best_start, stop, min_bend);
     if (!other.ok()) return other;
-    if (other->summary.reached >= result->summary.reached &&
-        other->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
-      result = std::move(other);
-    }
+    if (Better(*other, *result)) result = std::move(other);
     if (kept_start == best_start || kept_start >= kForwardStarts ||
         !NearlyWithinTheRates(result->summary)) {
       continue;
@@ -301,9 +326,18 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
     auto kept =
         Optimized(arm, scene, options, *projector, *tracked[kept_start], kept_start, stop, min_bend);
     if (!kept.ok()) return kept;
-    if (kept->summary.reached >= result->summary.reached &&
-        kept->summary.feasible_time_scaling < result->summary.feasible_time_scaling) {
-      result = std::move(kept);
+    if (Better(*kept, *result)) result = std::move(kept);
+  }
+  // Still over a rate, by any share: the joint-space start from start 0's first sample,
+  // optimized where it is clear (the branches of path_joint_space.h that the local retries
+  // above cannot leave).
+  if (optimized && best_start != kJointSpaceStart && ClearButOverTheRates(result->summary)) {
+    if (absl::Status s = track_joint_space(); !s.ok()) return s;
+    if (joint_space && !joint_space->empty() && Failures(*joint_space) == 0) {
+      auto other = Optimized(arm, scene, options, *projector, *std::move(joint_space),
+                             kJointSpaceStart, stop);
+      if (!other.ok()) return other;
+      if (Better(*other, *result)) result = std::move(other);
     }
   }
   return result;

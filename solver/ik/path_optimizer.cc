@@ -63,7 +63,7 @@ namespace {
 // The path optimizer (path.h, step 2): Levenberg-Marquardt steps of
 //   min 1/2 sum_j w_j sum_rows e_r (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2)
 //         + 1/2 w_h sum_rows (|D q_j| - aim)_+^2  (after the first descent, declared limits)
-//       + 1/2 w_c sum_contacts (d* - d)^2 + 1/2 w_b sum_spatial_bends (b* - bend)_+^2
+//       + 1/2 w_c sum_contacts (d* - d)^2 + 1/2 w_b sum_spatial_bends dist(bend, [b*, pi - b*])^2
 //   s.t. hand(q_k) = p_k,
 // the hand constraint and the contact distances d linearized at each sample (J_k dq_k = 0:
 // the hand is on the path already), one sparse KKT solve per iteration for the whole path;
@@ -282,12 +282,20 @@ class PathOptimizer {
     }
     for (const Contact& c : contacts_) cost += 0.5 * kContactWeight * c.gap * c.gap;
     for (int k = 1; k < n_; ++k) {
-      for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(std::max(0.0, min_bend_ - q_(k, j)));
+      for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(BendGap(q_(k, j)));
     }
     return cost;
   }
 
-  // Spatial arms: the bend angles, whose azimuth spins where they straighten.
+  // How far a spatial bend must move to leave the band where its azimuth spins: up from
+  // straight (below min_bend_) or down from folded back (above pi - min_bend_); 0 between.
+  double BendGap(double bend) const {
+    if (bend < min_bend_) return min_bend_ - bend;
+    if (bend > kPi - min_bend_) return kPi - min_bend_ - bend;
+    return 0.0;
+  }
+
+  // Spatial arms: the bend angles, whose azimuth spins where they straighten or fold back.
   std::vector<int> BendIndices() const {
     std::vector<int> out;
     if (!arm_.planar()) for (int j = 0; j < m_; j += 2) out.push_back(j);
@@ -397,8 +405,8 @@ class PathOptimizer {
       const Eigen::Matrix3Xd* jacobians = held ? nullptr : SiteJacobians(steps[k].sites, q_.row(k));
       if (!held) {
         for (int j : BendIndices()) {
-          const double gap = min_bend_ - q_(k, j);
-          if (gap <= 0.0) continue;
+          const double gap = BendGap(q_(k, j));
+          if (gap == 0.0) continue;
           block(j, j) += kBendWeight;
           rhs[base + j] += kBendWeight * gap;
         }

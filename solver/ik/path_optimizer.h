@@ -20,12 +20,15 @@ double NearestTurn(double angle, double near);
 // Joint angles of every step (rows: samples), each column continuous across +-pi.
 Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps);
 
-// Spatial bends the optimizer keeps its paths above by default (rad): an azimuth's rate grows
-// as 1 / sin(bend), so a path through a nearly straight joint spins its azimuth.
+// Spatial bends the optimizer keeps its paths above, and below pi minus it, by default (rad):
+// an azimuth's rate grows as 1 / sin(bend), so a path through a nearly straight or folded-back
+// joint spins its azimuth (bench/paths seed 3 spatial-obstacles #19: limb 0 pointing straight
+// down, its azimuth at 56 times the velocity limit).
 inline constexpr double kDefaultMinBend = 0.2;
 
 // Optimizes `steps` (a driver path sampled at their times, >= 3) in place, projecting with
-// `projector` (the tracker of the same arm and scene), spatial bends kept above `min_bend`;
+// `projector` (the tracker of the same arm and scene), spatial bends kept within
+// [min_bend, pi - min_bend];
 // returns the iterations run, or Cancelled when `stop` says so.
 absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
                                  double margin, std::vector<IkResult>& steps, const StopCheck& stop,

@@ -35,7 +35,8 @@
 //    clearance does not fall below min(its previous clearance, the margin). Limbs closer than
 //    twice the margin to an obstacle or to another limb are charged (margin distance)^2,
 //    linearized along their contact normals; a spatial joint's bend is kept from straightening
-//    (below 0.2 rad its azimuth turns fast for a small move of the limb). A step that does not
+//    and from folding back (below 0.2 rad or above pi - 0.2 its azimuth turns fast for a small
+//    move of the limb). A step that does not
 //    lower the cost is undone and the damping raised. Where the arm declares rate limits and
 //    the smooth path still passes one, up to 16 more rounds of 15 iterations charge every rate
 //    above 90% of its limit 100 times its own term on the excess, each round reweighting the
@@ -45,8 +46,14 @@
 //    between branches; a path over its rates nearly everywhere is too fast for any start),
 //    the other forward starts that are clear are optimized too, wide
 //    margins first (they pass obstacles with room to slow down), until one is within the
-//    limits; the path needing the least time scaling is kept. The first sample stays where
-//    the arm is.
+//    limits; the path needing the least time scaling is kept. Still over a rate, by any
+//    share: a start of another kind, tracked in the joint angles themselves (start 8:
+//    resolved-rate motion, the least joint motion weighted by the velocity limits that keeps
+//    the hand on the path, damped least squares, with the bends led out of their spinning
+//    band in the hand's null space; each sub-step projected onto the constraints by the
+//    tracker), is optimized too where it is clear: the Cartesian starts move the sites the
+//    least, which near a straight or folded joint winds an azimuth onto a branch no local
+//    step leaves. The first sample stays where the arm is.
 //    Arms of more than 32 joint angles (its cost grows with their cube) keep the driver's path.
 // 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
@@ -84,7 +91,8 @@ struct PathSummary {
   // requested timing does; 0 when the arm declares no rate limits.
   double feasible_time_scaling = 0.0;
   // The driver start the path came from: 0 the options' seed, 1-3 other seeds of the
-  // trials, 4-6 the safety margin widened, 7 joined with the driver run backwards from the end.
+  // trials, 4-6 the safety margin widened, 7 joined with the driver run backwards from the end,
+  // 8 tracked in the joint angles (resolved rates).
   int start = 0;
   int optimizer_iterations = 0;  // 0: not optimized (off, under 3 samples, over 32 angles)
 
