@@ -56,7 +56,7 @@ cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
   echo "measured by bench/paths/robot_checker.cc (its own forward kinematics and distances), their"
   echo "statuses and summaries compared with it. The fixed-path tables follow horizontal tool"
   echo "circles of radius 5-15 cm and straight lines of 5-15 cm, both centred at each arm's ready"
-  echo "TCP, at 0.1-0.3 m/s (target: every sample SOLVED and confirmed by the checker). Each"
+  echo "TCP, at 0.1-0.3 m/s (target: every sample REACHED and confirmed by the checker). Each"
   echo "section below explains its columns; everything after the command line is the program's"
   echo "own output (stdout), as printed."
   echo

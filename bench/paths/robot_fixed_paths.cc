@@ -62,7 +62,7 @@ RobotScenario MakeFixed(const RobotKind& kind, const FixedPath& p, int index) {
 // Per robot and target mode.
 struct FixedTally {
   int paths = 0, samples = 0;
-  int full[2] = {0, 0}, solved[2] = {0, 0};  // per solver: paths all SOLVED; SOLVED samples
+  int full[2] = {0, 0}, solved[2] = {0, 0};  // per solver: paths all REACHED; REACHED samples
   int confirmed_paths = 0, confirmed = 0;    // PlanRobotPath, by the checker
   int violations = 0;                        // PlanRobotPath: samples past a limit (checker)
   double max_position = 0.0, max_rotation = 0.0, max_velocity = 0.0, max_acceleration = 0.0;
@@ -83,7 +83,7 @@ void RunFixedPaths(const std::vector<ArmId>& arms, const RobotDump& dump) {
       "(pose) or free (position). The first sample is the radius (L/2) away from the ready TCP: "
       "the arm is taken to be there at t = 0 (a single-pose solve from the ready pose), and the "
       "rates, finite differences between samples, start at sample 1 (the start from rest is not "
-      "counted). Per speed: %% of samples SOLVED by PlanRobotPath / by plain, then "
+      "counted). Per speed: %% of samples REACHED by PlanRobotPath / by plain, then "
       "PlanRobotPath's max velocity ratio (largest |dq_j/dt| / max_velocity_j) and "
       "feasible_time_scaling (the least stretch of the timing within every declared rate limit; "
       "<= 1: feasible as timed). Ready TCP positions (m):");
@@ -149,10 +149,10 @@ void RunFixedPaths(const std::vector<ArmId>& arms, const RobotDump& dump) {
   }
   std::fprintf(stderr, "\n");
   std::printf(
-      "\nPer robot and target (target: every path 100%% SOLVED, confirmed by the checker). "
+      "\nPer robot and target (target: every path 100%% REACHED, confirmed by the checker). "
       "Columns:\n\n"
       "- paths / samples: fixed paths (2 shapes x 3 sizes x 3 speeds) and their samples.\n"
-      "- PlanRobotPath: paths all SOLVED, SOLVED samples: by the library's own statuses.\n"
+      "- PlanRobotPath: paths all REACHED, REACHED samples: by the library's own statuses.\n"
       "- checker: paths confirmed / samples: paths all of whose samples, and the share of "
       "samples, the checker (robot_checker.cc) finds within 1e-5 m (1e-5 rad) of the request, "
       "the position limits and the declared rate limits.\n"
@@ -164,10 +164,10 @@ void RunFixedPaths(const std::vector<ArmId>& arms, const RobotDump& dump) {
       "PlanRobotPath's summaries (acceleration: Panda only, the others declare none).\n"
       "- us per sample: wall time per sample, this machine; plain: the same figures for "
       "RobotTracker::Solve per sample.\n\n"
-      "| robot | target | paths | samples | PlanRobotPath: paths all SOLVED | SOLVED samples | "
+      "| robot | target | paths | samples | PlanRobotPath: paths all REACHED | REACHED samples | "
       "checker: paths confirmed / samples | limit violations | max TCP error (m / rad) | max "
       "velocity / acceleration ratio | max feasible_time_scaling | us per sample | plain: paths "
-      "all SOLVED | SOLVED samples | us per sample |\n"
+      "all REACHED | REACHED samples | us per sample |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::vector<std::string> disagreements, missed;
   for (const auto& [kind, t] : tallies) {

@@ -28,7 +28,7 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
                         RobotRun& run) {
   const RobotPathMeasures& m = run.m;
   const robot::RobotPathSummary& lib = run.summary;
-  // Per sample: a SOLVED sample must be on the path, within the position limits and clear.
+  // Per sample: a REACHED sample must be on the path, within the position limits and clear.
   int off = 0, first_off = -1;
   for (size_t k = 0; k < run.samples.size(); ++k) {
     if (run.samples[k].status != robot::RobotIkStatus::kReached) continue;
@@ -36,7 +36,7 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
     if (one.reached == 1 && !one.collided) continue;
     if (off++ == 0) first_off = static_cast<int>(k);
   }
-  if (off > 0) Disagree(run, "SOLVED samples off the path, past a limit or colliding (first: sample " +
+  if (off > 0) Disagree(run, "REACHED samples off the path, past a limit or colliding (first: sample " +
                                  std::to_string(first_off) + ")", off, 0);
   if (!Near(m.max_position_error, lib.max_position_error, 1e-9, 0)) {
     Disagree(run, "max position error", m.max_position_error, lib.max_position_error);
@@ -56,11 +56,11 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
     Disagree(run, "max acceleration / limit", m.rates.acceleration, lib.max_acceleration_ratio);
   }
   if (m.velocity_violations > 0 && lib.velocity_limited == 0 && lib.reached == lib.samples) {
-    Disagree(run, "velocity limit passed, all SOLVED", m.velocity_violations, 0);
+    Disagree(run, "velocity limit passed, all REACHED", m.velocity_violations, 0);
   }
   if (m.acceleration_violations > 0 && lib.acceleration_limited == 0 &&
       lib.reached == lib.samples) {
-    Disagree(run, "acceleration limit passed, all SOLVED", m.acceleration_violations, 0);
+    Disagree(run, "acceleration limit passed, all REACHED", m.acceleration_violations, 0);
   }
 }
 
@@ -168,15 +168,15 @@ void PrintTables(const std::vector<RobotKind>& kinds, int count,
       "configuration. Obstacles: 3 to 6 spheres (r 0.03-0.08 m) clear of the witness's link "
       "capsules (r 0.05 m) by >= 0.03 m, centred on the plain solve's links where it can. "
       "Percentiles: nearest rank.\n\n"
-      "Columns (the checker's figures, bench/paths/robot_checker.cc, but for usable, SOLVED and "
+      "Columns (the checker's figures, bench/paths/robot_checker.cc, but for usable, REACHED and "
       "the time):\n\n"
       "- kind: the arm, the target (-position: TCP position only; -pose: full TCP pose) and "
       "-obstacles (spheres in the scene).\n"
       "- solver: plain = RobotTracker::Solve per sample from the previous answer (its statuses "
       "and summary from SummarizeRobotPath); PlanRobotPath = robot_path.h; both with "
       "RobotIkOptions defaults.\n"
-      "- usable: scenarios whose RobotPathSummary::IsSolutionUsable (every sample SOLVED).\n"
-      "- SOLVED samples: share of all samples the library marks SOLVED.\n"
+      "- usable: scenarios whose RobotPathSummary::IsSolutionUsable (every sample REACHED).\n"
+      "- REACHED samples: share of all samples the library marks REACHED.\n"
       "- collided / in margin: scenarios where a link capsule comes closer to an obstacle than "
       "0 / 0.01 m.\n"
       "- position / velocity / acceleration violations: scenarios with a joint past a position "
@@ -190,7 +190,7 @@ void PrintTables(const std::vector<RobotKind>& kinds, int count,
       "- us per sample: wall time of the solve (or plan) per sample, this machine.\n\n",
       count);
   std::printf(
-      "| kind | solver | scenarios | usable | SOLVED samples | collided | in margin | position / "
+      "| kind | solver | scenarios | usable | REACHED samples | collided | in margin | position / "
       "velocity / acceleration violations | max TCP error (m / rad) | speed ratio median / p90 / "
       "max | acceleration ratio median / p90 / max | us per sample |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

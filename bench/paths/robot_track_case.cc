@@ -87,7 +87,7 @@ void RunRobotTrackCase() {
       "iiwa14 declare no accelerations: theirs is |a| / max_velocity per second, not a limit).\n\n",
       kRadius * 100, kPeriod * 1e3);
   std::printf(
-      "| arm | target | tool speed (m/s) | answers | SOLVED / limited | max lag (m) | "
+      "| arm | target | tool speed (m/s) | answers | REACHED / limited | max lag (m) | "
       "mean lag, 2nd half (m) | max rotation (rad) | max speed / acceleration over the "
       "limits | us per answer |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const ArmId id : kArms) {

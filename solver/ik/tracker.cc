@@ -81,7 +81,7 @@ const char* IkStatusName(IkStatus status) {
   switch (status) {
     case IkStatus::kReached: return "REACHED";
     case IkStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
-    case IkStatus::kInCollision: return "IN_COLLISION_NO_ESCAPE_FOUND";
+    case IkStatus::kInCollision: return "IN_COLLISION";
     case IkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
     case IkStatus::kVelocityLimited: return "VELOCITY_LIMITED";
     case IkStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";

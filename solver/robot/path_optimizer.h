@@ -27,7 +27,7 @@ namespace ikd::robot::internal {
 // min(its clearance, the safety margin), and the whole step only when the cost fell. The
 // first sample, the last unless `free_end`, samples not on their targets, and non-redundant
 // targets stay as they are; a sample in collision that the clearance term pushes out becomes
-// SOLVED.
+// REACHED.
 // `stop` is asked before every linearization: Cancelled when it says so (`samples` untouched).
 absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
                                const std::vector<ToolTarget>& targets,

@@ -165,12 +165,12 @@ absl::Status RobotIkOptions::Validate() const {
 
 const char* RobotIkStatusName(RobotIkStatus status) {
   switch (status) {
-    case RobotIkStatus::kReached: return "SOLVED";
+    case RobotIkStatus::kReached: return "REACHED";
     case RobotIkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
     case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
-    case RobotIkStatus::kVelocityLimited: return "VELOCITY_LIMIT_EXCEEDED";
+    case RobotIkStatus::kVelocityLimited: return "VELOCITY_LIMITED";
     case RobotIkStatus::kInCollision: return "IN_COLLISION";
-    case RobotIkStatus::kAccelerationLimited: return "ACCELERATION_LIMIT_EXCEEDED";
+    case RobotIkStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
   }
   return "UNKNOWN";
 }

@@ -263,7 +263,7 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
 
 // The same Panda and ball, each hold now a move of 1 ms: the trials may not buy clearance with
 // joint motion beyond a joint's velocity limit over the move (2 mrad for the slowest joint at
-// 2.18 rad/s). Every move ends within the limits, none VELOCITY_LIMIT_EXCEEDED, and the arm
+// 2.18 rad/s). Every move ends within the limits, none VELOCITY_LIMITED, and the arm
 // still creeps out of the margin over the holds.
 TEST(RobotIkAvoidance, TrialsKeepWithinTheVelocityLimits) {
   ChainSpec spec = presets::Panda();

@@ -101,7 +101,7 @@ class RobotPathTest : public ::testing::TestWithParam<RobotCase> {
 };
 
 // Circles and lines of 5-15 cm at 0.1-0.2 m/s, position-only and full pose: every sample
-// SOLVED (reached and within the declared velocity and acceleration limits), by the test's own
+// REACHED (reached and within the declared velocity and acceleration limits), by the test's own
 // forward kinematics within 1e-5 m / 1e-5 rad. (At 0.3 m/s the iiwa14 holding its ready pose's
 // orientation needs up to 1.26 x its joint speed limits on the 15 cm paths: flagged, with the
 // feasible scaling, as TooFastPathsGiveTheFeasibleTimeScaling checks.)
@@ -191,7 +191,7 @@ TEST_P(RobotPathTest, ClosedToolPathsGiveClosedJointPaths) {
 }
 
 // Too fast a circle is flagged, not refused: its samples say VELOCITY_ or
-// ACCELERATION_LIMIT_EXCEEDED, the summary's ratios match the test's own finite differences,
+// ACCELERATION_LIMITED, the summary's ratios match the test's own finite differences,
 // and the path stretched by the feasible scaling is within every limit.
 TEST_P(RobotPathTest, TooFastPathsGiveTheFeasibleTimeScaling) {
   const Eigen::Isometry3d X0 = Fk(robot_->spec(), q0_);

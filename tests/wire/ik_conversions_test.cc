@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ikd/robot/robot_ik.h"
 #include "testing/eigen_matchers.h"
 #include "testing/field_violation.h"
 
@@ -355,6 +356,27 @@ TEST(StepStatusToProtoTest, EverySolverStatusHasItsWireValue) {
   EXPECT_EQ(ToProto(ik::IkStatus::kJointLimitBlocked), v1::STEP_STATUS_JOINT_LIMIT_BLOCKED);
   EXPECT_EQ(ToProto(ik::IkStatus::kVelocityLimited), v1::STEP_STATUS_VELOCITY_LIMITED);
   EXPECT_EQ(ToProto(ik::IkStatus::kAccelerationLimited), v1::STEP_STATUS_ACCELERATION_LIMITED);
+}
+
+// The library's status names (logs, benchmark dumps) are the wire's, prefix dropped: the chain
+// arms' through their conversion, the industrial arms' parsed as wire names.
+TEST(StepStatusToProtoTest, LibraryNamesAreTheWireNames) {
+  for (ik::IkStatus s : {ik::IkStatus::kReached, ik::IkStatus::kClampedUnreachable,
+                         ik::IkStatus::kInCollision, ik::IkStatus::kJointLimitBlocked,
+                         ik::IkStatus::kVelocityLimited, ik::IkStatus::kAccelerationLimited}) {
+    EXPECT_EQ(std::string("STEP_STATUS_") + ik::IkStatusName(s), v1::StepStatus_Name(ToProto(s)));
+  }
+  for (robot::RobotIkStatus s :
+       {robot::RobotIkStatus::kReached, robot::RobotIkStatus::kJointLimitBlocked,
+        robot::RobotIkStatus::kNotConverged, robot::RobotIkStatus::kVelocityLimited,
+        robot::RobotIkStatus::kInCollision, robot::RobotIkStatus::kAccelerationLimited}) {
+    v1::StepStatus parsed = v1::STEP_STATUS_UNSPECIFIED;
+    EXPECT_TRUE(v1::StepStatus_Parse(std::string("STEP_STATUS_") + robot::RobotIkStatusName(s),
+                                     &parsed))
+        << robot::RobotIkStatusName(s);
+  }
+  EXPECT_STREQ(robot::RobotIkStatusName(robot::RobotIkStatus::kReached),
+               ik::IkStatusName(ik::IkStatus::kReached));
 }
 
 ik::IkResult Step() {

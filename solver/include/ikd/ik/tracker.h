@@ -86,6 +86,8 @@ enum class IkStatus {
   kVelocityLimited,
   kAccelerationLimited,
 };
+// The wire's StepStatus name without its prefix ("REACHED", "IN_COLLISION", ...), as
+// RobotIkStatusName says it for the industrial arms.
 const char* IkStatusName(IkStatus status);
 
 struct IkResult {

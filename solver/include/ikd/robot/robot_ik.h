@@ -108,6 +108,8 @@ enum class RobotIkStatus {
   // samples passes its limit (set by the path's rate check, robot_path.h).
   kAccelerationLimited,
 };
+// The wire's StepStatus name without its prefix ("REACHED", "VELOCITY_LIMITED", ...), as
+// IkStatusName says it for the chain arms.
 const char* RobotIkStatusName(RobotIkStatus status);
 
 struct RobotIkResult {

@@ -18,8 +18,8 @@
 //    tool put back on its target by Newton steps, a move kept only within the limits, the
 //    tolerances and its clearance (solver/robot/path_optimizer.h).
 // 3. The rate check: joint velocities and accelerations (finite differences of q) against the
-//    joints' max_velocity and max_acceleration; a SOLVED sample that passes a limit becomes
-//    VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED, and the summary gives the
+//    joints' max_velocity and max_acceleration; a REACHED sample that passes a limit becomes
+//    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
 // 4. Where that path has a sample in collision or limit-blocked, or passes a rate limit (by a
 //    time scaling up to 3: a path much too fast is too fast for any start), steps

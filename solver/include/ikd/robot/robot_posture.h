@@ -20,7 +20,7 @@ namespace ikd::robot {
 
 // RobotTracker::Solve from the tracker's configuration (the seed), then, when solved,
 // ik::DescendToPosture: every pull clamped into the joint limits and re-projected by StepTo
-// to the target (kept only when SOLVED: on the target, within the limits, clear of the
+// to the target (kept only when REACHED: on the target, within the limits, clear of the
 // scene). The tracker ends at the answer. `stop` ends the descent early with what it kept.
 // Errors only for bad input: the posture's size or values, its weight
 // (ik::Posture::Validate). The answer's `projections` count every re-projection; its other

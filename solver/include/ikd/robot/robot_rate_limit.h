@@ -5,12 +5,12 @@
 // the feasible fraction of the way (the tracker again from the last answer), any excess is
 // clamped joint by joint (any joint values are a valid arm: the tool lags, the links stay
 // exact), halving the fraction while the clamped arm would collide (up to four times); the
-// answer says VELOCITY_LIMIT_EXCEEDED or ACCELERATION_LIMIT_EXCEEDED with its errors against
+// answer says VELOCITY_LIMITED or ACCELERATION_LIMITED with its errors against
 // the requested target. That cut way moves the tool only as far as its slowest joint allows,
 // so the answer is then the closest state within every joint's range instead, where it is
 // closer and keeps the clearance (as ik/rate_limit.h: box-constrained Levenberg-Marquardt on
 // the tool's Jacobian, the least joint motion weighted by the velocity limits, the links kept
-// off the obstacles by a braking rule); SOLVED where that state is on the target. Never a
+// off the obstacles by a braking rule); REACHED where that state is on the target. Never a
 // jump: the arm catches up over the next targets, braking for the target (its joint velocity
 // read from the last two targets solved from the same start) so that it arrives with the
 // target's velocity instead of swinging past it.
@@ -50,7 +50,7 @@ class RateLimitedRobotTracker {
                           const RobotIkOptions& options);
   // Replaces `result` (joint values q) by the closest state within the limits where
   // PreferClosest (ik/rate_range.h) says so: clearance first, then the tool nearer `target`;
-  // true when that state is on the target (SOLVED).
+  // true when that state is on the target (REACHED).
   bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
                                Eigen::VectorXd& q);
   // The joint values within every joint's range over dt (braked for the target) that bring
