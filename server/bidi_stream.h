@@ -1,5 +1,5 @@
 // The skeleton shared by ikd's bidirectional streams (KinematicsService.Track,
-// PoseService.EstimatePose): strictly one thing at a time, read -> (act on the message: read
+// PoseService.EstimatePose), on sequential_stream.h: strictly one thing at a time, read -> (act on the message: read
 // again, or work on the pool or inline -> write) -> read ... At most one of a read, a task and
 // a write is pending, and the party completing it is the only one that may go on or Finish; a
 // cancellation fails the pending read or write, which ends the stream.
@@ -16,12 +16,14 @@
 #include "absl/status/status.h"
 #include "errors.h"
 #include "parse_errors.h"
+#include "sequential_stream.h"
 #include "stream_handoff.h"
 
 namespace ikd::server {
 
 template <class Request, class Response>
-class BidiStreamReactor : public grpc::ServerBidiReactor<Request, Response> {
+class BidiStreamReactor
+    : public SequentialStream<grpc::ServerBidiReactor<Request, Response>> {
  public:
   void OnReadDone(bool ok) final {
     TakeFromGrpc(this);
@@ -36,10 +38,6 @@ class BidiStreamReactor : public grpc::ServerBidiReactor<Request, Response> {
     TakeFromGrpc(this);
     if (!ok) return End(absl::CancelledError("the stream broke (client gone or cancelled)"));
     ReadNext();
-  }
-  void OnDone() final {
-    TakeFromGrpc(this);
-    delete this;
   }
 
  protected:
@@ -65,20 +63,12 @@ class BidiStreamReactor : public grpc::ServerBidiReactor<Request, Response> {
     this->StartWrite(&response_);
   }
 
-  // Hands the call to gRPC for the last time: nothing may follow.
-  void End(const absl::Status& status) {
-    if (finished_.exchange(true)) return;  // unreachable by the ownership rule; never twice
-    HandToGrpc(this);
-    this->Finish(ToGrpcStatus(status));
-  }
+  using SequentialStream<grpc::ServerBidiReactor<Request, Response>>::End;
 
   // Owned by whichever party holds the call: request_ is stable from OnReadDone until the next
   // ReadNext, response_ from one write's completion until the next WriteResponse.
   Request request_;
   Response response_;
-
- private:
-  std::atomic<bool> finished_{false};
 };
 
 }  // namespace ikd::server

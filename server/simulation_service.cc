@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "errors.h"
+#include "sequential_stream.h"
 #include "stream_handoff.h"
 #include "ikd/constraints/integrators.h"
 #include "ikd/systems/pendulum.h"
@@ -64,15 +65,11 @@ bool FrameFinite(const v1::PendulumFrame& f) {
          std::isfinite(f.kinetic_energy()) && std::isfinite(f.potential_energy());
 }
 
-// A server-streaming call driven by a FrameSource. Exactly one party owns the call at a time,
-// which is what makes it safe without a lock:
+// A server-streaming call driven by a FrameSource, one step at a time (sequential_stream.h):
 //   worker task (queued or running) -> StartWrite -> OnWriteDone -> next worker task -> ...
-// and whoever owns it last calls Finish as its final action. So after Finish nothing is queued
-// and no write is in flight: OnDone (the only place that deletes) cannot race a worker, and a
-// worker never touches the reactor after handing it on. OnCancel runs concurrently with
-// anything and only sets a flag, read between steps.
+// OnCancel runs concurrently with anything and only sets a flag, read between steps.
 template <class Frame>
-class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
+class FrameStreamReactor final : public SequentialStream<grpc::ServerWriteReactor<Frame>> {
  public:
   FrameStreamReactor(WorkerPool* pool, std::unique_ptr<FrameSource<Frame>> source)
       : pool_(pool), source_(std::move(source)) {
@@ -93,10 +90,6 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
     }
   }
   void OnCancel() override { cancelled_.store(true); }
-  void OnDone() override {
-    TakeFromGrpc(this);
-    delete this;
-  }
 
  private:
   void ComputeNext() {
@@ -117,10 +110,7 @@ class FrameStreamReactor final : public grpc::ServerWriteReactor<Frame> {
     }
   }
 
-  void End(const absl::Status& status) {
-    HandToGrpc(this);
-    this->Finish(ToGrpcStatus(status));
-  }
+  using SequentialStream<grpc::ServerWriteReactor<Frame>>::End;
 
   WorkerPool* const pool_;
   std::unique_ptr<FrameSource<Frame>> source_;
