@@ -247,7 +247,7 @@ RobotDump RobotDump::Open(const std::string& prefix) {
                "witness_min_sigma,collided,margin_samples,min_clearance,position_violations,"
                "velocity_violations,acceleration_violations,max_position_excess,max_position_error,"
                "max_rotation_error,reached,speed,acceleration,speed_ratio,acceleration_ratio,"
-               "raw_speed,raw_acceleration,min_sigma,min_sigma_sample,lib_solved,lib_joint_limit_blocked,lib_not_converged,"
+               "raw_speed,raw_acceleration,min_sigma,min_sigma_sample,lib_reached,lib_joint_limit_blocked,lib_not_converged,"
                "lib_in_collision,lib_velocity_limited,lib_acceleration_limited,lib_max_position_error,"
                "lib_max_rotation_error,lib_min_clearance,lib_max_velocity_ratio,"
                "lib_max_acceleration_ratio,lib_feasible_time_scaling,start_jump\n");
