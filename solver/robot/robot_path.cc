@@ -105,14 +105,18 @@ int Failures(const RobotPathSummary& s) {
 }
 
 // What another start may fix: collisions, blocked joints, rates over a limit by a time scaling
-// up to kRetriedScaling (a target out of reach, NOT_CONVERGED, stays so whatever the margin; a
-// path much too fast for the limits is too fast for any start).
+// up to kRetriedScaling or on at most kRetriedShare of the samples (a target out of reach,
+// NOT_CONVERGED, stays so whatever the margin; a path over its limits nearly everywhere is too
+// fast for any start, while one over them on a stretch has met a branch switch, as ik/path.cc
+// has it for the chain arms).
 constexpr double kRetriedScaling = 3.0;
+constexpr double kRetriedShare = 2.0 / 3.0;
 
 bool WorthAnotherStart(const RobotPathSummary& s) {
   if (s.in_collision + s.limit_blocked > 0) return true;
-  return s.velocity_limited + s.acceleration_limited > 0 &&
-         s.feasible_time_scaling <= kRetriedScaling;
+  const int over = s.velocity_limited + s.acceleration_limited;
+  return over > 0 &&
+         (s.feasible_time_scaling <= kRetriedScaling || over <= kRetriedShare * s.samples);
 }
 
 // Fewer failed samples first, then the smaller time scaling.

@@ -5,6 +5,7 @@
 #include "ikd/robot/robot_path.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -286,21 +287,24 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
   EXPECT_LT(clearance(*without), options.safety_margin);
 }
 
-// A UR5 scenario of bench/paths, written out: a smooth joint motion (the witness: joint j =
-// c_j + sum_m a_jm sin(2 pi m t / 2 s + phi_jm), m = 1..3, at 100 Hz over 2 s; link capsules of
-// radius 0.05 m) whose tool positions are the request, and balls (x, y, z, radius) the witness
-// clears. The plan must be clear at every sample (the test's own distances), its tool on the
-// witness's within 1e-9 m, and within the datasheet's velocity limits (the test's own
-// differences).
+// A scenario of bench/paths, written out (a UR5's unless `spec` says otherwise): a smooth joint
+// motion (the witness: joint j = c_j + sum_m a_jm sin(2 pi m t / 2 s + phi_jm), m = 1..3, at
+// 100 Hz over 2 s; link capsules of radius 0.05 m) whose tool positions are the request, and
+// balls (x, y, z, radius) the witness clears. The plan must be clear at every sample (the
+// test's own distances), its tool on the witness's within 1e-9 m, and within the datasheet's
+// velocity and acceleration limits (the test's own differences).
 struct WitnessCase {
-  double witness[6][7];  // per joint: c, a_1..a_3, phi_1..phi_3
+  std::vector<std::array<double, 7>> witness;  // per joint: c, a_1..a_3, phi_1..phi_3
   std::vector<Eigen::Vector4d> balls;
+  ChainSpec spec = presets::Ur5();
 };
 
 // `starts`: the RobotPathSummary::start range the plan must come from (robot_path.h).
 void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> starts = {0, 7}) {
-  ChainSpec spec = presets::Ur5();
-  spec.link_radii.assign(6, 0.05);
+  ChainSpec spec = c.spec;
+  const int n = static_cast<int>(c.witness.size());
+  ASSERT_EQ(n, NumMovingJoints(spec));
+  spec.link_radii.assign(n, 0.05);
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
   std::vector<ik::Obstacle> obstacles;
@@ -311,7 +315,7 @@ void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> 
   ASSERT_TRUE(scene.ok());
   auto clearance = [&](const Eigen::VectorXd& q) {
     double least = std::numeric_limits<double>::infinity();
-    for (int link = 0; link < 6; ++link) {
+    for (int link = 0; link < n; ++link) {
       for (const Eigen::Vector4d& b : c.balls) {
         least = std::min(least, BallClearance(spec, q, link, b.head<3>(), b[3], 0.05));
       }
@@ -324,8 +328,8 @@ void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> 
   double witness_clearance = std::numeric_limits<double>::infinity();
   for (int k = 0; k <= 200; ++k) {
     const double t = 0.01 * k;
-    Eigen::VectorXd q(6);
-    for (int j = 0; j < 6; ++j) {
+    Eigen::VectorXd q(n);
+    for (int j = 0; j < n; ++j) {
       q[j] = c.witness[j][0];
       for (int m = 0; m < 3; ++m) {
         q[j] += c.witness[j][1 + m] * std::sin(std::numbers::pi * (m + 1) * t + c.witness[j][4 + m]);
@@ -350,9 +354,15 @@ void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> 
     EXPECT_LT((Fk(spec, q).translation() - Fk(spec, witness[k]).translation()).norm(), 1e-9)
         << "sample " << k;
     if (k == 0) continue;
-    for (int j = 0; j < 6; ++j) {
+    for (int j = 0; j < n; ++j) {
+      const JointLimits& limits = *spec.joints[j].limits;
       const double speed = std::abs(q[j] - plan->samples[k - 1].q[j]) / (times[k] - times[k - 1]);
-      EXPECT_LE(speed, spec.joints[j].limits->max_velocity * (1 + 1e-9)) << k << " " << j;
+      EXPECT_LE(speed, limits.max_velocity * (1 + 1e-9)) << k << " " << j;
+      if (k + 1 == times.size()) continue;
+      const double acceleration =
+          std::abs(plan->samples[k + 1].q[j] - 2.0 * q[j] + plan->samples[k - 1].q[j]) /
+          std::pow(times[k] - times[k - 1], 2);
+      EXPECT_LE(acceleration, limits.max_acceleration * (1 + 1e-6)) << k << " " << j;
     }
   }
 }
@@ -458,6 +468,33 @@ TEST(RobotPathAvoidance, WidenedMarginEasedInFromTheFirstSample) {
         {0.12155288149838958, -0.33016533596820946, 0.33949969113316159,
          0.049900690614901613}}},
       {4, 6});
+}
+
+// panda-position-obstacles #17 (seed 17): start 0 passes the balls clear but 22x the
+// witness's acceleration on a stretch of 24 samples (its time scaling beyond 3); the other
+// starts, now tried where at most 2/3 of the samples are over, meet every limit.
+TEST(RobotPathAvoidance, StretchOverTheLimitsTriesTheOtherStarts) {
+  WitnessCase c{
+      {{-1.8401968062901748, 0.022264389136120808, 0.01336183477784318, 0.024185223195152813,
+        2.3613199452936766, 5.1906912499782152, 2.2017178543530385},
+       {-0.97722812590362695, 0.031107429204414613, 0.047924318546346913, 0.020648636648956369,
+        3.6821256442700263, 1.7393744053277091, 5.4847202982025882},
+       {0.40200274943359826, 0.28289823837609235, 0.0066089042058630545, 0.020172615696084945,
+        5.5552133401321093, 3.7000174977362299, 4.4579109733615212},
+       {-0.48769366802085434, 0.14130631299506832, 0.050927682861822345, 0.036740442840969813,
+        1.6950860265814609, 2.6570591369777867, 4.2388895867335492},
+       {-1.0759538889542433, 0.20926981713659232, 0.02794357325361102, 0.032901898174240496,
+        5.8975015437050624, 2.2624024331011161, 1.7500608275329024},
+       {1.4188538212508579, 0.05537185987316167, 0.070490656267948842, 0.029671159539483776,
+        5.6854487954355042, 2.9557821395607999, 5.7940789413319447},
+       {-1.2539653293962019, 0.2553751957587036, 0.089006018634641193, 0.017391300998999423,
+        5.8727400689315292, 3.7846902908949054, 3.7735532603784891}},
+      {{0.32777734490479893, 0.36471527045335778, 0.65486492025424181, 0.059226362132529554},
+       {0.36861374276575776, 0.293213702928739, 0.75537370129263326, 0.066716250963623186},
+       {0.10206181468083818, 0.074431310901801648, 0.5434922186541904, 0.030660144459372679},
+       {0.0026281447559959592, 0.33151455957411158, 0.36294294554201495, 0.072455871452665827}},
+      presets::Panda()};
+  ExpectPlanClearWhereTheWitnessIs(c, {1, 6});
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),

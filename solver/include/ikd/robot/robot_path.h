@@ -22,7 +22,8 @@
 //    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
 // 4. Where that path has a sample in collision or limit-blocked, or passes a rate limit (by a
-//    time scaling up to 3: a path much too fast is too fast for any start), steps
+//    time scaling up to 3, or on at most 2/3 of its samples: a path over its limits nearly
+//    everywhere is too fast for any start, one over them on a stretch met a branch switch), steps
 //    1-3 are run again with the tracker's safety margin widened to 0.03, 0.1 and 0.2 m (those
 //    wider than the options' margin; a tracker that keeps a wide berth turns the links away
 //    from an obstacle before they are squeezed past it, and the optimizer works to the margin
