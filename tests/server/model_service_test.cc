@@ -29,10 +29,12 @@
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "model_store.h"
 #include "server.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
 
@@ -142,14 +144,6 @@ class ModelServiceTest : public ::testing::Test {
   std::unique_ptr<ModelStore> store_ = NewMemoryModelStore();
   Harness client_{store_.get()};
 };
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 v1::ArmSpec PlanarArm(int limbs) {
   v1::ArmSpec spec;

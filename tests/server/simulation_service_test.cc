@@ -21,24 +21,18 @@
 #include "model_store.h"
 #include "server.h"
 #include "testing/status_details.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::ikd::testing::ViolatedField;
 
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
 
 constexpr double kPi = 3.14159265358979323846;
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 // A running server and a SimulationService stub on a real loopback channel.
 class SimulationServiceTest : public ::testing::Test {
@@ -87,7 +81,6 @@ class SimulationServiceTest : public ::testing::Test {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::SimulationService::Stub> stub_;
 };
-
 
 v1::StepPendulumRequest PendulumRequest(std::vector<double> masses, std::vector<double> lengths,
                                         std::vector<double> angles, std::vector<double> rates,

@@ -7,21 +7,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/proto_vector.h"
+
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 // Finite numbers (the largest double and the smallest denormal included) pass.
 TEST(FiniteCheckTest, FiniteNumbersPass) {

@@ -16,10 +16,12 @@
 #include "ikd/robot/robot_ik.h"
 #include "testing/eigen_matchers.h"
 #include "testing/field_violation.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::ikd::testing::CompareMatrices;
 using ::ikd::testing::IsFieldViolation;
 using ::testing::ElementsAre;
@@ -28,14 +30,6 @@ using ::testing::HasSubstr;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = std::numbers::pi;
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 // Planar (or spatial) arm at the origin, limbs of 1 m and 0.5 m.
 ik::Arm TwoLimbArm(bool planar = true) {

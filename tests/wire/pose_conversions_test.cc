@@ -9,21 +9,15 @@
 
 #include "testing/eigen_matchers.h"
 #include "testing/field_violation.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::ikd::testing::CompareMatrices;
 using ::ikd::testing::IsFieldViolation;
 using ::testing::ElementsAre;
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 void AddBone(v1::SkeletonSpec& spec, int i, int j, double length) {
   v1::SkeletonBone* bone = spec.add_bones();

@@ -14,24 +14,18 @@
 
 #include "testing/eigen_matchers.h"
 #include "testing/field_violation.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::ikd::testing::CompareMatrices;
 using ::ikd::testing::IsFieldViolation;
 using ::testing::ElementsAre;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 v1::Site* AddSite(v1::ChainSystem& system, const v1::Vector3& position, double mass) {
   v1::Site* site = system.add_sites();

@@ -11,23 +11,17 @@
 #include <gtest/gtest.h>
 
 #include "testing/field_violation.h"
+#include "testing/proto_vector.h"
 
 namespace ikd::server {
 namespace {
 
+using ::ikd::testing::Vec;
 using ::ikd::testing::IsFieldViolation;
 using Operation = v1::ObstacleOperation;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-v1::Vector3 Vec(double x, double y, double z) {
-  v1::Vector3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 // A planar arm of limbs 1 m and 0.5 m, its one interior joint limited to [-1, 1] rad.
 v1::ArmSpec TwoLimbArm() {
