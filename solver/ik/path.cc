@@ -334,6 +334,7 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
   if (optimized && best_start != kJointSpaceStart && ClearButOverTheRates(result->summary)) {
     if (absl::Status s = track_joint_space(); !s.ok()) return s;
     if (joint_space && !joint_space->empty() && Failures(*joint_space) == 0) {
+      // Its last use: the path is moved out (joint_space stays engaged, emptied).
       auto other = Optimized(arm, scene, options, *projector, *std::move(joint_space),
                              kJointSpaceStart, stop);
       if (!other.ok()) return other;

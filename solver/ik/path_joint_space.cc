@@ -19,7 +19,8 @@ constexpr int kNewtonSteps = 3;
 constexpr double kMaxAngleStep = 0.3;   // rad per Newton step, any joint
 constexpr double kDampingReach = 1e-3;  // lambda of the damped least squares, per m of reach
 constexpr double kJacobianDelta = 1e-7;  // rad, forward differences of a spatial arm's hand
-// Share of a bend's way out of its spinning band taken per Newton step.
+// Share of a bend's way out of its spinning band taken per Newton step, before the weight of
+// its joint's velocity limit (w_j <= 1: a slower joint is led out more gently).
 constexpr double kBendGain = 0.2;
 
 double Square(double x) { return x * x; }
@@ -126,6 +127,18 @@ bool MoveHand(const Arm& arm, const Eigen::VectorXd& weights, double damping, do
   return true;
 }
 
+// Whether the hand can be put at `target` as it is: in a planar arm's plane and strictly
+// inside the reachable shell (the tracker's own tolerances). Elsewhere the tracker clamps the
+// target and says so (CLAMPED_UNREACHABLE); this start, which pins the hand to the target,
+// leaves such paths to it.
+bool Reachable(const Arm& arm, const Eigen::Vector3d& target) {
+  if (arm.num_limbs() < 2) return false;
+  const Eigen::Vector3d p_B = arm.ToArmFrame(target);
+  if (arm.planar() && std::abs(p_B.z()) > 1e-12 * arm.max_reach()) return false;
+  const double r = p_B.norm();
+  return r < arm.max_reach() * (1.0 - 1e-9) && r > arm.min_reach() * (1.0 + 1e-9);
+}
+
 // The sample at `time` with the arm at `sites`, the hand asked at `target`.
 IkResult Sample(const Arm& arm, ArmTracker& projector, double time, const Eigen::Vector3d& target,
                 const Eigen::Matrix3Xd& sites) {
@@ -158,8 +171,9 @@ absl::StatusOr<std::optional<std::vector<IkResult>>> TrackInJointSpace(
     auto sub_times = trajectory.SubSteps(times[k - 1], times[k], max_step);
     if (!sub_times.ok()) return sub_times.status();
     for (double t : *sub_times) {
-      if (!MoveHand(arm, weights, damping, options.safety_margin, trajectory.PositionAt(t),
-                    projector, angles, sites)) {
+      const Eigen::Vector3d target = trajectory.PositionAt(t);
+      if (!Reachable(arm, target) || !MoveHand(arm, weights, damping, options.safety_margin,
+                                               target, projector, angles, sites)) {
         return std::nullopt;
       }
     }

@@ -21,8 +21,10 @@ namespace ikd::ik::internal {
 // weighted by the velocity limits, sum_j (dq_j / v_j)^2 (damped least squares), in sub-steps
 // of the forward driver's size; each sub-step projected by `projector` onto the limb lengths
 // and joint limits with the hand on the path, and pushed out of `options.safety_margin` where
-// it entered it. Samples in collision say so (IN_COLLISION); nullopt where a projection fails
-// (an unreachable target, a joint limit that holds the arm). Cancelled when `stop` says so.
+// it entered it. Samples in collision say so (IN_COLLISION); nullopt where a target is not
+// reachable as it is (off a planar arm's plane, on or beyond the reachable shell: the tracker
+// clamps those) or a projection fails (a joint limit that holds the arm). Cancelled when
+// `stop` says so.
 absl::StatusOr<std::optional<std::vector<IkResult>>> TrackInJointSpace(
     const Arm& arm, const Trajectory& trajectory, const std::vector<double>& times,
     const IkOptions& options, ArmTracker& projector, const IkResult& first,

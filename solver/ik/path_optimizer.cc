@@ -555,7 +555,7 @@ class PathOptimizer {
   // Contacts are charged below this multiple of the safety margin, per m^2 and sample.
   static constexpr double kContactBuffer = 2.0;
   static constexpr double kContactWeight = 10.0;
-  // Spatial bends are kept above min_bend_ (rad), per rad^2 and sample.
+  // Spatial bends are kept within [min_bend_, pi - min_bend_] (rad), per rad^2 and sample.
   static constexpr double kBendWeight = 10.0;
 
   const Arm& arm_;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <string>
@@ -340,6 +341,21 @@ TEST_P(SpatialWitnessTest, StartMovesTheJointsAboutAsLittleAsTheWitness) {
   for (double t : p.times) cartesian.push_back(driver->StepTo(t)->sites);
   EXPECT_LT(rates.speed, 0.15 * RatesOf(cartesian).speed);
   EXPECT_LT(rates.speed, 10.0 * witness);
+}
+
+// Same seed, same bytes, through the joint-space start too.
+TEST_P(SpatialWitnessTest, SamePlanTwice) {
+  const Problem p = Build(GetParam());
+  auto first = PlanPath(p.arm, &p.scene, p.path, p.times, IkOptions{}, p.witness.front());
+  auto second = PlanPath(p.arm, &p.scene, p.path, p.times, IkOptions{}, p.witness.front());
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_EQ(first->steps.size(), second->steps.size());
+  for (size_t k = 0; k < first->steps.size(); ++k) {
+    const Eigen::Matrix3Xd& a = first->steps[k].sites;
+    const Eigen::Matrix3Xd& b = second->steps[k].sites;
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()), 0) << "sample " << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BenchPaths, SpatialWitnessTest,

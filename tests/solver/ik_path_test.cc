@@ -332,6 +332,7 @@ struct WitnessCase {
   std::vector<Eigen::Vector3d> posts;
   std::vector<std::array<double, 7>> motions;  // q0, a_1..a_3, phi_1..phi_3
   bool greedy_collides;  // the greedy driver's own path hits an obstacle
+  int start = -1;        // the PathSummary::start the plan must come from (-1: any)
 };
 
 // The test's own planar forward kinematics of the witness at time t.
@@ -498,7 +499,8 @@ WitnessCase Seed7Bench23() {
             3.9927935283960516, 4.5058346122688517, 3.5011075016012492},
            {1.9889957033685182, 0.01729940979912712, 0.048688664055039535, 0.03674658978081282,
             4.0582732179596999, 1.264342891006236, 0.36865819488331314}},
-          true};
+          true,
+          8};
 }
 
 void PrintTo(const WitnessCase& c, std::ostream* os) { *os << c.name; }
@@ -547,6 +549,9 @@ TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
   auto plan = PlanPath(arm, &scene, path, times, IkOptions{}, witness.front());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
+  if (c.start >= 0) {
+    EXPECT_EQ(plan->summary.start, c.start);
+  }
   // The plan starts where the arm stands (its hand is on the path): no jump in no time.
   EXPECT_LT((plan->steps.front().sites - witness.front()).colwise().norm().maxCoeff(), 1e-9);
   for (size_t k = 0; k < times.size(); ++k) {

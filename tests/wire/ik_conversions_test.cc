@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -353,24 +354,25 @@ TEST(StepStatusToProtoTest, EverySolverStatusHasItsWireValue) {
 }
 
 // The library's status names (logs, benchmark dumps) are the wire's, prefix dropped: the chain
-// arms' through their conversion, the industrial arms' parsed as wire names.
+// arms' through their conversion, the industrial arms' against the values robot_conversions
+// sends for them.
 TEST(StepStatusToProtoTest, LibraryNamesAreTheWireNames) {
   for (ik::IkStatus s : {ik::IkStatus::kReached, ik::IkStatus::kClampedUnreachable,
                          ik::IkStatus::kInCollision, ik::IkStatus::kJointLimitBlocked,
                          ik::IkStatus::kVelocityLimited, ik::IkStatus::kAccelerationLimited}) {
     EXPECT_EQ(std::string("STEP_STATUS_") + ik::IkStatusName(s), v1::StepStatus_Name(ToProto(s)));
   }
-  for (robot::RobotIkStatus s :
-       {robot::RobotIkStatus::kReached, robot::RobotIkStatus::kJointLimitBlocked,
-        robot::RobotIkStatus::kNotConverged, robot::RobotIkStatus::kVelocityLimited,
-        robot::RobotIkStatus::kInCollision, robot::RobotIkStatus::kAccelerationLimited}) {
-    v1::StepStatus parsed = v1::STEP_STATUS_UNSPECIFIED;
-    EXPECT_TRUE(v1::StepStatus_Parse(std::string("STEP_STATUS_") + robot::RobotIkStatusName(s),
-                                     &parsed))
-        << robot::RobotIkStatusName(s);
+  const std::pair<robot::RobotIkStatus, v1::StepStatus> robot_statuses[] = {
+      {robot::RobotIkStatus::kReached, v1::STEP_STATUS_REACHED},
+      {robot::RobotIkStatus::kJointLimitBlocked, v1::STEP_STATUS_JOINT_LIMIT_BLOCKED},
+      {robot::RobotIkStatus::kNotConverged, v1::STEP_STATUS_NOT_CONVERGED},
+      {robot::RobotIkStatus::kVelocityLimited, v1::STEP_STATUS_VELOCITY_LIMITED},
+      {robot::RobotIkStatus::kInCollision, v1::STEP_STATUS_IN_COLLISION},
+      {robot::RobotIkStatus::kAccelerationLimited, v1::STEP_STATUS_ACCELERATION_LIMITED}};
+  for (const auto& [status, wire] : robot_statuses) {
+    EXPECT_EQ(std::string("STEP_STATUS_") + robot::RobotIkStatusName(status),
+              v1::StepStatus_Name(wire));
   }
-  EXPECT_STREQ(robot::RobotIkStatusName(robot::RobotIkStatus::kReached),
-               ik::IkStatusName(ik::IkStatus::kReached));
 }
 
 ik::IkResult Step() {

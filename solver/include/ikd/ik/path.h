@@ -20,7 +20,8 @@
 //    the sample where they are closest (at half the tightest velocity limit, else 1 rad/s),
 //    each blended sample projected onto the constraints and kept only if clear; the joined path
 //    replaces the forward one when every blend is clear (start 7; the backward pass is tried
-//    with the margin as given, then widened as the forward starts').
+//    with the margin as given, then widened as the forward starts'). Still failing: the
+//    joint-space start of step 2 (start 8) replaces it where it fails on fewer samples.
 // 2. The optimizer (IkOptions::optimize_path), TrajOpt-style over the whole path: damped
 //    Gauss-Newton (Levenberg-Marquardt) steps of
 //        min 1/2 sum_j w_j (lambda_a |D2 q_j|^2 + lambda_v |D1 q_j|^2) + contact and bend terms
