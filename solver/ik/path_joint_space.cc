@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <utility>
 
 #include <Eigen/Dense>
@@ -66,15 +65,12 @@ Eigen::Matrix3Xd HandJacobian(const Arm& arm, std::vector<double> angles,
   return jacobian;
 }
 
-// How far a spatial arm's bend angle j lies inside the band where its azimuth spins (straight
-// below kDefaultMinBend, folded back above pi minus it), signed towards leaving it; 0 outside.
+// Each spatial bend's BendGap (path_optimizer.h) at the optimizer's default band; 0 for the
+// azimuths and for planar arms.
 Eigen::VectorXd BendGaps(const Arm& arm, const std::vector<double>& angles) {
   Eigen::VectorXd gaps = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(angles.size()));
   if (arm.planar()) return gaps;
-  for (size_t j = 0; j < angles.size(); j += 2) {
-    gaps[j] = std::max(0.0, kDefaultMinBend - angles[j]) -
-              std::max(0.0, angles[j] - (std::numbers::pi - kDefaultMinBend));
-  }
+  for (size_t j = 0; j < angles.size(); j += 2) gaps[j] = BendGap(angles[j], kDefaultMinBend);
   return gaps;
 }
 

@@ -46,6 +46,12 @@ double NearestTurn(double angle, double near) {
   return angle + 2.0 * kPi * std::round((near - angle) / (2.0 * kPi));
 }
 
+double BendGap(double bend, double min_bend) {
+  if (bend < min_bend) return min_bend - bend;
+  if (bend > kPi - min_bend) return kPi - min_bend - bend;
+  return 0.0;
+}
+
 Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps) {
   const int n = static_cast<int>(steps.size());
   const int m = static_cast<int>(steps.front().angles.size());
@@ -287,13 +293,7 @@ class PathOptimizer {
     return cost;
   }
 
-  // How far a spatial bend must move to leave the band where its azimuth spins: up from
-  // straight (below min_bend_) or down from folded back (above pi - min_bend_); 0 between.
-  double BendGap(double bend) const {
-    if (bend < min_bend_) return min_bend_ - bend;
-    if (bend > kPi - min_bend_) return kPi - min_bend_ - bend;
-    return 0.0;
-  }
+  double BendGap(double bend) const { return internal::BendGap(bend, min_bend_); }
 
   // Spatial arms: the bend angles, whose azimuth spins where they straighten or fold back.
   std::vector<int> BendIndices() const {

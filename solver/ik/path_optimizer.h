@@ -26,6 +26,10 @@ Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps);
 // down, its azimuth at 56 times the velocity limit).
 inline constexpr double kDefaultMinBend = 0.2;
 
+// How far a spatial bend must move to leave the band where its azimuth spins: up from
+// straight (below min_bend) or down from folded back (above pi - min_bend); 0 between.
+double BendGap(double bend, double min_bend);
+
 // Optimizes `steps` (a driver path sampled at their times, >= 3) in place, projecting with
 // `projector` (the tracker of the same arm and scene), spatial bends kept within
 // [min_bend, pi - min_bend];
