@@ -50,7 +50,8 @@ ABSL_FLAG(bool, track, false,
 ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
           "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
-          "FILE.joints.csv (per sample its status and joint values)");
+          "FILE.joints.csv (per sample its status and joint values, the witness's as solver "
+          "witness)");
 
 namespace ikd::bench::paths {
 namespace {

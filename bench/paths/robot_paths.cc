@@ -316,6 +316,16 @@ void DumpRobotRun(const RobotDump& dump, const std::string& label, const RobotSc
   }
 }
 
+// The witness's joint path in the joints dump (solver "witness", status "-"), to compare with.
+void DumpWitness(const RobotDump& dump, const std::string& label, const RobotScenario& s) {
+  if (!dump.joints) return;
+  for (Eigen::Index k = 0; k < s.witness_q.rows(); ++k) {
+    std::fprintf(dump.joints, "%s,%d,witness,%td,-", label.c_str(), s.index, k);
+    for (Eigen::Index j = 0; j < s.witness_q.cols(); ++j) std::fprintf(dump.joints, ",%.17g", s.witness_q(k, j));
+    std::fprintf(dump.joints, "\n");
+  }
+}
+
 void RunRobotKinds(const std::vector<RobotKind>& kinds, int count, uint64_t seed,
                    const RobotDump& dump) {
   std::map<std::pair<int, int>, RobotTally> tallies;
@@ -333,6 +343,7 @@ void RunRobotKinds(const std::vector<RobotKind>& kinds, int count, uint64_t seed
         const int j = n % 2 == 0 ? order : 1 - order;
         runs[j] = RunRobotSolver(s, j);
       }
+      DumpWitness(dump, name, s);
       for (int j = 0; j < 2; ++j) {
         tallies[{int(i), j}].Add(runs[j], n);
         DumpRobotRun(dump, name, s, kRobotSolvers[j], runs[j]);

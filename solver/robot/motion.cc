@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -22,6 +24,9 @@ constexpr double kLimitPull = 0.1;
 constexpr double kClearancePull = 1.0;
 // Fraction of the deviation from the posture pulled back per spacing of tool travel.
 constexpr double kPosturePull = 1.0;
+// Newton steps that put a sample's tool back on its target (quadratic: few suffice).
+constexpr int kPlacingSteps = 12;
+constexpr double kPlacedSettled = 1e-13;  // rad
 // Weight factor of a joint's motion at its limit (1 at the buffer's edge).
 constexpr double kLimitWeight = 100.0;
 
@@ -185,6 +190,37 @@ Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
   }
   // Damping of a hundredth of the spacing: finite near a singularity, negligible elsewhere.
   return LeastMotionStep(J, e, weights, preferred, 1e-2 * robot.spacing());
+}
+
+RobotIkResult PlacedSample(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
+                           const RobotIkOptions& options, Eigen::VectorXd q) {
+  const Eigen::VectorXd weights = MotionWeights(robot);
+  const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
+  const Eigen::Isometry3d goal = ToolGoal(target, ToolPose(robot.spec(), q));
+  for (int n = 0; n < kPlacingSteps; ++n) {
+    const Eigen::VectorXd step = ToolStep(robot, q, goal, target.mode(), weights, none);
+    q += step;
+    if (!(step.cwiseAbs().maxCoeff() > kPlacedSettled)) break;
+  }
+  RobotIkResult sample;
+  sample.q = std::move(q);
+  sample.sites = robot.SitesFromAngles(sample.q);
+  std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, target);
+  if (scene != nullptr) {
+    const std::vector<double> d = LinkClearances(robot, *scene, sample.q);
+    if (!d.empty()) sample.min_clearance = *std::min_element(d.begin(), d.end());
+  }
+  if (!(sample.position_error <= options.position_tolerance) ||
+      !(sample.rotation_error <= options.rotation_tolerance)) {
+    sample.status = RobotIkStatus::kNotConverged;
+  } else if (robot.LimitViolation(sample.q) > 0.0) {
+    sample.status = RobotIkStatus::kJointLimitBlocked;
+  } else if (sample.min_clearance < 0.0) {
+    sample.status = RobotIkStatus::kInCollision;
+  } else {
+    sample.status = RobotIkStatus::kReached;
+  }
+  return sample;
 }
 
 Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng) {

@@ -90,4 +90,10 @@ Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
                          const Eigen::Isometry3d& X_goal, TargetMode mode,
                          const Eigen::VectorXd& weights, const Eigen::VectorXd& preferred);
 
+// A sample at joint values q near its target: the tool put back by Newton steps (ToolStep,
+// least motion), then its errors, clearance and status as the tracker would give them (rates
+// are checked later): NOT_CONVERGED off the tolerances, JOINT_LIMIT_BLOCKED, IN_COLLISION.
+RobotIkResult PlacedSample(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
+                           const RobotIkOptions& options, Eigen::VectorXd q);
+
 }  // namespace ikd::robot::internal

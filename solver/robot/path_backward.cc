@@ -13,9 +13,6 @@ namespace {
 // optimizer can smooth the seam, short enough to fit between an obstacle and the path's ends.
 constexpr int kJoinWindow = 10;
 constexpr int kJoinStride = 5;  // samples between the windows tried
-// Newton steps that put a blended sample's tool back on its target (quadratic: few suffice).
-constexpr int kNewtonSteps = 12;
-constexpr double kSettled = 1e-13;  // rad
 
 int FailedCount(const std::vector<RobotIkResult>& samples) {
   return static_cast<int>(std::count_if(samples.begin(), samples.end(), FailedSample));
@@ -35,39 +32,6 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackBackward(
     samples[k] = tracker->StepTo(targets[k], times[k + 1] - times[k]);
   }
   return samples;
-}
-
-// A sample at joint values q near its target: the tool put back by Newton steps, then its
-// errors, clearance and status as the tracker would give them (rates are checked later).
-RobotIkResult Placed(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
-                     const RobotIkOptions& options, Eigen::VectorXd q) {
-  const Eigen::VectorXd weights = MotionWeights(robot);
-  const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
-  const Eigen::Isometry3d goal = ToolGoal(target, ToolPose(robot.spec(), q));
-  for (int n = 0; n < kNewtonSteps; ++n) {
-    const Eigen::VectorXd step = ToolStep(robot, q, goal, target.mode(), weights, none);
-    q += step;
-    if (!(step.cwiseAbs().maxCoeff() > kSettled)) break;
-  }
-  RobotIkResult sample;
-  sample.q = std::move(q);
-  sample.sites = robot.SitesFromAngles(sample.q);
-  std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, target);
-  if (scene != nullptr) {
-    const std::vector<double> d = LinkClearances(robot, *scene, sample.q);
-    if (!d.empty()) sample.min_clearance = *std::min_element(d.begin(), d.end());
-  }
-  if (!(sample.position_error <= options.position_tolerance) ||
-      !(sample.rotation_error <= options.rotation_tolerance)) {
-    sample.status = RobotIkStatus::kNotConverged;
-  } else if (robot.LimitViolation(sample.q) > 0.0) {
-    sample.status = RobotIkStatus::kJointLimitBlocked;
-  } else if (sample.min_clearance < 0.0) {
-    sample.status = RobotIkStatus::kInCollision;
-  } else {
-    sample.status = RobotIkStatus::kReached;
-  }
-  return sample;
 }
 
 // Where the backward pass starts: forward's last sample, or where it failed, a single-pose
@@ -96,7 +60,7 @@ RobotIkResult BlendedSample(const Robot& robot, const ik::Scene* scene,
                             const std::vector<RobotIkResult>& forward,
                             const std::vector<RobotIkResult>& backward, int start, int k) {
   const double s = static_cast<double>(k - start + 1) / (kJoinWindow + 1);
-  return Placed(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q);
+  return PlacedSample(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q);
 }
 
 // Forward before `start`, the two blended over [start, start + kJoinWindow), backward after.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "motion.h"
 #include "path_backward.h"
+#include "path_ladder.h"
 #include "path_optimizer.h"
 
 namespace ikd::robot {
@@ -156,9 +157,27 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
   return samples;
 }
 
+// Another start's `samples`, optimized (step 2) and checked (step 3), kept in `best` as start
+// `start` when it fails less (or as much, within a smaller time scaling).
+absl::Status KeepIfBetter(const Robot& robot, const ik::Scene* scene,
+                          const std::vector<ToolTarget>& targets, const std::vector<double>& times,
+                          const RobotIkOptions& options, const RobotStopCheck& stop,
+                          std::vector<RobotIkResult> samples, int start, RobotPathResult& best) {
+  if (absl::Status s =
+          internal::OptimizeRobotPath(robot, scene, targets, times, options, samples, stop);
+      !s.ok()) {
+    return s;
+  }
+  RobotPathResult result;
+  result.samples = std::move(samples);
+  result.summary = SummarizeRobotPath(robot, times, result.samples);
+  result.summary.start = start;
+  if (Better(result.summary, best.summary)) best = std::move(result);
+  return absl::OkStatus();
+}
+
 // Step 5 of robot_path.h: `best` (with failed samples) joined to the path tracked back from
-// its end, optimized; kept in `best` when it fails less (or as much, within a smaller time
-// scaling).
+// its end.
 absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
                              const std::vector<ToolTarget>& targets,
                              const std::vector<double>& times, const RobotIkOptions& options,
@@ -167,17 +186,21 @@ absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
       internal::JoinBackwardRobotPath(robot, scene, targets, times, options, best.samples, stop);
   if (!joined.ok()) return joined.status();
   if (!joined->has_value()) return absl::OkStatus();
-  RobotPathResult result;
-  result.samples = **std::move(joined);
-  if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, options,
-                                                   result.samples, stop);
-      !s.ok()) {
-    return s;
-  }
-  result.summary = SummarizeRobotPath(robot, times, result.samples);
-  result.summary.start = kForwardStarts;
-  if (Better(result.summary, best.summary)) best = std::move(result);
-  return absl::OkStatus();
+  return KeepIfBetter(robot, scene, targets, times, options, stop, **std::move(joined),
+                      kForwardStarts, best);
+}
+
+// Step 6 of robot_path.h: the ladder of postures (path_ladder.h) from `best`'s first sample.
+absl::Status TryLadder(const Robot& robot, const ik::Scene* scene,
+                       const std::vector<ToolTarget>& targets, const std::vector<double>& times,
+                       const RobotIkOptions& options, const RobotStopCheck& stop,
+                       RobotPathResult& best) {
+  absl::StatusOr<std::optional<std::vector<RobotIkResult>>> ladder =
+      internal::LadderRobotPath(robot, scene, targets, times, options, best.samples.front(), stop);
+  if (!ladder.ok()) return ladder.status();
+  if (!ladder->has_value()) return absl::OkStatus();
+  return KeepIfBetter(robot, scene, targets, times, options, stop, **std::move(ladder),
+                      kForwardStarts + 1, best);
 }
 
 }  // namespace
@@ -246,6 +269,12 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scen
   // A target out of reach (NOT_CONVERGED) stays so from either side.
   if (best->summary.in_collision + best->summary.limit_blocked > 0) {
     if (absl::Status s = TryBackwardJoin(robot, scene, targets, times, path_options, stop, *best);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (WorthAnotherStart(best->summary)) {
+    if (absl::Status s = TryLadder(robot, scene, targets, times, path_options, stop, *best);
         !s.ok()) {
       return s;
     }

@@ -42,6 +42,15 @@
 //    before forward's first failure, the join that fails least, optimized as in step 2 and
 //    kept when it is better (solver/robot/path_backward.h). A greedy forward pass cannot see
 //    an obstacle coming; from the other side the arm often passes it.
+// 6. Where the kept path still fails a sample or passes a rate limit (step 4's rule), a ladder
+//    of postures (solver/robot/path_ladder.h): every fifth sample up to 16 postures on the
+//    target, clear by the safety margin, the children of the last rung's postures (put on the
+//    new target as they are and after random moves in their redundant directions) ranked by
+//    the fastest joint on the way; the best end traced back, the samples between rungs
+//    interpolated and put on their targets, optimized as in step 2 and kept when better. The
+//    tracker and the optimizer are local: near a shoulder singularity (the tool close to the
+//    base axis) the least joint motion of each step can wind the arm into a posture where the
+//    base has to spin, which no small change of the path leaves.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
@@ -73,7 +82,8 @@ struct RobotPathSummary {
   // requested timing does; 0 when no joint declares a rate limit.
   double feasible_time_scaling = 0.0;
   // The start the path came from: 0 the options' margin, 1-3 and 4-6 the tracker's widened
-  // (step 4: from the first sample, from its own first solve), 7 the backward join (step 5).
+  // (step 4: from the first sample, from its own first solve), 7 the backward join (step 5),
+  // 8 the ladder (step 6).
   int start = 0;
 
   // Every sample reached, clear and within the rate limits.

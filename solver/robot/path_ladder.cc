@@ -1,0 +1,178 @@
+#include "path_ladder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include <Eigen/SVD>
+
+#include "motion.h"
+
+namespace ikd::robot::internal {
+namespace {
+
+constexpr int kRungStride = 5;  // samples between rungs
+constexpr int kBeamWidth = 16;  // postures kept per rung
+constexpr int kMoves = 5;       // null-space moves per posture, beside its plain continuation
+// Largest null-space move (rad, max norm over the joints); the moves alternate between it and
+// a third of it.
+constexpr double kMoveSize = 0.3;
+constexpr double kDistinct = 0.1;     // rad (max norm): kept postures lie this far apart
+constexpr double kComfortable = 0.5;  // speed over limit below which only the sum counts
+
+struct Posture {
+  RobotIkResult sample;  // placed on its rung's target
+  int parent = -1;       // in the previous rung
+  double worst = 0.0;    // the fastest joint's speed over its limit on the way here
+  double sum = 0.0;      // sum of squares of that per rung
+};
+
+// Ranking: the worst speed (or kComfortable, when lower), then the sum.
+bool Ahead(const Posture& a, const Posture& b) {
+  const double wa = std::max(a.worst, kComfortable), wb = std::max(b.worst, kComfortable);
+  if (wa != wb) return wa < wb;
+  return a.sum < b.sum;
+}
+
+std::vector<int> RungSamples(int samples) {
+  std::vector<int> rungs;
+  for (int k = 0; k < samples; k += kRungStride) rungs.push_back(k);
+  if (rungs.back() != samples - 1) rungs.push_back(samples - 1);
+  return rungs;
+}
+
+// The fastest joint from a to b in dt over its velocity limit (1 rad/s where none is declared).
+double SpeedRatio(const Robot& robot, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                  double dt) {
+  double worst = 0.0;
+  for (int j = 0; j < a.size(); ++j) {
+    const double limit = VelocityLimit(robot, j);
+    worst = std::max(worst, std::abs(b[j] - a[j]) / ((std::isfinite(limit) ? limit : 1.0) * dt));
+  }
+  return worst;
+}
+
+// A basis of the null space of the tool Jacobian's used rows at q (n x 0 when none).
+Eigen::MatrixXd FreeBasis(const Robot& robot, const Eigen::VectorXd& q, TargetMode mode) {
+  const int rows = mode == TargetMode::kPose ? 6 : 3;
+  const int n = robot.num_joints();
+  if (n <= rows) return Eigen::MatrixXd(n, 0);
+  const Eigen::MatrixXd J = ToolJacobian(robot.spec(), q).topRows(rows);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
+  return svd.matrixV().rightCols(n - rows);
+}
+
+// Where `from` may go on the next rung: put on `target` as it is and after kMoves random moves
+// in its free directions; only postures on target, within the limits and clear by the margin.
+std::vector<Eigen::VectorXd> Starts(const Robot& robot, const Eigen::VectorXd& from,
+                                    TargetMode mode, std::mt19937_64& rng) {
+  std::vector<Eigen::VectorXd> starts{from};
+  const Eigen::MatrixXd basis = FreeBasis(robot, from, mode);
+  std::uniform_real_distribution<double> coordinate(-1.0, 1.0);
+  for (int m = 0; m < kMoves && basis.cols() > 0; ++m) {
+    Eigen::VectorXd z(basis.cols());
+    for (int c = 0; c < z.size(); ++c) z[c] = coordinate(rng);
+    const Eigen::VectorXd move = basis * z;
+    const double size = m % 2 == 0 ? kMoveSize : kMoveSize / 3.0;
+    starts.push_back(from + (size / move.cwiseAbs().maxCoeff()) * move);
+  }
+  return starts;
+}
+
+bool Clear(const RobotIkResult& sample, double margin) {
+  return sample.status == RobotIkStatus::kReached && sample.min_clearance >= margin;
+}
+
+// The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones.
+std::vector<Posture> NextRung(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
+                              double dt, const RobotIkOptions& options,
+                              const std::vector<Posture>& beam, std::mt19937_64& rng) {
+  std::vector<Posture> children;
+  for (int p = 0; p < static_cast<int>(beam.size()); ++p) {
+    const Eigen::VectorXd& from = beam[p].sample.q;
+    for (const Eigen::VectorXd& start : Starts(robot, from, target.mode(), rng)) {
+      RobotIkResult sample = PlacedSample(robot, scene, target, options, start);
+      if (!Clear(sample, options.safety_margin)) continue;
+      const double ratio = SpeedRatio(robot, from, sample.q, dt);
+      children.push_back(Posture{std::move(sample), p, std::max(beam[p].worst, ratio),
+                                 beam[p].sum + ratio * ratio});
+    }
+  }
+  std::stable_sort(children.begin(), children.end(), Ahead);
+  std::vector<Posture> kept;
+  for (Posture& child : children) {
+    if (static_cast<int>(kept.size()) == kBeamWidth) break;
+    const bool distinct = std::all_of(kept.begin(), kept.end(), [&](const Posture& k) {
+      return (k.sample.q - child.sample.q).cwiseAbs().maxCoeff() >= kDistinct;
+    });
+    if (distinct) kept.push_back(std::move(child));
+  }
+  return kept;
+}
+
+// Joint values at time t between rungs a and b (times ta < tb), cubic Hermite with slopes va, vb.
+Eigen::VectorXd Hermite(const Eigen::VectorXd& qa, const Eigen::VectorXd& va, double ta,
+                        const Eigen::VectorXd& qb, const Eigen::VectorXd& vb, double tb,
+                        double t) {
+  const double h = tb - ta, s = (t - ta) / h;
+  const double s2 = s * s, s3 = s2 * s;
+  return (2 * s3 - 3 * s2 + 1) * qa + (s3 - 2 * s2 + s) * h * va + (-2 * s3 + 3 * s2) * qb +
+         (s3 - s2) * h * vb;
+}
+
+// The path through the chosen rung postures: rung samples as placed, the others interpolated
+// and put on their targets.
+std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
+                                     const std::vector<ToolTarget>& targets,
+                                     const std::vector<double>& times,
+                                     const RobotIkOptions& options, const std::vector<int>& rungs,
+                                     std::vector<RobotIkResult> chosen) {
+  const int count = static_cast<int>(rungs.size());
+  std::vector<Eigen::VectorXd> slope(count);
+  for (int r = 0; r < count; ++r) {
+    const int a = std::max(r - 1, 0), b = std::min(r + 1, count - 1);
+    slope[r] = (chosen[b].q - chosen[a].q) / (times[rungs[b]] - times[rungs[a]]);
+  }
+  std::vector<RobotIkResult> samples(targets.size());
+  for (int r = 0; r + 1 < count; ++r) {
+    for (int k = rungs[r] + 1; k < rungs[r + 1]; ++k) {
+      const Eigen::VectorXd q =
+          Hermite(chosen[r].q, slope[r], times[rungs[r]], chosen[r + 1].q, slope[r + 1],
+                  times[rungs[r + 1]], times[k]);
+      samples[k] = PlacedSample(robot, scene, targets[k], options, q);
+    }
+  }
+  for (int r = 0; r < count; ++r) samples[rungs[r]] = std::move(chosen[r]);
+  return samples;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& first,
+    const std::function<bool()>& stop) {
+  const std::optional<std::vector<RobotIkResult>> none;
+  if (targets.size() < 3 || FreeBasis(robot, first.q, targets[1].mode()).cols() == 0) return none;
+  const std::vector<int> rungs = RungSamples(static_cast<int>(targets.size()));
+  std::mt19937_64 rng(options.seed);
+  std::vector<std::vector<Posture>> ladder;
+  ladder.push_back({Posture{first, -1, 0.0, 0.0}});
+  for (size_t r = 1; r < rungs.size(); ++r) {
+    if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    const double dt = times[rungs[r]] - times[rungs[r - 1]];
+    std::vector<Posture> rung =
+        NextRung(robot, scene, targets[rungs[r]], dt, options, ladder.back(), rng);
+    if (rung.empty()) return none;
+    ladder.push_back(std::move(rung));
+  }
+  // The best last posture (ranked first) traced back to the first sample.
+  std::vector<RobotIkResult> chosen(rungs.size());
+  for (int r = static_cast<int>(rungs.size()) - 1, p = 0; r >= 0; p = ladder[r][p].parent, --r) {
+    chosen[r] = ladder[r][p].sample;
+  }
+  return Densified(robot, scene, targets, times, options, rungs, std::move(chosen));
+}
+
+}  // namespace ikd::robot::internal

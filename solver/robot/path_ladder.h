@@ -1,0 +1,36 @@
+// Internal to the solver library: the ladder start of PlanRobotPath (robot_path.h, step 6). The
+// tracker and the optimizer are local: near a shoulder singularity of a redundant arm (the tool
+// close to the base axis) the least joint motion of each step can wind the arm into a posture
+// where the base has to spin, and no small change of the path leads out of it. A beam search
+// over the redundancy at every fifth sample, in the manner of the ladder graph of ROS-Industrial's
+// Descartes planner, keeps several postures alive until the path shows which one it needs.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ikd/ik/scene.h"
+#include "ikd/robot/robot.h"
+#include "ikd/robot/robot_ik.h"
+
+namespace ikd::robot::internal {
+
+// A path from `first` (sample 0, placed) through every target, or nullopt where the arm has no
+// redundancy for these targets or the beam dies out (no posture on some rung is on its target,
+// within the joint limits and clear by the safety margin).
+// - Rungs: every 5th sample and the last. On each, up to 16 postures: the children of the last
+//   rung's postures (each one's tool put on the new target from where it was, and from 5 moves
+//   of up to 0.3 rad in its tool Jacobian's null space), ranked by the fastest joint on the way
+//   there (its speed over its limit, the worst of the path so far; below half the limit only
+//   the sum of squares counts), kept 0.1 rad apart.
+// - The best posture on the last rung is traced back; the samples between rungs are
+//   interpolated in joint space (cubic Hermite, Catmull-Rom slopes) and put on their targets.
+// Deterministic in the options' seed. `stop` is asked once per rung (Cancelled).
+absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& first,
+    const std::function<bool()>& stop);
+
+}  // namespace ikd::robot::internal
