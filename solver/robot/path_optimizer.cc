@@ -31,10 +31,9 @@ constexpr double kConverged = 1e-3;
 // for a small move), stopped once a step is below kSettled.
 constexpr int kNewtonSteps = 8;
 constexpr double kSettled = 1e-13;  // rad
-// Rates are aimed at this fraction of their limits, so that the Newton return and the
-// remaining nonlinearity do not carry one over. Stiffer hinges (1e3, 1e4) slowed the
-// convergence and left more Panda paths over their acceleration limits on bench/paths.
-constexpr double kRateAim = 0.9;
+// Rates are aimed at kRateAim of their limits (path_optimizer.h). Stiffer hinges (1e3, 1e4)
+// slowed the convergence and left more Panda paths over their acceleration limits on
+// bench/paths.
 constexpr double kMaxEmphasis = 1e4;   // largest reweighting of one acceleration
 // Weight of the hinges on velocities and declared accelerations above kRateAim of their limits.
 constexpr double kRateHingeWeight = 100.0;

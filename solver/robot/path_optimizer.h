@@ -13,6 +13,10 @@
 
 namespace ikd::robot::internal {
 
+// The optimizer aims every rate at this fraction of its limit, so that the Newton return and
+// the remaining nonlinearity do not carry one over (nor a servo's tracking error).
+inline constexpr double kRateAim = 0.9;
+
 // Gauss-Newton (Levenberg-Marquardt) over the whole path, in the spirit of TrajOpt: every
 // sample moves only in the null space of its tool Jacobian, q_k + N_k z_k, and one sparse
 // (banded) least-squares system in all the z_k at once minimizes

@@ -58,7 +58,8 @@ std::optional<std::vector<RobotIkResult>> Ladder(const WitnessScenario& s,
   RobotIkResult first;
   first.q = s.witness.front();
   first.status = RobotIkStatus::kReached;
-  auto ladder = internal::LadderRobotPath(*s.robot, &*s.scene, targets, s.times, options, first, {});
+  auto ladder =
+      internal::LadderRobotPath(*s.robot, &*s.scene, targets, s.times, options, first, {});
   EXPECT_TRUE(ladder.ok()) << ladder.status();
   return ladder.ok() ? *ladder : std::nullopt;
 }

@@ -276,13 +276,18 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
 // within 1e-9 m, and within the datasheet's joint, velocity and acceleration limits (the test's
 // own differences), from the first sample where the witness starts.
 // `starts`: the RobotPathSummary::start range the plan must come from (robot_path.h).
-void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> starts = {0, 7}) {
+// `plan_out`, where given, gets the plan.
+void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> starts = {0, 7},
+                                      RobotPathResult* plan_out = nullptr) {
   const WitnessScenario s = MakeWitnessScenario(c);
   ASSERT_TRUE(s.robot && s.scene);
   double witness_clearance = std::numeric_limits<double>::infinity();
-  for (const Eigen::VectorXd& q : s.witness) witness_clearance = std::min(witness_clearance, s.Clearance(q));
+  for (const Eigen::VectorXd& q : s.witness) {
+    witness_clearance = std::min(witness_clearance, s.Clearance(q));
+  }
   EXPECT_GE(witness_clearance, 0.03);
-  auto plan = PlanRobotPath(*s.robot, &*s.scene, s.targets, s.times, RobotIkOptions{}, s.witness.front());
+  auto plan =
+      PlanRobotPath(*s.robot, &*s.scene, s.targets, s.times, RobotIkOptions{}, s.witness.front());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
   EXPECT_GE(plan->summary.start, starts.first);
@@ -290,6 +295,7 @@ void ExpectPlanClearWhereTheWitnessIs(const WitnessCase& c, std::pair<int, int> 
   // The first sample is where the arm stands (q0 is on the first target): no hidden jump.
   EXPECT_LT((plan->samples[0].q - s.witness.front()).cwiseAbs().maxCoeff(), 1e-6);
   ExpectOnTheWitnessToolPath(s, plan->samples, /*rates=*/true);
+  if (plan_out != nullptr) *plan_out = *std::move(plan);
 }
 
 // ur5-position-obstacles #41 (seed 1): the tracker alone squeezes its links past the balls (6
@@ -466,6 +472,32 @@ TEST(RobotPathLadder, LadderPassesTheBallsWithinTheLimits) {
         {-0.28997608809425801, 0.40201338578149703, 0.70888445131946065,
          0.044794997603669402}}},
       {8, 8});
+}
+
+// ur5-position-obstacles #13 (seed 14): every start is within the limits but runs a joint at
+// 0.98x its speed limit (2.1x the witness's), above the optimizer's aim of 0.9; the ladder
+// finds a way with room to spare.
+TEST(RobotPathLadder, AboveTheAimTakesTheLadder) {
+  const WitnessCase c{
+      {{3.9074519455565655, 0.016813143488814616, 0.043980748123181257, 0.030254007108566974,
+         4.294691824188976, 5.3351229962602407, 5.0617938582027424},
+       {-1.6973542595937001, 0.005615271459363024, 0.048141852883171292, 0.0031376686016620554,
+         3.8027596946218254, 4.2671008909136257, 6.2344682703782652},
+       {0.45424535180155701, 0.21707521876524977, 0.081207200289481668, 0.034817383472782841,
+         2.7061525490616929, 4.5704696815963368, 1.4603337697086771},
+       {-3.1523241158589048, 0.13072671645894574, 0.051005373113311971, 0.017781075976839433,
+         0.076836508082114369, 1.4233088045775701, 0.86879352223782347},
+       {-5.3936143172533484, 0.13405121447450785, 0.0727824061487964, 0.011492546303109025,
+         2.1201108615438278, 2.1615580032591537, 1.3898213283478393},
+       {3.2007742402785944, 0.085196122262963456, 0.030173951481782313, 0.034574022178706046,
+         3.0087577467011677, 4.6054695245039108, 4.5707820179532881}},
+      {{-0.14588139478055762, 0.031677994859367578, 0.4130911194561257, 0.04035661125021487},
+       {-0.10370988516399625, -0.17899310569327007, 0.65549101291915512, 0.070108984003568298},
+       {-0.25652349315804179, -0.12951336056386314, 0.93234142004359688, 0.062998306134700643}}};
+  RobotPathResult plan;
+  ExpectPlanClearWhereTheWitnessIs(c, {8, 8}, &plan);
+  const WitnessScenario s = MakeWitnessScenario(c);
+  EXPECT_LT(TopSpeedRatio(s.spec, JointValues(plan.samples), s.times), 0.9);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),

@@ -95,7 +95,8 @@ inline WitnessScenario MakeWitnessScenario(const WitnessCase& c) {
     for (int j = 0; j < n; ++j) {
       q[j] = c.witness[j][0];
       for (int m = 0; m < 3; ++m) {
-        q[j] += c.witness[j][1 + m] * std::sin(std::numbers::pi * (m + 1) * t + c.witness[j][4 + m]);
+        q[j] += c.witness[j][1 + m] *
+                std::sin(std::numbers::pi * (m + 1) * t + c.witness[j][4 + m]);
       }
     }
     s.witness.push_back(q);

@@ -42,8 +42,8 @@
 //    before forward's first failure, the join that fails least, optimized as in step 2 and
 //    kept when it is better (solver/robot/path_backward.h). A greedy forward pass cannot see
 //    an obstacle coming; from the other side the arm often passes it.
-// 6. Where the kept path still fails a sample or passes a rate limit (step 4's rule), a ladder
-//    of postures (solver/robot/path_ladder.h): every fifth sample up to 16 postures on the
+// 6. Where the kept path still fails a sample or passes a rate limit (step 4's rule), or runs
+//    a rate above 90% of its limit (the optimizer's aim: little to spare), a ladder of postures (solver/robot/path_ladder.h): every fifth sample up to 16 postures on the
 //    target, clear by the safety margin, the children of the last rung's postures (put on the
 //    new target as they are and after random moves in their redundant directions) ranked by
 //    the fastest joint on the way; the best end traced back, the samples between rungs
