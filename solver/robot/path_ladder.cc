@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <utility>
 
@@ -24,7 +25,7 @@ constexpr double kComfortable = 0.5;  // speed over limit below which only the s
 struct Posture {
   RobotIkResult sample;  // placed on its rung's target
   int parent = -1;       // in the previous rung
-  double worst = 0.0;    // the fastest joint's speed over its limit on the way here
+  double worst = 0.0;    // the fastest joint's speed over its limit, rung to rung, up to here
   double sum = 0.0;      // sum of squares of that per rung
 };
 
@@ -42,15 +43,25 @@ std::vector<int> RungSamples(int samples) {
   return rungs;
 }
 
-// The fastest joint from a to b in dt over its velocity limit (1 rad/s where none is declared).
-double SpeedRatio(const Robot& robot, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
-                  double dt) {
-  double worst = 0.0;
-  for (int j = 0; j < a.size(); ++j) {
+// Per joint the speed its motion is measured against: its velocity limit, or where it declares
+// none the smallest declared one (1 rad/s when no joint declares one), as MotionWeights weighs
+// the tracker's steps.
+Eigen::VectorXd SpeedScales(const Robot& robot) {
+  const int n = robot.num_joints();
+  Eigen::VectorXd scale(n);
+  double least = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < n; ++j) least = std::min(least, VelocityLimit(robot, j));
+  for (int j = 0; j < n; ++j) {
     const double limit = VelocityLimit(robot, j);
-    worst = std::max(worst, std::abs(b[j] - a[j]) / ((std::isfinite(limit) ? limit : 1.0) * dt));
+    scale[j] = std::isfinite(limit) ? limit : (std::isfinite(least) ? least : 1.0);
   }
-  return worst;
+  return scale;
+}
+
+// The fastest joint from a to b in dt (rung to rung, straight) over its speed scale.
+double SpeedRatio(const Eigen::VectorXd& scale, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                  double dt) {
+  return ((b - a).cwiseAbs().array() / (scale.array() * dt)).maxCoeff();
 }
 
 // A basis of the null space of the tool Jacobian's used rows at q (n x 0 when none).
@@ -87,14 +98,15 @@ bool Clear(const RobotIkResult& sample, double margin) {
 // The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones.
 std::vector<Posture> NextRung(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
                               double dt, const RobotIkOptions& options,
-                              const std::vector<Posture>& beam, std::mt19937_64& rng) {
+                              const Eigen::VectorXd& scales, const std::vector<Posture>& beam,
+                              std::mt19937_64& rng) {
   std::vector<Posture> children;
   for (int p = 0; p < static_cast<int>(beam.size()); ++p) {
     const Eigen::VectorXd& from = beam[p].sample.q;
     for (const Eigen::VectorXd& start : Starts(robot, from, target.mode(), rng)) {
       RobotIkResult sample = PlacedSample(robot, scene, target, options, start);
       if (!Clear(sample, options.safety_margin)) continue;
-      const double ratio = SpeedRatio(robot, from, sample.q, dt);
+      const double ratio = SpeedRatio(scales, from, sample.q, dt);
       children.push_back(Posture{std::move(sample), p, std::max(beam[p].worst, ratio),
                                  beam[p].sum + ratio * ratio});
     }
@@ -121,6 +133,14 @@ Eigen::VectorXd Hermite(const Eigen::VectorXd& qa, const Eigen::VectorXd& va, do
          (s3 - s2) * h * vb;
 }
 
+Eigen::VectorXd WithinLimits(const Robot& robot, Eigen::VectorXd q) {
+  for (int j = 0; j < q.size(); ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    if (limits) q[j] = std::clamp(q[j], limits->lower, limits->upper);
+  }
+  return q;
+}
+
 // The path through the chosen rung postures: rung samples as placed, the others interpolated
 // and put on their targets.
 std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
@@ -137,9 +157,10 @@ std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
   std::vector<RobotIkResult> samples(targets.size());
   for (int r = 0; r + 1 < count; ++r) {
     for (int k = rungs[r] + 1; k < rungs[r + 1]; ++k) {
-      const Eigen::VectorXd q =
-          Hermite(chosen[r].q, slope[r], times[rungs[r]], chosen[r + 1].q, slope[r + 1],
-                  times[rungs[r + 1]], times[k]);
+      // Within the joint limits: a cubic may overshoot them between two postures near a bound.
+      const Eigen::VectorXd q = WithinLimits(
+          robot, Hermite(chosen[r].q, slope[r], times[rungs[r]], chosen[r + 1].q, slope[r + 1],
+                         times[rungs[r + 1]], times[k]));
       samples[k] = PlacedSample(robot, scene, targets[k], options, q);
     }
   }
@@ -154,8 +175,16 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& first,
     const std::function<bool()>& stop) {
   const std::optional<std::vector<RobotIkResult>> none;
-  if (targets.size() < 3 || FreeBasis(robot, first.q, targets[1].mode()).cols() == 0) return none;
+  const auto redundant = [&](const ToolTarget& target) {
+    return robot.num_joints() > (target.mode() == TargetMode::kPose ? 6 : 3);
+  };
+  if (targets.size() < 3 || std::none_of(targets.begin() + 1, targets.end(), redundant) ||
+      first.status == RobotIkStatus::kNotConverged ||
+      first.status == RobotIkStatus::kJointLimitBlocked) {
+    return none;
+  }
   const std::vector<int> rungs = RungSamples(static_cast<int>(targets.size()));
+  const Eigen::VectorXd scales = SpeedScales(robot);
   std::mt19937_64 rng(options.seed);
   std::vector<std::vector<Posture>> ladder;
   ladder.push_back({Posture{first, -1, 0.0, 0.0}});
@@ -163,7 +192,7 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
     const double dt = times[rungs[r]] - times[rungs[r - 1]];
     std::vector<Posture> rung =
-        NextRung(robot, scene, targets[rungs[r]], dt, options, ladder.back(), rng);
+        NextRung(robot, scene, targets[rungs[r]], dt, options, scales, ladder.back(), rng);
     if (rung.empty()) return none;
     ladder.push_back(std::move(rung));
   }

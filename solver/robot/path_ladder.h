@@ -17,16 +17,20 @@
 
 namespace ikd::robot::internal {
 
-// A path from `first` (sample 0, placed) through every target, or nullopt where the arm has no
-// redundancy for these targets or the beam dies out (no posture on some rung is on its target,
-// within the joint limits and clear by the safety margin).
+// A path from `first` (sample 0, kept as it is) through every target at `times` (increasing, as
+// PlanRobotPath checks), or nullopt where no target leaves the arm a redundant direction, the
+// path has fewer than 3 samples, `first` is off its target or past a joint limit, or the beam
+// dies out (no posture on some rung is on its target, within the joint limits and clear by
+// the safety margin).
 // - Rungs: every 5th sample and the last. On each, up to 16 postures: the children of the last
 //   rung's postures (each one's tool put on the new target from where it was, and from 5 moves
-//   of up to 0.3 rad in its tool Jacobian's null space), ranked by the fastest joint on the way
-//   there (its speed over its limit, the worst of the path so far; below half the limit only
-//   the sum of squares counts), kept 0.1 rad apart.
+//   of up to 0.3 rad in its tool Jacobian's null space), ranked by the fastest joint from rung
+//   to rung (its speed over its velocity limit, the worst of the path so far; below half the
+//   limit only the sum of squares counts), kept 0.1 rad apart.
 // - The best posture on the last rung is traced back; the samples between rungs are
-//   interpolated in joint space (cubic Hermite, Catmull-Rom slopes) and put on their targets.
+//   interpolated in joint space (cubic Hermite, Catmull-Rom slopes, held within the joint
+//   limits) and put on their targets, with their statuses as the tracker would give them (they
+//   need not be clear by the margin, only out of collision, to be REACHED).
 // Deterministic in the options' seed. `stop` is asked once per rung (Cancelled).
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -165,11 +166,13 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
 }
 
 // Another start's `samples`, optimized (step 2) and checked (step 3), kept in `best` as start
-// `start` when it fails less (or as much, within a smaller time scaling).
-absl::Status KeepIfBetter(const Robot& robot, const ik::Scene* scene,
-                          const std::vector<ToolTarget>& targets, const std::vector<double>& times,
-                          const RobotIkOptions& options, const RobotStopCheck& stop,
-                          std::vector<RobotIkResult> samples, int start, RobotPathResult& best) {
+// `start` when it fails less (or as much, within a smaller time scaling) and, if given, when
+// `acceptable` says so too.
+absl::Status KeepIfBetter(
+    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options, const RobotStopCheck& stop,
+    std::vector<RobotIkResult> samples, int start, RobotPathResult& best,
+    const std::function<bool(const RobotPathSummary&)>& acceptable = {}) {
   if (absl::Status s =
           internal::OptimizeRobotPath(robot, scene, targets, times, options, samples, stop);
       !s.ok()) {
@@ -179,7 +182,9 @@ absl::Status KeepIfBetter(const Robot& robot, const ik::Scene* scene,
   result.samples = std::move(samples);
   result.summary = SummarizeRobotPath(robot, times, result.samples);
   result.summary.start = start;
-  if (Better(result.summary, best.summary)) best = std::move(result);
+  if (Better(result.summary, best.summary) && (!acceptable || acceptable(result.summary))) {
+    best = std::move(result);
+  }
   return absl::OkStatus();
 }
 
@@ -198,6 +203,9 @@ absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
 }
 
 // Step 6 of robot_path.h: the ladder of postures (path_ladder.h) from `best`'s first sample.
+// Where `best` only runs above the aim, the ladder's path replaces it only with room to spare
+// (every rate within the aim) and no closer to an obstacle than `best` or the margin: a
+// usable path is not traded for a marginal gain.
 absl::Status TryLadder(const Robot& robot, const ik::Scene* scene,
                        const std::vector<ToolTarget>& targets, const std::vector<double>& times,
                        const RobotIkOptions& options, const RobotStopCheck& stop,
@@ -206,8 +214,13 @@ absl::Status TryLadder(const Robot& robot, const ik::Scene* scene,
       internal::LadderRobotPath(robot, scene, targets, times, options, best.samples.front(), stop);
   if (!ladder.ok()) return ladder.status();
   if (!ladder->has_value()) return absl::OkStatus();
+  const bool only_above_the_aim = !WorthAnotherStart(best.summary);
+  const double clearance = std::min(best.summary.min_clearance, options.safety_margin);
+  const auto with_room = [&](const RobotPathSummary& s) {
+    return !only_above_the_aim || (!AboveTheAim(s) && s.min_clearance >= clearance);
+  };
   return KeepIfBetter(robot, scene, targets, times, options, stop, **std::move(ladder),
-                      kForwardStarts + 1, best);
+                      kForwardStarts + 1, best, with_room);
 }
 
 }  // namespace

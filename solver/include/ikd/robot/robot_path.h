@@ -42,15 +42,18 @@
 //    before forward's first failure, the join that fails least, optimized as in step 2 and
 //    kept when it is better (solver/robot/path_backward.h). A greedy forward pass cannot see
 //    an obstacle coming; from the other side the arm often passes it.
-// 6. Where the kept path still fails a sample or passes a rate limit (step 4's rule), or runs
-//    a rate above 90% of its limit (the optimizer's aim: little to spare), a ladder of postures (solver/robot/path_ladder.h): every fifth sample up to 16 postures on the
-//    target, clear by the safety margin, the children of the last rung's postures (put on the
-//    new target as they are and after random moves in their redundant directions) ranked by
-//    the fastest joint on the way; the best end traced back, the samples between rungs
-//    interpolated and put on their targets, optimized as in step 2 and kept when better. The
-//    tracker and the optimizer are local: near a shoulder singularity (the tool close to the
-//    base axis) the least joint motion of each step can wind the arm into a posture where the
-//    base has to spin, which no small change of the path leaves.
+// 6. Where the kept path still has a sample in collision or limit-blocked or passes a rate
+//    limit (step 4's rule), or runs a rate above 90% of its limit (the optimizer's aim: little
+//    to spare), a ladder of postures (solver/robot/path_ladder.h): every fifth sample up to 16
+//    postures on the target, clear by the safety margin, the children of the last rung's
+//    postures (put on the new target as they are and after random moves in their redundant
+//    directions) ranked by the fastest joint from rung to rung; the best end traced back, the
+//    samples between rungs interpolated and put on their targets, optimized as in step 2 and
+//    kept when better (where the kept path was only above the aim: with every rate within it
+//    and no closer to an obstacle than that path or the margin). The tracker and the
+//    optimizer are local: near a shoulder singularity (the tool close to the base axis) the
+//    least joint motion of each step can wind the arm into a posture where the base has to
+//    spin, which no small change of the path leaves.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
