@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <Eigen/Cholesky>
+#include <Eigen/SVD>
 
 #include "ikd/robot/chain.h"
 #include "ikd/robot/seed_atlas.h"
@@ -190,6 +191,25 @@ Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
   }
   // Damping of a hundredth of the spacing: finite near a singularity, negligible elsewhere.
   return LeastMotionStep(J, e, weights, preferred, 1e-2 * robot.spacing());
+}
+
+Eigen::VectorXd ClampIntoLimits(const Robot& robot, Eigen::VectorXd q) {
+  for (int j = 0; j < q.size(); ++j) {
+    const auto& limits = robot.spec().joints[j].limits;
+    if (limits) q[j] = std::clamp(q[j], limits->lower, limits->upper);
+  }
+  return q;
+}
+
+int ToolRows(TargetMode mode) { return mode == TargetMode::kPose ? 6 : 3; }
+
+Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, TargetMode mode) {
+  const int rows = ToolRows(mode);
+  const int n = robot.num_joints();
+  if (n <= rows) return Eigen::MatrixXd(n, 0);
+  const Eigen::MatrixXd J = ToolJacobian(robot.spec(), q).topRows(rows);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
+  return svd.matrixV().rightCols(n - rows);
 }
 
 RobotIkResult PlacedSample(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,

@@ -90,6 +90,16 @@ Eigen::VectorXd ToolStep(const Robot& robot, const Eigen::VectorXd& q,
                          const Eigen::Isometry3d& X_goal, TargetMode mode,
                          const Eigen::VectorXd& weights, const Eigen::VectorXd& preferred);
 
+// q with every joint clamped into its position limits (joints without limits as they are).
+Eigen::VectorXd ClampIntoLimits(const Robot& robot, Eigen::VectorXd q);
+
+// The rows of the tool Jacobian a target of `mode` constrains: 6 for a pose, 3 for a position.
+int ToolRows(TargetMode mode);
+
+// An orthonormal basis of the null space of the tool Jacobian's used rows at q (n x (n - rows),
+// by SVD; n x 0 where the arm has no redundancy for `mode`).
+Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, TargetMode mode);
+
 // A sample at joint values q near its target: the tool put back by Newton steps (ToolStep,
 // least motion), then its errors, clearance and status as the tracker would give them (rates
 // are checked later): NOT_CONVERGED off the tolerances, JOINT_LIMIT_BLOCKED, IN_COLLISION.

@@ -6,8 +6,6 @@
 #include <random>
 #include <utility>
 
-#include <Eigen/SVD>
-
 #include "motion.h"
 
 namespace ikd::robot::internal {
@@ -64,22 +62,12 @@ double SpeedRatio(const Eigen::VectorXd& scale, const Eigen::VectorXd& a, const 
   return ((b - a).cwiseAbs().array() / (scale.array() * dt)).maxCoeff();
 }
 
-// A basis of the null space of the tool Jacobian's used rows at q (n x 0 when none).
-Eigen::MatrixXd FreeBasis(const Robot& robot, const Eigen::VectorXd& q, TargetMode mode) {
-  const int rows = mode == TargetMode::kPose ? 6 : 3;
-  const int n = robot.num_joints();
-  if (n <= rows) return Eigen::MatrixXd(n, 0);
-  const Eigen::MatrixXd J = ToolJacobian(robot.spec(), q).topRows(rows);
-  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
-  return svd.matrixV().rightCols(n - rows);
-}
-
 // Where `from` may go on the next rung: put on `target` as it is and after kMoves random moves
 // in its free directions; only postures on target, within the limits and clear by the margin.
 std::vector<Eigen::VectorXd> Starts(const Robot& robot, const Eigen::VectorXd& from,
                                     TargetMode mode, std::mt19937_64& rng) {
   std::vector<Eigen::VectorXd> starts{from};
-  const Eigen::MatrixXd basis = FreeBasis(robot, from, mode);
+  const Eigen::MatrixXd basis = ToolNullSpace(robot, from, mode);
   std::uniform_real_distribution<double> coordinate(-1.0, 1.0);
   for (int m = 0; m < kMoves && basis.cols() > 0; ++m) {
     Eigen::VectorXd z(basis.cols());
@@ -133,14 +121,6 @@ Eigen::VectorXd Hermite(const Eigen::VectorXd& qa, const Eigen::VectorXd& va, do
          (s3 - s2) * h * vb;
 }
 
-Eigen::VectorXd WithinLimits(const Robot& robot, Eigen::VectorXd q) {
-  for (int j = 0; j < q.size(); ++j) {
-    const auto& limits = robot.spec().joints[j].limits;
-    if (limits) q[j] = std::clamp(q[j], limits->lower, limits->upper);
-  }
-  return q;
-}
-
 // The path through the chosen rung postures: rung samples as placed, the others interpolated
 // and put on their targets.
 std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
@@ -158,7 +138,7 @@ std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
   for (int r = 0; r + 1 < count; ++r) {
     for (int k = rungs[r] + 1; k < rungs[r + 1]; ++k) {
       // Within the joint limits: a cubic may overshoot them between two postures near a bound.
-      const Eigen::VectorXd q = WithinLimits(
+      const Eigen::VectorXd q = ClampIntoLimits(
           robot, Hermite(chosen[r].q, slope[r], times[rungs[r]], chosen[r + 1].q, slope[r + 1],
                          times[rungs[r + 1]], times[k]));
       samples[k] = PlacedSample(robot, scene, targets[k], options, q);
@@ -176,7 +156,7 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     const std::function<bool()>& stop) {
   const std::optional<std::vector<RobotIkResult>> none;
   const auto redundant = [&](const ToolTarget& target) {
-    return robot.num_joints() > (target.mode() == TargetMode::kPose ? 6 : 3);
+    return robot.num_joints() > ToolRows(target.mode());
   };
   if (targets.size() < 3 || std::none_of(targets.begin() + 1, targets.end(), redundant) ||
       first.status == RobotIkStatus::kNotConverged ||

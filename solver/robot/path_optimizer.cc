@@ -6,7 +6,6 @@
 #include <tuple>
 #include <utility>
 
-#include <Eigen/SVD>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
@@ -109,12 +108,9 @@ NullSpaces FreeDirections(const Robot& robot, const std::vector<ToolTarget>& tar
   const size_t end = free_end ? samples.size() : samples.size() - 1;
   for (size_t k = 1; k < end; ++k) {
     spaces.offset[k] = spaces.size;
-    const int rows = targets[k].mode() == TargetMode::kPose ? 6 : 3;
-    if (n <= rows || !Reached(samples[k].status)) continue;
-    const Eigen::MatrixXd J = ToolJacobian(robot.spec(), state.q[k]).topRows(rows);
-    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
-    spaces.basis[k] = svd.matrixV().rightCols(n - rows);
-    spaces.size += n - rows;
+    if (n <= ToolRows(targets[k].mode()) || !Reached(samples[k].status)) continue;
+    spaces.basis[k] = ToolNullSpace(robot, state.q[k], targets[k].mode());
+    spaces.size += static_cast<int>(spaces.basis[k].cols());
   }
   return spaces;
 }

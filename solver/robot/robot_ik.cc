@@ -261,7 +261,7 @@ bool RobotTracker::WithinVelocityLimits(const Eigen::VectorXd& q) const {
 
 void RobotTracker::AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before,
                                   RobotIkResult& result) {
-  const int redundancy = robot_->num_joints() - (mode == TargetMode::kPose ? 6 : 3);
+  const int redundancy = robot_->num_joints() - internal::ToolRows(mode);
   if (scene_ == nullptr || redundancy <= 0 || options_.trials_per_step == 0) return;
   if (MinClearance(q_) >= 1.25 * options_.safety_margin) return;  // nothing near: no trials
   const Eigen::VectorXd& w = robot_->model(mode).inverse_masses();  // locks keep the masses
@@ -401,7 +401,7 @@ bool RobotTracker::LockViolatedJoints(const Eigen::VectorXd& q, TargetMode mode)
   }
   // A lock takes one degree of freedom: beyond the arm's redundancy the constraints would
   // outnumber the freedoms (a singular set, whatever the configuration).
-  const int redundancy = robot_->num_joints() - (mode == TargetMode::kPose ? 6 : 3);
+  const int redundancy = robot_->num_joints() - internal::ToolRows(mode);
   if (static_cast<int>(lock_key_.size()) > redundancy) return false;
   std::vector<int> key = lock_key_;
   key.push_back(mode == TargetMode::kPose ? 1 : 0);

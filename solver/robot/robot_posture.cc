@@ -1,7 +1,8 @@
 #include "ikd/robot/robot_posture.h"
 
-#include <algorithm>
 #include <numbers>
+
+#include "motion.h"
 
 namespace ikd::robot {
 
@@ -18,18 +19,6 @@ ik::JointMetric RobotJointMetric(const Robot& robot) {
   return metric;
 }
 
-namespace {
-
-Eigen::VectorXd ClampIntoLimits(const Robot& robot, Eigen::VectorXd q) {
-  for (int j = 0; j < q.size(); ++j) {
-    const auto& limits = robot.spec().joints[j].limits;
-    if (limits) q[j] = std::clamp(q[j], limits->lower, limits->upper);
-  }
-  return q;
-}
-
-}  // namespace
-
 absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robot& robot,
                                                const ToolTarget& target,
                                                const ik::Posture& posture,
@@ -43,7 +32,7 @@ absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robo
   int projections = solved.projections;
   RobotIkResult candidate;
   const auto project = [&](const Eigen::VectorXd& pulled) -> std::optional<Eigen::VectorXd> {
-    tracker.Reset(ClampIntoLimits(robot, pulled));
+    tracker.Reset(internal::ClampIntoLimits(robot, pulled));
     candidate = tracker.StepTo(target);
     projections += candidate.projections;
     if (candidate.status != RobotIkStatus::kReached) return std::nullopt;
