@@ -51,7 +51,7 @@ ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
           "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
           "FILE.joints.csv (per sample its status and joint values, the witness's as solver "
-          "witness)");
+          "witness); with --track: FILE, per answer its status, joint values and clearance");
 
 namespace ikd::bench::paths {
 namespace {
@@ -415,8 +415,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (absl::GetFlag(FLAGS_track)) {
-    RunTrackCase();
-    RunRobotTrackCase();
+    std::FILE* dump = nullptr;
+    if (const std::string path = absl::GetFlag(FLAGS_dump); !path.empty()) {
+      dump = std::fopen(path.c_str(), "w");
+      if (!dump) Die("--dump: cannot write " + path);
+      // Chains: chain,scene,max_velocity,max_acceleration,speed,...; robots: robot,arm,target,speed,...
+      std::fprintf(dump, "kind,case...,sample,status,joint values...,min_clearance\n");
+    }
+    RunTrackCase(dump);
+    RunRobotTrackCase(dump);
+    if (dump) std::fclose(dump);
     return 0;
   }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);

@@ -32,7 +32,7 @@ struct RobotTrackFigures {
 
 // One turn at `speed` m/s from the ready pose, the first target on the circle (a single-pose
 // solve, not limited), then one target every kPeriod.
-RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
+RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed, std::FILE* dump) {
   const Eigen::Vector3d centre = ForwardKinematics(arm.model, arm.ready).tool.p;
   const Eigen::Matrix3d held = ForwardKinematics(arm.model, arm.ready).tool.R;
   auto limited =
@@ -51,6 +51,12 @@ RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
     if (pose) target.orientation = Eigen::Quaterniond(held);
     const robot::RobotIkResult result = limited->StepTo(target, k * kPeriod);
     ++f.answers;
+    if (dump) {
+      std::fprintf(dump, "robot,%s,%s,%g,%d,%s", arm.name, pose ? "pose" : "position", speed, k,
+                   robot::RobotIkStatusName(result.status));
+      for (const double value : result.q) std::fprintf(dump, ",%.17g", value);
+      std::fprintf(dump, ",%.17g\n", result.min_clearance);
+    }
     if (result.status == robot::RobotIkStatus::kReached) {
       ++f.solved;
     } else if (result.status == robot::RobotIkStatus::kVelocityLimited ||
@@ -76,7 +82,7 @@ RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed) {
 
 }  // namespace
 
-void RunRobotTrackCase() {
+void RunRobotTrackCase(std::FILE* dump) {
   std::printf(
       "\nTrack of the industrial arms (rate-limited, future unknown): from each arm's ready pose, "
       "the tool once round a horizontal circle of radius %.0f cm about the ready TCP at a "
@@ -94,7 +100,7 @@ void RunRobotTrackCase() {
     const RobotArm& arm = GetArm(id);
     for (const bool pose : {false, true}) {
       for (const double speed : {0.2, 0.4, 0.8}) {
-        const RobotTrackFigures f = RunOne(arm, pose, speed);
+        const RobotTrackFigures f = RunOne(arm, pose, speed, dump);
         std::printf(
             "| %s | %s | %.1f | %d | %d / %d%s | %.3g | %.3g | %.3g | %.3g / %.3g | %.0f |\n",
             arm.name, pose ? "pose" : "position", speed, f.answers, f.solved, f.limited,

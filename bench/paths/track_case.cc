@@ -98,7 +98,8 @@ struct TrackFigures {
 
 // One turn of the circle at `speed` m/s, the arm first settled at the circle's start by the
 // unlimited tracker (200 held targets from home), then streamed to the rate-limited tracker.
-TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& surroundings) {
+TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& surroundings,
+                    std::FILE* dump) {
   const ik::Arm free_arm = SevenLinkArm({});
   const ik::Arm arm = SevenLinkArm(limit);
   const ik::Scene scene = SceneOf(surroundings);
@@ -117,6 +118,12 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
     const Eigen::Vector3d target = OnCircle(speed * t / kRadius);
     const ik::IkResult step = Unwrap(limited.StepTo(target, t), "StepTo");
     ++f.answers;
+    if (dump) {
+      std::fprintf(dump, "chain,%s,%g,%g,%g,%d,%s", surroundings.name, limit.max_velocity,
+                   limit.max_acceleration, speed, k, ik::IkStatusName(step.status));
+      for (const double angle : step.angles) std::fprintf(dump, ",%.17g", angle);
+      std::fprintf(dump, ",%.17g\n", step.min_clearance);
+    }
     switch (step.status) {
       case ik::IkStatus::kReached: ++f.reached; break;
       case ik::IkStatus::kVelocityLimited: ++f.velocity_limited; break;
@@ -176,7 +183,7 @@ std::vector<double> UnlimitedSpeeds(double speed, const Surroundings& surroundin
 
 }  // namespace
 
-void RunTrackCase() {
+void RunTrackCase(std::FILE* dump) {
   std::printf(
       "Track (rate-limited, future unknown): the quick-start arm (7 limbs of 0.2 m, planar), in "
       "free space and among the quick-start scene's pillars (capsules of radius 0.06 m about "
@@ -208,7 +215,7 @@ void RunTrackCase() {
     for (const ik::JointRateLimit limit :
          {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
       for (const double speed : {0.2, 0.4, 0.8}) {
-        const TrackFigures f = RunOne(limit, speed, surroundings);
+        const TrackFigures f = RunOne(limit, speed, surroundings, dump);
         std::printf(
             "| %s | %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | "
             "%.3g | %.0f |\n",
