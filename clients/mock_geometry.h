@@ -1,6 +1,6 @@
 // mock_arm's own geometry: the controller's copy of the scene (read from the wire messages and
 // kept in step with the scene updates it sends) and the clearances of limb capsules, written
-// here rather than taken from the solver (ikd::ik::Scene), so that the mock's collision check
+// here rather than taken from the solver (ikd::planning::Scene), so that the mock's collision check
 // is a second opinion on the server's. Capsule: the segment p-q swept by a ball of radius r.
 // Signed clearance: the distance between the shapes, negative = -(penetration depth).
 //

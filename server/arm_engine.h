@@ -16,11 +16,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ik_conversions.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot_ik.h"
 #include "ikd/v1/kinematics_service.pb.h"
-#include "ik_conversions.h"
 #include "kinematics_service.h"
 #include "model_store.h"
 #include "validation.h"
@@ -49,7 +49,7 @@ class TrackEngine {
   virtual absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const = 0;
   virtual const std::vector<std::string>& joint_names() const = 0;
   // The stream's scene copy (maybe empty); the tracker sees edits from the next target on.
-  virtual ik::Scene& scene() = 0;
+  virtual planning::Scene& scene() = 0;
 };
 
 // Solves the trajectory sample at time t; `previous` is the last sample's state (null first).

@@ -264,7 +264,7 @@ class ChainTrackEngine final : public TrackEngine {
   }
 
   const std::vector<std::string>& joint_names() const override { return joint_names_; }
-  ik::Scene& scene() override { return *problem_->scene; }
+  planning::Scene& scene() override { return *problem_->scene; }
 
  private:
   const std::shared_ptr<IkProblem> problem_;  // the tracker points into its arm and scene

@@ -45,7 +45,7 @@ absl::StatusOr<std::shared_ptr<IkProblem>> MakeProblem(
   absl::StatusOr<ik::Arm> arm = ArmFromProto(arm_spec.spec, arm_spec.path, limits);
   if (!arm.ok()) return arm.status();
   problem->arm = std::make_unique<ik::Arm>(*std::move(arm));
-  absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
+  absl::StatusOr<std::unique_ptr<planning::Scene>> scene =
       SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
   if (!scene.ok()) return scene.status();
   problem->scene = *std::move(scene);
@@ -65,7 +65,7 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     const ResolvedArmSpec& arm_spec, const v1::SceneRef& scene_ref, const v1::IkOptions& options,
     const PositionList& positions, const std::string& prefix, const std::string& positions_field,
     ModelStore& store, const ModelLimits& limits) {
-  absl::StatusOr<std::unique_ptr<ik::Scene>> scene =
+  absl::StatusOr<std::unique_ptr<planning::Scene>> scene =
       SceneFromRef(scene_ref, Below(prefix, "scene"), store, limits);
   if (!scene.ok()) return scene.status();
   if (absl::Status s = CheckTrials(options, Below(prefix, "options"), limits); !s.ok()) return s;
@@ -87,11 +87,11 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   return problem;
 }
 
-absl::Status EnsureScene(std::unique_ptr<ik::Scene>& scene) {
+absl::Status EnsureScene(std::unique_ptr<planning::Scene>& scene) {
   if (scene != nullptr) return absl::OkStatus();
-  absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});
+  absl::StatusOr<planning::Scene> empty = planning::Scene::Create({});
   if (!empty.ok()) return empty.status();
-  scene = std::make_unique<ik::Scene>(*std::move(empty));
+  scene = std::make_unique<planning::Scene>(*std::move(empty));
   return absl::OkStatus();
 }
 

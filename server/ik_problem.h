@@ -15,16 +15,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "errors.h"
+#include "ik_conversions.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/posture.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
 #include "ikd/robot/robot_posture.h"
-#include "errors.h"
-#include "ik_conversions.h"
 #include "ikd/v1/kinematics_service.pb.h"
 #include "metrics.h"
 #include "model_store.h"
@@ -36,7 +36,7 @@ namespace ikd::server {
 // here, on the heap, for the whole call.
 struct IkProblem {
   std::unique_ptr<ik::Arm> arm;
-  std::unique_ptr<ik::Scene> scene;  // null: free space
+  std::unique_ptr<planning::Scene> scene;  // null: free space
   ik::IkOptions options;
   std::optional<Eigen::Matrix3Xd> initial_sites;  // null: home
   std::optional<ik::Posture> posture;             // Solve, SolveBatch: the preferred posture
@@ -51,7 +51,7 @@ struct IkProblem {
 // solver options (the IkOptions seed; the chain tracker's other options do not apply).
 struct RobotProblem {
   std::shared_ptr<const robot::Robot> robot;  // shared with other requests (SharedRobotCache)
-  std::unique_ptr<ik::Scene> scene;           // null: free space
+  std::unique_ptr<planning::Scene> scene;     // null: free space
   Eigen::VectorXd initial;
   robot::RobotIkOptions options;
   std::optional<ik::Posture> posture;  // Solve, SolveBatch: the preferred posture
@@ -75,7 +75,7 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
     ModelStore& store, const ModelLimits& limits);
 
 // Track: always a scene (maybe empty), so that scene updates have somewhere to go.
-absl::Status EnsureScene(std::unique_ptr<ik::Scene>& scene);
+absl::Status EnsureScene(std::unique_ptr<planning::Scene>& scene);
 
 // The options of a path's tracker (SolveTrajectory, Track): its first target is solved from
 // the initial configuration first, where the arm is, so the path starts on that branch.

@@ -48,11 +48,11 @@ absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& pat
   return ArmFromProto(resolved->spec, resolved->path, limits);
 }
 
-absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
-                                                        const std::string& path,
-                                                        ModelStore& store,
-                                                        const ModelLimits& limits) {
-  absl::StatusOr<ik::Scene> scene = absl::UnknownError("unset");
+absl::StatusOr<std::unique_ptr<planning::Scene>> SceneFromRef(const v1::SceneRef& ref,
+                                                              const std::string& path,
+                                                              ModelStore& store,
+                                                              const ModelLimits& limits) {
+  absl::StatusOr<planning::Scene> scene = absl::UnknownError("unset");
   switch (ref.scene_case()) {
     case v1::SceneRef::kSpec:
       scene = SceneFromProto(ref.spec(), Below(path, "spec"), limits);
@@ -65,10 +65,10 @@ absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
       break;
     }
     default:
-      return std::unique_ptr<ik::Scene>();  // free space
+      return std::unique_ptr<planning::Scene>();  // free space
   }
   if (!scene.ok()) return scene.status();
-  return std::make_unique<ik::Scene>(*std::move(scene));
+  return std::make_unique<planning::Scene>(*std::move(scene));
 }
 
 }  // namespace ikd::server

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "ik_conversions.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/v1/kinematics_service.pb.h"
 #include "model_store.h"
 #include "validation.h"
@@ -27,9 +27,9 @@ absl::StatusOr<ik::Arm> ArmFromRef(const v1::ArmRef& ref, const std::string& pat
                                    ModelStore& store, const ModelLimits& limits);
 
 // The scene of `ref`; null for an unset ref (free space). NOT_FOUND for an unknown name.
-absl::StatusOr<std::unique_ptr<ik::Scene>> SceneFromRef(const v1::SceneRef& ref,
-                                                        const std::string& path,
-                                                        ModelStore& store,
-                                                        const ModelLimits& limits);
+absl::StatusOr<std::unique_ptr<planning::Scene>> SceneFromRef(const v1::SceneRef& ref,
+                                                              const std::string& path,
+                                                              ModelStore& store,
+                                                              const ModelLimits& limits);
 
 }  // namespace ikd::server

@@ -41,7 +41,7 @@ struct SceneModel {
   static constexpr char kCollection[] = "scenes";
   static absl::StatusOr<std::string> Canonical(const Spec& spec, const std::string& path,
                                                const ModelLimits& limits) {
-    absl::StatusOr<ik::Scene> scene = SceneFromProto(spec, path, limits);
+    absl::StatusOr<planning::Scene> scene = SceneFromProto(spec, path, limits);
     if (!scene.ok()) return scene.status();
     return ToProto(*scene).SerializeAsString();
   }
@@ -196,7 +196,7 @@ absl::Status Edit(ModelStore& store, const ModelLimits& limits, const v1::EditSc
     if (!spec.ParseFromString(current.payload)) {
       return absl::DataLossError(absl::StrCat(request.name(), ": stored model cannot be parsed"));
     }
-    absl::StatusOr<ik::Scene> scene = ik::Scene::Create(FromProto(spec));
+    absl::StatusOr<planning::Scene> scene = planning::Scene::Create(FromProto(spec));
     if (!scene.ok())
       return absl::DataLossError(absl::StrCat(request.name(), ": ", scene.status().message()));
     if (absl::Status s = ApplyOperations(request, request.name(), limits, *scene); !s.ok()) {

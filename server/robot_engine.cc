@@ -246,7 +246,7 @@ class RobotTrackEngine final : public TrackEngine {
   }
 
   const std::vector<std::string>& joint_names() const override { return joint_names_; }
-  ik::Scene& scene() override { return *problem_->scene; }
+  planning::Scene& scene() override { return *problem_->scene; }
 
  private:
   const std::shared_ptr<RobotProblem> problem_;  // the tracker points into its robot and scene

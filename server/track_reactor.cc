@@ -81,7 +81,7 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     *edit.mutable_operations() = request_.scene_update().operations();
     absl::Status valid = ValidateOperations(edit, model_limits_);
     if (!valid.ok()) return AtRequestPath(valid, "scene_update");
-    ik::Scene edited = engine_->scene();  // on error the copy is discarded
+    planning::Scene edited = engine_->scene();   // on error the copy is discarded
     last_solve_ = SteadyClock::duration::max();  // new obstacles: the next solve's cost unknown
     absl::Status applied = ApplyOperations(edit, "the stream's scene", model_limits_, edited);
     if (!applied.ok()) return AtRequestPath(applied, "scene_update");

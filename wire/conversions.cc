@@ -134,24 +134,25 @@ v1::ArmSpec ToProto(const ik::ArmSpec& spec) {
   return out;
 }
 
-ik::Obstacle FromProto(const v1::Obstacle& obstacle) {
-  ik::Obstacle out{obstacle.id(), ik::Sphere{}};
+planning::Obstacle FromProto(const v1::Obstacle& obstacle) {
+  planning::Obstacle out{obstacle.id(), planning::Sphere{}};
   switch (obstacle.shape_case()) {
     case v1::Obstacle::kSphere:
-      out.shape = ik::Sphere{FromProto(obstacle.sphere().center()), obstacle.sphere().radius()};
+      out.shape =
+          planning::Sphere{FromProto(obstacle.sphere().center()), obstacle.sphere().radius()};
       break;
     case v1::Obstacle::kCapsule:
-      out.shape = ik::Capsule{FromProto(obstacle.capsule().a()), FromProto(obstacle.capsule().b()),
-                              obstacle.capsule().radius()};
+      out.shape = planning::Capsule{FromProto(obstacle.capsule().a()),
+                                    FromProto(obstacle.capsule().b()), obstacle.capsule().radius()};
       break;
     case v1::Obstacle::kBox:
       out.shape =
-          ik::Box{FromProto(obstacle.box().center()), FromProto(obstacle.box().orientation()),
-                  FromProto(obstacle.box().half_extents())};
+          planning::Box{FromProto(obstacle.box().center()), FromProto(obstacle.box().orientation()),
+                        FromProto(obstacle.box().half_extents())};
       break;
     case v1::Obstacle::kHalfSpace:
-      out.shape =
-          ik::HalfSpace{FromProto(obstacle.half_space().normal()), obstacle.half_space().offset()};
+      out.shape = planning::HalfSpace{FromProto(obstacle.half_space().normal()),
+                                      obstacle.half_space().offset()};
       break;
     case v1::Obstacle::SHAPE_NOT_SET:
       break;
@@ -159,25 +160,25 @@ ik::Obstacle FromProto(const v1::Obstacle& obstacle) {
   return out;
 }
 
-v1::Obstacle ToProto(const ik::Obstacle& obstacle) {
+v1::Obstacle ToProto(const planning::Obstacle& obstacle) {
   v1::Obstacle out;
   out.set_id(obstacle.id);
   std::visit(Overloaded{
-                 [&](const ik::Sphere& s) {
+                 [&](const planning::Sphere& s) {
                    *out.mutable_sphere()->mutable_center() = ToProto(s.center);
                    out.mutable_sphere()->set_radius(s.radius);
                  },
-                 [&](const ik::Capsule& c) {
+                 [&](const planning::Capsule& c) {
                    *out.mutable_capsule()->mutable_a() = ToProto(c.a);
                    *out.mutable_capsule()->mutable_b() = ToProto(c.b);
                    out.mutable_capsule()->set_radius(c.radius);
                  },
-                 [&](const ik::Box& b) {
+                 [&](const planning::Box& b) {
                    *out.mutable_box()->mutable_center() = ToProto(b.center);
                    *out.mutable_box()->mutable_orientation() = ToProto(b.orientation);
                    *out.mutable_box()->mutable_half_extents() = ToProto(b.half_extents);
                  },
-                 [&](const ik::HalfSpace& h) {
+                 [&](const planning::HalfSpace& h) {
                    *out.mutable_half_space()->mutable_normal() = ToProto(h.normal);
                    out.mutable_half_space()->set_offset(h.offset);
                  },
@@ -186,16 +187,17 @@ v1::Obstacle ToProto(const ik::Obstacle& obstacle) {
   return out;
 }
 
-std::vector<ik::Obstacle> FromProto(const v1::SceneSpec& spec) {
-  std::vector<ik::Obstacle> out;
+std::vector<planning::Obstacle> FromProto(const v1::SceneSpec& spec) {
+  std::vector<planning::Obstacle> out;
   out.reserve(spec.obstacles_size());
   for (const v1::Obstacle& obstacle : spec.obstacles()) out.push_back(FromProto(obstacle));
   return out;
 }
 
-v1::SceneSpec ToProto(const ik::Scene& scene) {
+v1::SceneSpec ToProto(const planning::Scene& scene) {
   v1::SceneSpec out;
-  for (const ik::Obstacle& obstacle : scene.obstacles()) *out.add_obstacles() = ToProto(obstacle);
+  for (const planning::Obstacle& obstacle : scene.obstacles())
+    *out.add_obstacles() = ToProto(obstacle);
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Conversions between the wire types (ikd.v1 protos) and the solver types (ikd::ik). Pure
-// field copies: validation is the solver's (ik::Arm::Create, ik::Scene::Create), see
+// field copies: validation is the solver's (ik::Arm::Create, planning::Scene::Create), see
 // validation.h. Quaternions: wire (x, y, z, w), an absent or all-zero one is the identity.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/v1/types.pb.h"
 
 namespace ikd::server {
@@ -26,11 +26,11 @@ v1::ArmSpec ToProto(const ik::ArmSpec& spec);
 
 // An obstacle without a shape becomes a zero-radius sphere at the origin; callers reject it
 // first (validation.h).
-ik::Obstacle FromProto(const v1::Obstacle& obstacle);
-v1::Obstacle ToProto(const ik::Obstacle& obstacle);
+planning::Obstacle FromProto(const v1::Obstacle& obstacle);
+v1::Obstacle ToProto(const planning::Obstacle& obstacle);
 
-std::vector<ik::Obstacle> FromProto(const v1::SceneSpec& spec);
-v1::SceneSpec ToProto(const ik::Scene& scene);
+std::vector<planning::Obstacle> FromProto(const v1::SceneSpec& spec);
+v1::SceneSpec ToProto(const planning::Scene& scene);
 
 // The net under every answer: shown the numbers of a message, it keeps the first that is not
 // finite (NaN or infinity), by name. A client is never sent such a number: inputs that lead

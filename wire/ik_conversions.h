@@ -22,9 +22,9 @@
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/posture.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 #include "ikd/v1/kinematics_service.pb.h"
 #include "validation.h"
 

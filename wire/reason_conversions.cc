@@ -56,7 +56,7 @@ std::string Describe(const v1::Reason& r, const char* link_word) {
 
 }  // namespace
 
-void ReasonsToProto(const std::vector<ik::Reason>& reasons, const ik::Scene* scene,
+void ReasonsToProto(const std::vector<ik::Reason>& reasons, const planning::Scene* scene,
                     const std::vector<std::string>& joint_names, const char* link_word,
                     google::protobuf::RepeatedPtrField<v1::Reason>* out) {
   for (const ik::Reason& reason : reasons) {

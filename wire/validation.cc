@@ -48,7 +48,8 @@ absl::Status RequireShape(const v1::Obstacle& obstacle, const std::string& path)
 }
 
 absl::Status ApplyAdd(const v1::ObstacleOperation& op, const std::string& path,
-                      const std::string& scene_name, const ModelLimits& limits, ik::Scene& scene) {
+                      const std::string& scene_name, const ModelLimits& limits,
+                      planning::Scene& scene) {
   const std::string obstacle_path = path + ".obstacle";
   if (scene.size() >= limits.max_obstacles) {
     return FieldViolation(
@@ -69,7 +70,7 @@ absl::Status ApplyAdd(const v1::ObstacleOperation& op, const std::string& path,
 }
 
 absl::Status ApplyMove(const v1::ObstacleOperation& op, const std::string& path,
-                       const std::string& scene_name, ik::Scene& scene) {
+                       const std::string& scene_name, planning::Scene& scene) {
   absl::Status moved =
       scene.Move(op.obstacle_id(), FromProto(op.translation()), FromProto(op.rotation()));
   if (moved.code() == absl::StatusCode::kNotFound) {
@@ -85,7 +86,7 @@ absl::Status ApplyMove(const v1::ObstacleOperation& op, const std::string& path,
 }
 
 absl::Status ApplyRemove(const v1::ObstacleOperation& op, const std::string& path,
-                         const std::string& scene_name, ik::Scene& scene) {
+                         const std::string& scene_name, planning::Scene& scene) {
   if (scene.Remove(op.obstacle_id()).ok()) return absl::OkStatus();
   return FieldViolation(path + ".obstacle_id",
                         absl::StrCat("no obstacle \"", op.obstacle_id(), "\" in ", scene_name));
@@ -159,8 +160,8 @@ absl::StatusOr<ik::Arm> ArmFromProto(const v1::ArmSpec& spec, const std::string&
                               [&](const std::string& field) { return Joined(path, field); });
 }
 
-absl::StatusOr<ik::Scene> SceneFromProto(const v1::SceneSpec& spec, const std::string& path,
-                                         const ModelLimits& limits) {
+absl::StatusOr<planning::Scene> SceneFromProto(const v1::SceneSpec& spec, const std::string& path,
+                                               const ModelLimits& limits) {
   if (spec.obstacles_size() > limits.max_obstacles) {
     return FieldViolation(
         path + ".obstacles",
@@ -170,7 +171,7 @@ absl::StatusOr<ik::Scene> SceneFromProto(const v1::SceneSpec& spec, const std::s
     const std::string obstacle_path = absl::StrCat(path, ".obstacles[", k, "]");
     if (absl::Status s = RequireShape(spec.obstacles(k), obstacle_path); !s.ok()) return s;
   }
-  absl::StatusOr<ik::Scene> scene = ik::Scene::Create(FromProto(spec));
+  absl::StatusOr<planning::Scene> scene = planning::Scene::Create(FromProto(spec));
   if (scene.ok()) return scene;
   return SolverFieldViolation(scene.status(), [&](const std::string& field) {
     int index;
@@ -220,7 +221,7 @@ absl::Status ValidateOperations(const v1::EditSceneRequest& request, const Model
 }
 
 absl::Status ApplyOperations(const v1::EditSceneRequest& request, const std::string& scene_name,
-                             const ModelLimits& limits, ik::Scene& scene) {
+                             const ModelLimits& limits, planning::Scene& scene) {
   for (int i = 0; i < request.operations_size(); ++i) {
     const v1::ObstacleOperation& op = request.operations(i);
     const std::string path = absl::StrCat("operations[", i, "]");

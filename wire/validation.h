@@ -1,5 +1,5 @@
 // Request validation of ModelService: resource ids and names, size limits, and the models
-// themselves through the solver's own checks (ik::Arm::Create, ik::Scene::Create, Scene::Add,
+// themselves through the solver's own checks (ik::Arm::Create, planning::Scene::Create, Scene::Add,
 // Scene::Move). Every error is INVALID_ARGUMENT with a google.rpc.BadRequest field violation
 // whose path is the request's (e.g. "arm.spec.limbs[2].length", "operations[1].obstacle_id").
 #pragma once
@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/v1/model_service.pb.h"
 
 namespace ikd::server {
@@ -17,7 +17,7 @@ namespace ikd::server {
 // Bounds on request contents (beyond them: INVALID_ARGUMENT naming the field and the bound).
 struct ModelLimits {
   int max_limbs = 1000;        // per arm
-  int max_obstacles = 10000;   // per scene (ik::Scene::kMaxObstacles at most)
+  int max_obstacles = 10000;   // per scene (planning::Scene::kMaxObstacles at most)
   int max_skeleton_sites = 1000;  // per skeleton (stored or inline in PoseService)
   // Bones and angle limits per skeleton, each: a graph skeleton (allow_cycles) may join many
   // pairs of sites, and the fitter's work per frame grows with the bones (the matrix method's
@@ -43,8 +43,8 @@ absl::StatusOr<ik::Arm> ArmFromProto(const v1::ArmSpec& spec, const std::string&
                                      const ModelLimits& limits);
 
 // The solver scene of a wire spec; errors name fields below `path` (e.g. "scene.spec").
-absl::StatusOr<ik::Scene> SceneFromProto(const v1::SceneSpec& spec, const std::string& path,
-                                         const ModelLimits& limits);
+absl::StatusOr<planning::Scene> SceneFromProto(const v1::SceneSpec& spec, const std::string& path,
+                                               const ModelLimits& limits);
 
 // Checks the shape of an EditScene request before the scene is read: operation count,
 // operation kinds and the fields each kind needs. Errors name "operations[i]...".
@@ -54,6 +54,6 @@ absl::Status ValidateOperations(const v1::EditSceneRequest& request, const Model
 // obstacle or motion, or a full scene is INVALID_ARGUMENT naming the operation's field.
 // `scene_name` appears in messages. On error `scene` is partly edited: discard it.
 absl::Status ApplyOperations(const v1::EditSceneRequest& request, const std::string& scene_name,
-                             const ModelLimits& limits, ik::Scene& scene);
+                             const ModelLimits& limits, planning::Scene& scene);
 
 }  // namespace ikd::server

@@ -9,8 +9,8 @@
 #include <Eigen/Core>
 
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::bench {
 
@@ -21,7 +21,7 @@ struct Scenario {
   std::string name;
   std::string path_description;
   ik::Arm arm;
-  ik::Scene scene;  // empty for free space
+  planning::Scene scene;  // empty for free space
   std::vector<Eigen::Vector3d> targets;
   Eigen::Matrix3Xd start_sites;
   ik::IkOptions options;  // ikd's options for this scenario (margin, seed, weights)

@@ -55,10 +55,10 @@ std::vector<Eigen::Vector3d> CircleTargets(const Eigen::Vector3d& center, const 
 // obstacles, 0.2 m from the base and 0.03 m from every limb axis of the start pose (so that
 // the common start is collision-free). Nothing sits inside the circle: an obstacle there would
 // make the arm wind once around it per loop, so no collision-free tracking would exist.
-ik::Scene PlanarObstacles(int count, const Eigen::Vector3d& center, double path_radius,
-                          const Eigen::Matrix3Xd& start_sites, uint64_t seed) {
+planning::Scene PlanarObstacles(int count, const Eigen::Vector3d& center, double path_radius,
+                                const Eigen::Matrix3Xd& start_sites, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<ik::Obstacle> obstacles;
+  std::vector<planning::Obstacle> obstacles;
   std::vector<std::pair<Eigen::Vector3d, double>> placed;  // center, radius
   for (int attempt = 0; static_cast<int>(placed.size()) < count; ++attempt) {
     if (attempt > 100000) Die("could not place the obstacles");
@@ -71,8 +71,8 @@ ik::Scene PlanarObstacles(int count, const Eigen::Vector3d& center, double path_
     if (c.norm() < 0.2 + radius) continue;
     bool crowded = false;
     for (int k = 0; k + 1 < start_sites.cols(); ++k) {
-      crowded = crowded || ik::PointSegmentDistance(c, start_sites.col(k), start_sites.col(k + 1)) <
-                               radius + 0.03;
+      crowded = crowded || planning::PointSegmentDistance(c, start_sites.col(k),
+                                                          start_sites.col(k + 1)) < radius + 0.03;
     }
     for (const auto& [other, other_radius] : placed) {
       crowded = crowded || (c - other).norm() - radius - other_radius < 0.05;
@@ -82,16 +82,16 @@ ik::Scene PlanarObstacles(int count, const Eigen::Vector3d& center, double path_
     char id[16];
     std::snprintf(id, sizeof id, "o%zu", obstacles.size());
     if (sphere) {
-      obstacles.push_back({id, ik::Sphere{c, radius}});
+      obstacles.push_back({id, planning::Sphere{c, radius}});
     } else {
       const Eigen::Vector3d half_height(0, 0, 0.1);
-      obstacles.push_back({id, ik::Capsule{c - half_height, c + half_height, radius}});
+      obstacles.push_back({id, planning::Capsule{c - half_height, c + half_height, radius}});
     }
   }
-  return Unwrap(ik::Scene::Create(std::move(obstacles)), "Scene::Create");
+  return Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
 }
 
-double PathClearance(const ik::Scene& scene, const std::vector<Eigen::Vector3d>& targets) {
+double PathClearance(const planning::Scene& scene, const std::vector<Eigen::Vector3d>& targets) {
   double clearance = kInf;
   for (size_t k = 0; k + 1 < targets.size(); ++k) {
     clearance = std::min(clearance, scene.MinSignedDistance(targets[k], targets[k + 1], 0.0));
@@ -111,8 +111,9 @@ Eigen::Matrix3Xd StartSites(const ik::Arm& arm, const Eigen::Vector3d& first_tar
   return start.sites;
 }
 
-std::unique_ptr<Scenario> Finish(std::string name, std::string path, ik::Arm arm, ik::Scene scene,
-                                 std::vector<Eigen::Vector3d> targets, ik::IkOptions options,
+std::unique_ptr<Scenario> Finish(std::string name, std::string path, ik::Arm arm,
+                                 planning::Scene scene, std::vector<Eigen::Vector3d> targets,
+                                 ik::IkOptions options,
                                  std::optional<Eigen::Matrix3Xd> start = {}) {
   auto s = std::unique_ptr<Scenario>(new Scenario{std::move(name), std::move(path), std::move(arm),
                                                   std::move(scene), std::move(targets),
@@ -146,7 +147,9 @@ std::unique_ptr<Scenario> MakePlanarCircleScenario(const BenchConfig& config, in
   char name[32] = "planar7 free";
   if (obstacles > 0) std::snprintf(name, sizeof name, "planar7 %d obstacles", obstacles);
   return Finish(name, circle_text, MakeArm(7, true, 1.4, 0.01),
-                obstacles == 0 ? ik::Scene() : PlanarObstacles(obstacles, center, 0.25, planar_start, config.layout_seed),
+                obstacles == 0
+                    ? planning::Scene()
+                    : PlanarObstacles(obstacles, center, 0.25, planar_start, config.layout_seed),
                 circle, ik::IkOptions{}, planar_start);
 }
 
@@ -163,15 +166,15 @@ std::vector<std::unique_ptr<Scenario>> MakeScenarios(const BenchConfig& config) 
   const Eigen::Vector3d start3 = c3 + 0.3 * axis.cross(z).normalized();
   scenarios.push_back(Finish("spatial7 free",
                              "circle r 0.3 m about (0.5, 0.3, 0.7), axis (0.3, -0.5, 1)",
-                             MakeArm(7, false, 1.4, 0.01),
-                             ik::Scene(), CircleTargets(c3, axis, start3, config), defaults));
+                             MakeArm(7, false, 1.4, 0.01), planning::Scene(),
+                             CircleTargets(c3, axis, start3, config), defaults));
   // 100-link planar snake, 1.4 m (limbs 14 mm, radius 2 mm), safety margin 2 mm: the default
   // 10 mm (12.5 mm with the tracker's buffer) would span the 10 mm clearance between limbs k
   // and k + 2 of a straight snake and keep the self-clearance term always active.
   ik::IkOptions snake = defaults;
   snake.safety_margin = 0.002;
   scenarios.push_back(Finish("snake100 free", circle_text, MakeArm(100, true, 1.4, 0.002),
-                             ik::Scene(), circle, snake));
+                             planning::Scene(), circle, snake));
   return scenarios;
 }
 
@@ -209,7 +212,7 @@ void Recorder::Add(const Eigen::Vector3d& target, const Eigen::Matrix3Xd& sites,
   }
   r.max_limb_turn = std::max(r.max_limb_turn, turn);
   limb_turns_.push_back(turn);
-  const double self = ik::MinSelfClearance(sites, radii_);
+  const double self = planning::MinSelfClearance(sites, radii_);
   if (clearance < 0.0) ++r.collision_steps;
   if (self < 0.0) ++r.self_collision_steps;
   r.min_clearance = std::min(r.min_clearance, clearance);

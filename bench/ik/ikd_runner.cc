@@ -10,7 +10,7 @@ namespace ikd::bench {
 
 RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant) {
   using Clock = std::chrono::steady_clock;
-  const ik::Scene* scene = scenario.has_obstacles() ? &scenario.scene : nullptr;
+  const planning::Scene* scene = scenario.has_obstacles() ? &scenario.scene : nullptr;
   Recorder recorder(scenario, scenario.start_sites, scenario.arm.AnglesFromSites(scenario.start_sites));
   auto tracker = ik::ArmTracker::Create(scenario.arm, scene, variant.options, scenario.start_sites);
   if (!tracker.ok()) {

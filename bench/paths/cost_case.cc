@@ -26,23 +26,24 @@ ik::Arm SevenLinkArm() {
 // (centre (0.8, 0), radius 0.3 m), between -110 and 110 degrees from +x, 0.08-0.14 m outside the
 // circle: where the arm's elbows swing out as the hand goes round, never across the way from the
 // base, so a collision-free path exists.
-ik::Scene TwentyPosts() {
-  std::vector<ik::Obstacle> posts;
+planning::Scene TwentyPosts() {
+  std::vector<planning::Obstacle> posts;
   for (int k = 0; k < 20; ++k) {
     const double angle = (-110.0 + 220.0 * k / 19) * kPi / 180.0;
     const double radius = 0.3 + 0.03 + (k % 2 == 0 ? 0.08 : 0.14);
     const Eigen::Vector3d c(0.8 + radius * std::cos(angle), radius * std::sin(angle), 0.0);
-    posts.push_back({"post-" + std::to_string(k),
-                     ik::Capsule{c - Eigen::Vector3d(0, 0, 0.5), c + Eigen::Vector3d(0, 0, 0.5), 0.03}});
+    posts.push_back(
+        {"post-" + std::to_string(k),
+         planning::Capsule{c - Eigen::Vector3d(0, 0, 0.5), c + Eigen::Vector3d(0, 0, 0.5), 0.03}});
   }
-  return Unwrap(ik::Scene::Create(std::move(posts)), "Scene::Create");
+  return Unwrap(planning::Scene::Create(std::move(posts)), "Scene::Create");
 }
 
 }  // namespace
 
 void RunCostCase(int repeats) {
   const ik::Arm arm = SevenLinkArm();
-  const ik::Scene scene = TwentyPosts();
+  const planning::Scene scene = TwentyPosts();
   // A full hand circle of radius 0.3 m about (0.8, 0) in 2 s, 200 intervals.
   const ik::Trajectory path = UnwrapIn(
       "paths_bench", ik::Trajectory::Arc({0.8, 0, 0}, {0, 0, 1}, {1.1, 0, 0}, 2 * kPi, 2.0), "Arc");

@@ -144,7 +144,7 @@ double StartJump(const Scenario& s, const Eigen::Matrix3Xd& first) {
 }
 
 Run RunSolver(const Scenario& s, const Solver& solver) {
-  const ik::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
+  const planning::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
   const auto start = std::chrono::steady_clock::now();
   auto result = ik::PlanPath(s.arm, scene, s.hand_path, s.times, solver.options, s.initial_sites);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

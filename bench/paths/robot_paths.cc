@@ -263,7 +263,7 @@ void RobotDump::Close() {
 
 RobotRun RunRobotSolver(const RobotScenario& s, int solver) {
   const robot::Robot& robot = *s.arm->robot;
-  const ik::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
+  const planning::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
   RobotRun run;
   const auto start = std::chrono::steady_clock::now();
   if (solver == 0) {

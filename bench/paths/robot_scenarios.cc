@@ -264,7 +264,8 @@ std::optional<RobotKind> ParseRobotKind(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot, const ik::Scene* scene,
+std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot,
+                                             const planning::Scene* scene,
                                              const std::vector<robot::ToolTarget>& targets,
                                              const Eigen::VectorXd& q0) {
   robot::RobotTracker tracker =
@@ -319,7 +320,7 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
     const Eigen::MatrixXd plain_q = JointRows(PlainSolve(*arm.robot, nullptr, s.targets, s.q0));
     const std::vector<RobotKinematics> plain = PathKinematics(s.model, plain_q);
     const int count = Count(rng, 3, 6);
-    std::vector<ik::Obstacle> obstacles;
+    std::vector<planning::Obstacle> obstacles;
     for (int i = 0; i < count; ++i) {
       std::optional<CheckCapsule> o;
       for (int attempt = 0; attempt < 10 && !o; ++attempt) o = NearPlain(rng, s.model, wfk, plain);
@@ -329,9 +330,9 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
       s.obstacles_near_plain += WitnessGap(s.model, plain, *o) < 0.0;  // the plain path hits it
       std::string id = "o";  // (not "o" + to_string: GCC 12 warns falsely, -Wrestrict)
       id += std::to_string(i);
-      obstacles.push_back({std::move(id), ik::Sphere{o->a, o->radius}});
+      obstacles.push_back({std::move(id), planning::Sphere{o->a, o->radius}});
     }
-    s.scene = Unwrap(ik::Scene::Create(std::move(obstacles)), "Scene::Create");
+    s.scene = Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
     s.plain_collides = CheckRobotPath(s.model, plain_q, s.request, kDt).collided;
   }
   // Generator and checker against each other.

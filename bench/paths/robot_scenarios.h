@@ -16,7 +16,7 @@
 
 #include <Eigen/Core>
 
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
@@ -59,7 +59,7 @@ struct RobotScenario {
   int index = 0;
   uint64_t fingerprint = 0;  // hash of the witness and the obstacles
   const RobotArm* arm = nullptr;
-  ik::Scene scene;
+  planning::Scene scene;
   std::vector<robot::ToolTarget> targets;  // one per sample
   std::vector<double> times;               // 0, 0.01, ..., 2 s
   std::vector<ToolRequest> request;        // the checker's copy of the targets
@@ -82,7 +82,8 @@ RobotScenario EmptyRobotScenario(const RobotKind& kind, int index);
 
 // The plain baseline: one RobotTracker made at q0 with default options (and the scene), and
 // RobotTracker::Solve for every target in turn.
-std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot, const ik::Scene* scene,
+std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot,
+                                             const planning::Scene* scene,
                                              const std::vector<robot::ToolTarget>& targets,
                                              const Eigen::VectorXd& q0);
 

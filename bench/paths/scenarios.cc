@@ -244,17 +244,17 @@ std::optional<Placement> PlaceObstacles(std::mt19937_64& rng, const CheckModel& 
   return placement;
 }
 
-ik::Scene SceneOf(const std::vector<CheckCapsule>& obstacles) {
-  std::vector<ik::Obstacle> scene;
+planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles) {
+  std::vector<planning::Obstacle> scene;
   for (const CheckCapsule& o : obstacles) {
     const std::string id = "o" + std::to_string(scene.size());
     if (o.a == o.b) {
-      scene.push_back({id, ik::Sphere{o.a, o.radius}});
+      scene.push_back({id, planning::Sphere{o.a, o.radius}});
     } else {
-      scene.push_back({id, ik::Capsule{o.a, o.b, o.radius}});
+      scene.push_back({id, planning::Capsule{o.a, o.b, o.radius}});
     }
   }
-  return Unwrap(ik::Scene::Create(std::move(scene)), "Scene::Create");
+  return Unwrap(planning::Scene::Create(std::move(scene)), "Scene::Create");
 }
 
 // The hand path: linear through the witness's hand at every sample time, so that the samples

@@ -13,8 +13,8 @@
 
 #include "checker.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::bench::paths {
 
@@ -34,7 +34,7 @@ struct Scenario {
   int index;
   uint64_t fingerprint;  // hash of the arm, witness and obstacles: same value, same problem
   ik::Arm arm;           // with the declared rate limits
-  ik::Scene scene;
+  planning::Scene scene;
   ik::Trajectory hand_path;
   std::vector<double> times;  // hand_path.SampleTimes(kSamplePeriod)
   Eigen::Matrix3Xd initial_sites;

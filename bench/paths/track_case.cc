@@ -9,9 +9,9 @@
 #include <numbers>
 #include <vector>
 
-#include "ikd/ik/rate_limit.h"
-#include "ikd/ik/scene.h"
 #include "checker.h"
+#include "ikd/ik/rate_limit.h"
+#include "ikd/planning/scene.h"
 #include "paths_util.h"
 
 namespace ikd::bench::paths {
@@ -47,13 +47,13 @@ std::vector<Surroundings> AllSurroundings() {
       {"pillars", {pillar(0.55, 0.35, 0.06), pillar(0.55, -0.35, 0.06), pillar(-0.4, 0.6, 0.08)}}};
 }
 
-ik::Scene SceneOf(const Surroundings& surroundings) {
-  std::vector<ik::Obstacle> obstacles;
+planning::Scene SceneOf(const Surroundings& surroundings) {
+  std::vector<planning::Obstacle> obstacles;
   for (const CheckCapsule& o : surroundings.obstacles) {
     obstacles.push_back(
-        {"pillar" + std::to_string(obstacles.size()), ik::Capsule{o.a, o.b, o.radius}});
+        {"pillar" + std::to_string(obstacles.size()), planning::Capsule{o.a, o.b, o.radius}});
   }
-  return Unwrap(ik::Scene::Create(std::move(obstacles)), "Scene::Create");
+  return Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
 }
 
 // The checker's copy of the arm and its surroundings (its own distances).
@@ -82,7 +82,7 @@ std::vector<double> ContinuedAngles(const Eigen::Matrix3Xd& sites,
 
 // The unlimited tracker of `free_arm` in `scene` (both must outlive it), settled at the
 // circle's start: 200 held targets from home.
-ik::ArmTracker SettledAtStart(const ik::Arm& free_arm, const ik::Scene& scene) {
+ik::ArmTracker SettledAtStart(const ik::Arm& free_arm, const planning::Scene& scene) {
   auto tracker = Unwrap(ik::ArmTracker::Create(free_arm, &scene, ik::IkOptions{}), "Create");
   for (int k = 0; k < 200; ++k) Unwrap(tracker.StepTo(OnCircle(0.0), k * kPeriod), "StepTo");
   return tracker;
@@ -102,7 +102,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
                     std::FILE* dump) {
   const ik::Arm free_arm = SevenLinkArm({});
   const ik::Arm arm = SevenLinkArm(limit);
-  const ik::Scene scene = SceneOf(surroundings);
+  const planning::Scene scene = SceneOf(surroundings);
   const CheckModel model = CheckModelOf(surroundings);
   const ik::ArmTracker settled = SettledAtStart(free_arm, scene);
   auto limited = Unwrap(
@@ -160,7 +160,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
 // over the answers of each answer's fastest joint, rad/s): what the limiter has to cut.
 std::vector<double> UnlimitedSpeeds(double speed, const Surroundings& surroundings) {
   const ik::Arm arm = SevenLinkArm({});
-  const ik::Scene scene = SceneOf(surroundings);
+  const planning::Scene scene = SceneOf(surroundings);
   ik::ArmTracker tracker = SettledAtStart(arm, scene);
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   std::vector<double> q_last, fastest;

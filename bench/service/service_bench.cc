@@ -618,7 +618,8 @@ LatencyRow MeasureTrackLatency(const std::string& address, int streams, const Co
 LatencyRow MeasureStepToInProcess(const Config& config) {
   const int n = static_cast<int>(std::lround(config.track_seconds / kTrackPeriod));
   const ik::Arm arm = MakeArm();
-  absl::StatusOr<ik::Scene> empty = ik::Scene::Create({});  // the server tracks in a scene too
+  absl::StatusOr<planning::Scene> empty =
+      planning::Scene::Create({});  // the server tracks in a scene too
   if (!empty.ok()) Fail("scene: " + empty.status().ToString());
   absl::StatusOr<ik::ArmTracker> tracker = ik::ArmTracker::Create(arm, &*empty, SolverOptions());
   if (!tracker.ok()) Fail("tracker: " + tracker.status().ToString());

@@ -16,8 +16,8 @@ void SortAndCap(std::vector<Reason>& reasons) {
 }
 
 // Every limb-obstacle and limb-limb pair (non-adjacent limbs) closer than `margin`.
-std::vector<Reason> NearPairs(const Arm& arm, const Scene* scene, const Eigen::Matrix3Xd& sites,
-                              double margin) {
+std::vector<Reason> NearPairs(const Arm& arm, const planning::Scene* scene,
+                              const Eigen::Matrix3Xd& sites, double margin) {
   std::vector<Reason> near;
   const auto& limbs = arm.spec().limbs;
   for (int k = 0; k < arm.num_limbs(); ++k) {
@@ -30,8 +30,8 @@ std::vector<Reason> NearPairs(const Arm& arm, const Scene* scene, const Eigen::M
       }
     }
     for (int j = k + 2; j < arm.num_limbs(); ++j) {
-      const double distance = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(j),
-                                                     sites.col(j + 1)) -
+      const double distance = planning::SegmentSegmentDistance(sites.col(k), sites.col(k + 1),
+                                                               sites.col(j), sites.col(j + 1)) -
                               limbs[k].radius - limbs[j].radius;
       if (distance >= margin) continue;
       Reason r;
@@ -57,8 +57,9 @@ const char* ReasonKindName(Reason::Kind kind) {
   return "?";
 }
 
-std::vector<Reason> DiagnoseChain(const Arm& arm, const Scene* scene, const Eigen::Matrix3Xd& sites,
-                                  const Eigen::Vector3d& target, double safety_margin) {
+std::vector<Reason> DiagnoseChain(const Arm& arm, const planning::Scene* scene,
+                                  const Eigen::Matrix3Xd& sites, const Eigen::Vector3d& target,
+                                  double safety_margin) {
   std::vector<Reason> reasons, colliding, inside_margin;
   for (Reason& r : NearPairs(arm, scene, sites, safety_margin)) {
     r.bound = safety_margin;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "ikd/planning/path_rates.h"
 #include "path_backward.h"
 #include "path_joint_space.h"
 #include "path_optimizer.h"
@@ -25,8 +26,6 @@ constexpr int kForwardStarts = kSeedStarts + 1 + kWideMargins;
 // joint-space start (path_joint_space.h).
 constexpr int kBackwardStart = kForwardStarts;
 constexpr int kJointSpaceStart = kBackwardStart + 1;
-// A rate counts as over its limit beyond this relative slack (rounding of the differences).
-constexpr double kRateSlack = 1e-9;
 // The optimizer's KKT blocks are dense per sample (angles^2 entries, factored in angles^3):
 // longer chains keep the driver's path (200 samples: 20 angles optimized in 0.14 s, 50 in
 // 1.8 s and 100 in 9.9 s, against 8 / 44 / 164 ms for the driver alone).
@@ -52,7 +51,7 @@ IkOptions StartOptions(const Arm& arm, const IkOptions& options, int start) {
 }
 
 // The driver over every sample time.
-absl::StatusOr<std::vector<IkResult>> TrackPath(const Arm& arm, const Scene* scene,
+absl::StatusOr<std::vector<IkResult>> TrackPath(const Arm& arm, const planning::Scene* scene,
                                                 const Trajectory& trajectory,
                                                 const std::vector<double>& times,
                                                 const IkOptions& options,
@@ -82,32 +81,25 @@ double AccelerationLimit(const Arm& arm, int j) {
 // Step 3 of path.h: velocity into sample k and acceleration at k, against the limits.
 void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summary) {
   if (steps.size() < 2) return;
-  const Eigen::MatrixXd q = internal::UnwrappedAngles(steps);
   const int n = static_cast<int>(steps.size());
-  Eigen::MatrixXd v = Eigen::MatrixXd::Zero(n, q.cols());  // row k: from k-1 to k
-  for (int k = 1; k < n; ++k) v.row(k) = (q.row(k) - q.row(k - 1)) / (steps[k].time - steps[k - 1].time);
+  const int m = arm.num_angles();
+  std::vector<double> times(n);
+  for (int k = 0; k < n; ++k) times[k] = steps[k].time;
+  Eigen::VectorXd max_velocity(m), max_acceleration(m);
+  for (int j = 0; j < m; ++j) {
+    max_velocity[j] = VelocityLimit(arm, j);
+    max_acceleration[j] = AccelerationLimit(arm, j);
+  }
+  const planning::PathRates rates = planning::RatesOfPath(internal::UnwrappedAngles(steps), times,
+                                                          max_velocity, max_acceleration);
+  planning::AddRatesTo(rates, arm.HasRateLimits(), summary);
   for (int k = 1; k < n; ++k) {
-    double velocity_ratio = 0.0, acceleration_ratio = 0.0;
-    for (int j = 0; j < q.cols(); ++j) {
-      velocity_ratio = std::max(velocity_ratio, std::abs(v(k, j)) / VelocityLimit(arm, j));
-      if (k + 1 < n) {
-        // a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2)
-        const double a = 2.0 * (v(k + 1, j) - v(k, j)) / (steps[k + 1].time - steps[k - 1].time);
-        acceleration_ratio = std::max(acceleration_ratio, std::abs(a) / AccelerationLimit(arm, j));
-      }
-    }
-    summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
-    summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
     if (steps[k].status != IkStatus::kReached) continue;
-    if (velocity_ratio > 1.0 + kRateSlack) {
+    if (rates.VelocityOver(k)) {
       steps[k].status = IkStatus::kVelocityLimited;
-    } else if (acceleration_ratio > 1.0 + kRateSlack) {
+    } else if (rates.AccelerationOver(k)) {
       steps[k].status = IkStatus::kAccelerationLimited;
     }
-  }
-  if (arm.HasRateLimits()) {
-    summary.feasible_time_scaling =
-        std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
   }
 }
 
@@ -127,15 +119,6 @@ void Count(const IkResult& step, PathSummary& summary) {
   summary.min_clearance = std::min(summary.min_clearance, step.min_clearance);
 }
 
-// Every sample reached but for rates over their limits: another start may fix it where the
-// path needs a time scaling up to kRetriedScaling (bench/paths' improved cases started from
-// scalings up to 2.5), or where at most kRetriedShare of its samples are over (a jump between
-// branches: seeds 3 and 4 of bench/paths had three clear paths at 5.4, 8.6 and 55 times the
-// rates that other starts brought within them). A path over its rates nearly everywhere is
-// too fast for any start, and trying them would only multiply its cost.
-constexpr double kRetriedScaling = 3.0;
-constexpr double kRetriedShare = 2.0 / 3.0;
-
 // Bend floors (rad) of the spatial arms' last retries (path_optimizer.h: kDefaultMinBend).
 constexpr double kRetriedMinBends[] = {0.3, 0.4, 0.1, 0.05};
 
@@ -145,10 +128,11 @@ bool ClearButOverTheRates(const PathSummary& summary) {
   return summary.reached < summary.samples && summary.reached + over == summary.samples;
 }
 
+// ... and worth another start (planning::RatesWorthAnotherStart).
 bool NearlyWithinTheRates(const PathSummary& summary) {
   const int over = summary.velocity_limited + summary.acceleration_limited;
-  return ClearButOverTheRates(summary) && (summary.feasible_time_scaling <= kRetriedScaling ||
-                                           over <= kRetriedShare * summary.samples);
+  return ClearButOverTheRates(summary) &&
+         planning::RatesWorthAnotherStart(over, summary.samples, summary.feasible_time_scaling);
 }
 
 // Whether `other` replaces `kept`: as many samples reached, and a smaller time scaling.
@@ -158,9 +142,9 @@ bool Better(const PathResult& other, const PathResult& kept) {
 }
 
 // `steps` optimized (step 2, where the options and the arm allow it) and summarized.
-absl::StatusOr<PathResult> Optimized(const Arm& arm, const Scene* scene, const IkOptions& options,
-                                     ArmTracker& projector, std::vector<IkResult> steps, int start,
-                                     const StopCheck& stop,
+absl::StatusOr<PathResult> Optimized(const Arm& arm, const planning::Scene* scene,
+                                     const IkOptions& options, ArmTracker& projector,
+                                     std::vector<IkResult> steps, int start, const StopCheck& stop,
                                      double min_bend = internal::kDefaultMinBend) {
   PathResult result;
   result.steps = std::move(steps);
@@ -180,7 +164,7 @@ absl::StatusOr<PathResult> Optimized(const Arm& arm, const Scene* scene, const I
 
 }  // namespace
 
-absl::StatusOr<PathDriver> PathDriver::Create(const Arm& arm, const Scene* scene,
+absl::StatusOr<PathDriver> PathDriver::Create(const Arm& arm, const planning::Scene* scene,
                                               const Trajectory& trajectory,
                                               const IkOptions& options,
                                               std::optional<Eigen::Matrix3Xd> initial_sites) {
@@ -224,7 +208,7 @@ PathSummary SummarizePath(const Arm& arm, std::vector<IkResult>& steps) {
   return summary;
 }
 
-absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
+absl::StatusOr<PathResult> PlanPath(const Arm& arm, const planning::Scene* scene,
                                     const Trajectory& trajectory, const std::vector<double>& times,
                                     const IkOptions& options,
                                     std::optional<Eigen::Matrix3Xd> initial_sites,
@@ -346,8 +330,8 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
 
 // Declared in tracker.h, where callers of the step-by-step tracker find it.
 absl::StatusOr<std::vector<IkResult>> SolveTrajectory(
-    const Arm& arm, const Scene* scene, const Trajectory& trajectory, double sample_period,
-    const IkOptions& options, std::optional<Eigen::Matrix3Xd> initial_sites) {
+    const Arm& arm, const planning::Scene* scene, const Trajectory& trajectory,
+    double sample_period, const IkOptions& options, std::optional<Eigen::Matrix3Xd> initial_sites) {
   auto times = trajectory.SampleTimes(sample_period);
   if (!times.ok()) return times.status();
   auto plan = PlanPath(arm, scene, trajectory, *times, options, std::move(initial_sites));

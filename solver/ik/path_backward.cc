@@ -72,7 +72,7 @@ bool Failed(const IkResult& step) {
   return step.status == IkStatus::kInCollision || step.status == IkStatus::kJointLimitBlocked;
 }
 
-absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const Scene* scene,
+absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const planning::Scene* scene,
                                                     const Trajectory& trajectory,
                                                     const std::vector<double>& times,
                                                     const IkOptions& options,
@@ -101,7 +101,7 @@ absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const Scene*
 }
 
 absl::StatusOr<std::optional<std::vector<IkResult>>> JoinBackwardPath(
-    const Arm& arm, const Scene* scene, const Trajectory& trajectory,
+    const Arm& arm, const planning::Scene* scene, const Trajectory& trajectory,
     const std::vector<double>& times, const IkOptions& options, ArmTracker& projector,
     const std::vector<IkResult>& forward, const StopCheck& stop) {
   const int n = static_cast<int>(forward.size());

@@ -10,9 +10,9 @@
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/path.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik::internal {
 
@@ -21,7 +21,7 @@ bool Failed(const IkResult& step);
 
 // The driver run backwards: from `end_sites` at the last of `times` to the first, the hand
 // following the path between samples (sub-steps as the forward driver's).
-absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const Scene* scene,
+absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const planning::Scene* scene,
                                                     const Trajectory& trajectory,
                                                     const std::vector<double>& times,
                                                     const IkOptions& options,
@@ -34,7 +34,7 @@ absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const Scene*
 // and projected onto the constraints by `projector`), backward after it. Nullopt when no join
 // fails on fewer samples than `forward`, or when forward's last sample failed itself.
 absl::StatusOr<std::optional<std::vector<IkResult>>> JoinBackwardPath(
-    const Arm& arm, const Scene* scene, const Trajectory& trajectory,
+    const Arm& arm, const planning::Scene* scene, const Trajectory& trajectory,
     const std::vector<double>& times, const IkOptions& options, ArmTracker& projector,
     const std::vector<IkResult>& forward, const StopCheck& stop);
 

@@ -78,7 +78,7 @@ namespace {
 // samples stay where they are. e_r: Lawson's weights of the rate rows, 1 in the first descent.
 class PathOptimizer {
  public:
-  PathOptimizer(const Arm& arm, const Scene* scene, ArmTracker& projector, double margin,
+  PathOptimizer(const Arm& arm, const planning::Scene* scene, ArmTracker& projector, double margin,
                 double min_bend)
       : arm_(arm),
         scene_(scene != nullptr && scene->size() > 0 ? scene : nullptr),
@@ -311,8 +311,8 @@ class PathOptimizer {
         int closest = -1;
         scene_->MinSignedDistance(a, b, radii_[l], &closest, contact_distance_);
         if (closest >= 0) {
-          const CapsuleApproach near =
-              ClosestApproach(scene_->obstacles()[closest].shape, a, b, radii_[l]);
+          const planning::CapsuleApproach near =
+              planning::ClosestApproach(scene_->obstacles()[closest].shape, a, b, radii_[l]);
           if (near.distance < contact_distance_) {
             out.push_back({sample, l, near.t, -1, 0.0, near.normal, contact_distance_ - near.distance});
           }
@@ -323,8 +323,8 @@ class PathOptimizer {
     for (int l = 0; l < arm_.num_limbs(); ++l) {
       culling_.ForEachNear(l, contact_distance_, [&](int o) {
         const Eigen::Vector3d a = sites.col(o), b = sites.col(o + 1);
-        const CapsuleApproach near = ClosestApproach(Capsule{a, b, radii_[o]}, sites.col(l),
-                                                     sites.col(l + 1), radii_[l]);
+        const planning::CapsuleApproach near = planning::ClosestApproach(
+            planning::Capsule{a, b, radii_[o]}, sites.col(l), sites.col(l + 1), radii_[l]);
         if (near.distance >= contact_distance_) return;
         const Eigen::Vector3d x = (1.0 - near.t) * sites.col(l) + near.t * sites.col(l + 1);
         const double span = (b - a).squaredNorm();
@@ -559,7 +559,7 @@ class PathOptimizer {
   static constexpr double kBendWeight = 10.0;
 
   const Arm& arm_;
-  const Scene* scene_;  // null: nothing to collide with but the arm itself
+  const planning::Scene* scene_;  // null: nothing to collide with but the arm itself
   ArmTracker& projector_;
   const double margin_;
   const double min_bend_;
@@ -577,7 +577,7 @@ class PathOptimizer {
   std::vector<double> clearance_;
   std::vector<Contact> contacts_;  // by sample, ascending
   std::vector<Contact> scratch_;
-  LimbPairCulling culling_;
+  planning::LimbPairCulling culling_;
   Eigen::VectorXd gradient_;  // right-hand side of the last Factor
   Eigen::SparseMatrix<double> kkt_;
   std::vector<Eigen::Triplet<double>> triplets_;  // of the first fill
@@ -590,9 +590,9 @@ class PathOptimizer {
 
 }  // namespace
 
-absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
-                                 double margin, std::vector<IkResult>& steps, const StopCheck& stop,
-                                 double min_bend) {
+absl::StatusOr<int> OptimizePath(const Arm& arm, const planning::Scene* scene,
+                                 ArmTracker& projector, double margin, std::vector<IkResult>& steps,
+                                 const StopCheck& stop, double min_bend) {
   return PathOptimizer(arm, scene, projector, margin, min_bend).Run(steps, stop);
 }
 

@@ -9,8 +9,8 @@
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
 #include "ikd/ik/path.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik::internal {
 
@@ -34,8 +34,8 @@ double BendGap(double bend, double min_bend);
 // `projector` (the tracker of the same arm and scene), spatial bends kept within
 // [min_bend, pi - min_bend];
 // returns the iterations run, or Cancelled when `stop` says so.
-absl::StatusOr<int> OptimizePath(const Arm& arm, const Scene* scene, ArmTracker& projector,
-                                 double margin, std::vector<IkResult>& steps, const StopCheck& stop,
-                                 double min_bend = kDefaultMinBend);
+absl::StatusOr<int> OptimizePath(const Arm& arm, const planning::Scene* scene,
+                                 ArmTracker& projector, double margin, std::vector<IkResult>& steps,
+                                 const StopCheck& stop, double min_bend = kDefaultMinBend);
 
 }  // namespace ikd::ik::internal

@@ -137,7 +137,7 @@ Eigen::VectorXd DescendToPosture(Eigen::VectorXd q, const Eigen::VectorXd& seed,
   return q;
 }
 
-absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
+absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const planning::Scene* scene,
                                               const Eigen::Vector3d& target,
                                               const IkOptions& options,
                                               std::optional<Eigen::Matrix3Xd> initial_sites,

@@ -89,7 +89,7 @@ const char* IkStatusName(IkStatus status) {
   return "UNKNOWN";
 }
 
-absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const Scene* scene,
+absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const planning::Scene* scene,
                                               const IkOptions& options,
                                               std::optional<Eigen::Matrix3Xd> initial_sites) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
@@ -133,7 +133,7 @@ bool ArmTracker::Project(const Eigen::Matrix3Xd& reference, Eigen::Matrix3Xd& si
 }
 bool ArmTracker::PushOut(Eigen::Matrix3Xd& sites) { return state_->PushOut(sites); }
 
-ArmTracker::State::State(const Arm& arm, const Scene* scene, const IkOptions& options,
+ArmTracker::State::State(const Arm& arm, const planning::Scene* scene, const IkOptions& options,
                          std::unique_ptr<ConstraintSolver> solver, Eigen::Matrix3Xd initial)
     : arm_(&arm),
       scene_(scene),
@@ -241,11 +241,11 @@ bool ArmTracker::State::ProjectWithLimits(const Eigen::Matrix3Xd& reference,
   return arm_->LimitViolation(sites) <= 1e-9;
 }
 
-void ArmTracker::State::PushLimb(int k, const Shape& away_from, double strength,
+void ArmTracker::State::PushLimb(int k, const planning::Shape& away_from, double strength,
                                  Eigen::Matrix3Xd& sites, bool& moved) const {
   const double margin = kMarginBuffer * options_.safety_margin;
-  const CapsuleApproach approach =
-      ClosestApproach(away_from, sites.col(k), sites.col(k + 1), radii_[k]);
+  const planning::CapsuleApproach approach =
+      planning::ClosestApproach(away_from, sites.col(k), sites.col(k + 1), radii_[k]);
   if (approach.distance >= margin) return;
   // d clearance / d r_k = (1 - t) n and / d r_{k+1} = t n (envelope theorem); overshoot a
   // little so that the re-projection, which pulls back, still leaves the margin.
@@ -272,8 +272,10 @@ bool ArmTracker::State::PushOutOfMargin(Eigen::Matrix3Xd& sites) {
     }
     culling_.ForEachNear(k, margin, [&](int m) {
       // Two limbs share the way out: each moves half the gap away from the other.
-      PushLimb(k, Capsule{before.col(m), before.col(m + 1), radii_[m]}, 0.5, sites, moved);
-      PushLimb(m, Capsule{before.col(k), before.col(k + 1), radii_[k]}, 0.5, sites, moved);
+      PushLimb(k, planning::Capsule{before.col(m), before.col(m + 1), radii_[m]}, 0.5, sites,
+               moved);
+      PushLimb(m, planning::Capsule{before.col(k), before.col(k + 1), radii_[k]}, 0.5, sites,
+               moved);
     });
   }
   return moved;
@@ -511,7 +513,7 @@ absl::StatusOr<IkResult> ArmTracker::State::StepTo(const Eigen::Vector3d& target
   return step;
 }
 
-absl::StatusOr<IkResult> SolvePose(const Arm& arm, const Scene* scene,
+absl::StatusOr<IkResult> SolvePose(const Arm& arm, const planning::Scene* scene,
                                    const Eigen::Vector3d& target, const IkOptions& options,
                                    std::optional<Eigen::Matrix3Xd> initial_sites) {
   auto tracker = ArmTracker::Create(arm, scene, options, std::move(initial_sites));

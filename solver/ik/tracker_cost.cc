@@ -82,8 +82,8 @@ ArmTracker::State::CostTerms ArmTracker::State::ConstraintTerms(const Eigen::Mat
     }
     if (!self) continue;
     culling_.ForEachNear(k, margin, [&](int m) {
-      const double d = SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(m),
-                                              sites.col(m + 1)) -
+      const double d = planning::SegmentSegmentDistance(sites.col(k), sites.col(k + 1),
+                                                        sites.col(m), sites.col(m + 1)) -
                        radii_[k] - radii_[m];
       terms.self_clearance += w.self_clearance * Square(std::max(0.0, margin - d));
     });
@@ -171,8 +171,9 @@ void ArmTracker::State::AddBendingGradient(const Eigen::Matrix3Xd& sites,
   }
 }
 
-bool ArmTracker::State::AddClearanceGradient(int k, const CapsuleApproach& approach, double weight,
-                                             double spread, Eigen::Matrix3Xd& gradient,
+bool ArmTracker::State::AddClearanceGradient(int k, const planning::CapsuleApproach& approach,
+                                             double weight, double spread,
+                                             Eigen::Matrix3Xd& gradient,
                                              Eigen::VectorXd& curvature) const {
   // d/dr of w (m - d)^2 with d d / d r_k = (1 - t) n, d d / d r_{k+1} = t n (envelope theorem);
   // curvature: the Gershgorin bound of its Gauss-Newton Hessian 2 w grad d grad d^T, whose
@@ -200,20 +201,22 @@ bool ArmTracker::State::AddClearanceGradients(const Eigen::Matrix3Xd& sites,
       int closest = -1;  // the cost counts the closest obstacle of each limb
       scene_->MinSignedDistance(sites.col(k), sites.col(k + 1), radii_[k], &closest, margin);
       if (closest >= 0) {
-        added |= AddClearanceGradient(k, ClosestApproach(scene_->obstacles()[closest].shape,
-                                                         sites.col(k), sites.col(k + 1), radii_[k]),
-                                      w.clearance, 1.0, gradient, curvature);
+        added |= AddClearanceGradient(
+            k,
+            planning::ClosestApproach(scene_->obstacles()[closest].shape, sites.col(k),
+                                      sites.col(k + 1), radii_[k]),
+            w.clearance, 1.0, gradient, curvature);
       }
     }
     if (!self) continue;
     culling_.ForEachNear(k, margin, [&](int m) {
-      const Capsule limb_m{sites.col(m), sites.col(m + 1), radii_[m]};
-      const Capsule limb_k{sites.col(k), sites.col(k + 1), radii_[k]};
+      const planning::Capsule limb_m{sites.col(m), sites.col(m + 1), radii_[m]};
+      const planning::Capsule limb_k{sites.col(k), sites.col(k + 1), radii_[k]};
       added |= AddClearanceGradient(
-          k, ClosestApproach(limb_m, sites.col(k), sites.col(k + 1), radii_[k]),
+          k, planning::ClosestApproach(limb_m, sites.col(k), sites.col(k + 1), radii_[k]),
           w.self_clearance, 2.0, gradient, curvature);
       added |= AddClearanceGradient(
-          m, ClosestApproach(limb_k, sites.col(m), sites.col(m + 1), radii_[m]),
+          m, planning::ClosestApproach(limb_k, sites.col(m), sites.col(m + 1), radii_[m]),
           w.self_clearance, 2.0, gradient, curvature);
     });
   }

@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/solver.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
@@ -21,7 +21,7 @@ namespace ikd::ik {
 // then the machinery behind them.
 class ArmTracker::State {
  public:
-  State(const Arm& arm, const Scene* scene, const IkOptions& options,
+  State(const Arm& arm, const planning::Scene* scene, const IkOptions& options,
         std::unique_ptr<constraints::ConstraintSolver> solver, Eigen::Matrix3Xd initial);
 
   absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
@@ -100,8 +100,9 @@ class ArmTracker::State {
                              Eigen::VectorXd& curvature) const;
   // Gradient of w (margin - d)^2 for the limb k of `approach`; `spread` 1 for an obstacle, 2
   // for a pair of limbs (both move).
-  bool AddClearanceGradient(int k, const CapsuleApproach& approach, double weight, double spread,
-                            Eigen::Matrix3Xd& gradient, Eigen::VectorXd& curvature) const;
+  bool AddClearanceGradient(int k, const planning::CapsuleApproach& approach, double weight,
+                            double spread, Eigen::Matrix3Xd& gradient,
+                            Eigen::VectorXd& curvature) const;
   // -gradient / curvature per site, in the arm's plane if planar, scaled to move <= cap.
   void NewtonStep(const Eigen::Matrix3Xd& gradient, const Eigen::VectorXd& curvature, double cap,
                   Eigen::Matrix3Xd& step) const;
@@ -110,14 +111,14 @@ class ArmTracker::State {
   bool PushOutOfMargin(Eigen::Matrix3Xd& sites);
   // Adds to `sites` the move of limb k's movable ends away from `away_from` when the limb is
   // inside the (buffered) margin, scaled by `strength`.
-  void PushLimb(int k, const Shape& away_from, double strength, Eigen::Matrix3Xd& sites,
+  void PushLimb(int k, const planning::Shape& away_from, double strength, Eigen::Matrix3Xd& sites,
                 bool& moved) const;
   void Commit(const Eigen::Matrix3Xd& sites);
   // current + momentum (current - previous): where the arm would coast to.
   void UpdateCoasting();
 
   const Arm* arm_;
-  const Scene* scene_;
+  const planning::Scene* scene_;
   IkOptions options_;
   std::unique_ptr<constraints::ConstraintSolver> solver_;
   Eigen::Matrix3Xd current_, previous_;  // the last two committed configurations
@@ -135,7 +136,7 @@ class ArmTracker::State {
   double measured_self_clearance_ = 0.0;  // ... its exact self-clearance ...
   double measured_obstacle_clearance_ = 0.0;  // ... and obstacle clearance (+inf: none)
   // Scratch storage, kept so that trials do not allocate.
-  mutable LimbPairCulling culling_;  // of Terms, PushOutOfMargin and MinClearance
+  mutable planning::LimbPairCulling culling_;  // of Terms, PushOutOfMargin and MinClearance
   Eigen::Matrix3Xd predicted_;       // the configuration of SubStep
   Eigen::Matrix3Xd candidate_;       // the trial configuration of Optimize
   Eigen::Matrix3Xd push_origin_;     // the configuration PushOutOfMargin pushes from

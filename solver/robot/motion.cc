@@ -136,7 +136,7 @@ void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, dou
   preferred += kPosturePull * fraction * (posture - q);
 }
 
-std::vector<double> LinkClearances(const Robot& robot, const ik::Scene& scene,
+std::vector<double> LinkClearances(const Robot& robot, const planning::Scene& scene,
                                    const Eigen::VectorXd& q) {
   const std::vector<double>& radii = robot.spec().link_radii;
   const auto segments = LinkSegments(robot.spec(), q);
@@ -148,7 +148,7 @@ std::vector<double> LinkClearances(const Robot& robot, const ik::Scene& scene,
   return d;
 }
 
-Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scene,
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene& scene,
                                        const Eigen::VectorXd& q) {
   constexpr double h = 1e-6;
   Eigen::MatrixXd gradient;
@@ -163,7 +163,7 @@ Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scen
   return gradient;
 }
 
-void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+void PullFromObstacles(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
                        double buffer, double fraction, Eigen::VectorXd& preferred) {
   const std::vector<double> d = LinkClearances(robot, scene, q);
   if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
@@ -212,8 +212,9 @@ Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, Targ
   return svd.matrixV().rightCols(n - rows);
 }
 
-RobotIkResult PlacedSample(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
-                           const RobotIkOptions& options, Eigen::VectorXd q) {
+RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
+                           const ToolTarget& target, const RobotIkOptions& options,
+                           Eigen::VectorXd q) {
   const Eigen::VectorXd weights = MotionWeights(robot);
   const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
   const Eigen::Isometry3d goal = ToolGoal(target, ToolPose(robot.spec(), q));

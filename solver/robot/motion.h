@@ -11,7 +11,7 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -68,12 +68,12 @@ void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, dou
                    Eigen::VectorXd& preferred);
 
 // Every link capsule's signed distance to the scene at q (m), in LinkSegments' order.
-std::vector<double> LinkClearances(const Robot& robot, const ik::Scene& scene,
+std::vector<double> LinkClearances(const Robot& robot, const planning::Scene& scene,
                                    const Eigen::VectorXd& q);
 
 // d LinkClearances / dq (links x joints), by central differences (the capsule distance has no
 // analytic gradient where a link's nearest point switches between obstacles).
-Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scene,
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene& scene,
                                        const Eigen::VectorXd& q);
 
 // The pull of the links away from the scene's obstacles (Maciejewski & Klein's null-space
@@ -81,7 +81,7 @@ Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const ik::Scene& scen
 // pushes along the gradient of its clearance in joint space, (1 - d / buffer)^2 strong, in
 // proportion to the step, so that a redundant arm turns away before it reaches the margin
 // instead of being pushed out by random trials after it did.
-void PullFromObstacles(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+void PullFromObstacles(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
                        double buffer, double fraction, Eigen::VectorXd& preferred);
 
 // The joint step from q towards tool pose X_goal (position rows only for kPosition): the
@@ -103,7 +103,8 @@ Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, Targ
 // A sample at joint values q near its target: the tool put back by Newton steps (ToolStep,
 // least motion), then its errors, clearance and status as the tracker would give them (rates
 // are checked later): NOT_CONVERGED off the tolerances, JOINT_LIMIT_BLOCKED, IN_COLLISION.
-RobotIkResult PlacedSample(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
-                           const RobotIkOptions& options, Eigen::VectorXd q);
+RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
+                           const ToolTarget& target, const RobotIkOptions& options,
+                           Eigen::VectorXd q);
 
 }  // namespace ikd::robot::internal

@@ -20,9 +20,9 @@ int FailedCount(const std::vector<RobotIkResult>& samples) {
 
 // The tracker from `q_end` at the last target back to the first; entry k answers targets[k].
 absl::StatusOr<std::vector<RobotIkResult>> TrackBackward(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
-    const std::vector<double>& times, const RobotIkOptions& options,
-    const RobotIkResult& last, const std::function<bool()>& stop) {
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
+    const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& last,
+    const std::function<bool()>& stop) {
   absl::StatusOr<RobotTracker> tracker = RobotTracker::Create(robot, options, last.q, scene);
   if (!tracker.ok()) return tracker.status();
   std::vector<RobotIkResult> samples(targets.size());
@@ -36,7 +36,7 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackBackward(
 
 // Where the backward pass starts: forward's last sample, or where it failed, a single-pose
 // solve (restarts included) from it.
-absl::StatusOr<RobotIkResult> PlacedEnd(const Robot& robot, const ik::Scene* scene,
+absl::StatusOr<RobotIkResult> PlacedEnd(const Robot& robot, const planning::Scene* scene,
                                         const ToolTarget& target, const RobotIkOptions& options,
                                         const RobotIkResult& forward_last) {
   if (!FailedSample(forward_last)) return forward_last;
@@ -55,7 +55,7 @@ int FirstFailure(const std::vector<RobotIkResult>& forward) {
 
 // Sample k of the window that starts at `start`: forward's and backward's joint values
 // blended, the tool put back on its target.
-RobotIkResult BlendedSample(const Robot& robot, const ik::Scene* scene,
+RobotIkResult BlendedSample(const Robot& robot, const planning::Scene* scene,
                             const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
                             const std::vector<RobotIkResult>& forward,
                             const std::vector<RobotIkResult>& backward, int start, int k) {
@@ -64,7 +64,7 @@ RobotIkResult BlendedSample(const Robot& robot, const ik::Scene* scene,
 }
 
 // Forward before `start`, the two blended over [start, start + kJoinWindow), backward after.
-std::vector<RobotIkResult> Joined(const Robot& robot, const ik::Scene* scene,
+std::vector<RobotIkResult> Joined(const Robot& robot, const planning::Scene* scene,
                                   const std::vector<ToolTarget>& targets,
                                   const RobotIkOptions& options,
                                   const std::vector<RobotIkResult>& forward,
@@ -86,7 +86,7 @@ bool FailedSample(const RobotIkResult& sample) {
 }
 
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options,
     const std::vector<RobotIkResult>& forward, const std::function<bool()>& stop) {
   const std::optional<std::vector<RobotIkResult>> none;

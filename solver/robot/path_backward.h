@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -25,7 +25,7 @@ bool FailedSample(const RobotIkResult& sample);
 // first failure (every 5 samples), the join that fails least. Nullopt when the end cannot be
 // placed or no join fails on fewer samples than forward.
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options,
     const std::vector<RobotIkResult>& forward, const std::function<bool()>& stop);
 

@@ -84,8 +84,8 @@ bool Clear(const RobotIkResult& sample, double margin) {
 }
 
 // The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones.
-std::vector<Posture> NextRung(const Robot& robot, const ik::Scene* scene, const ToolTarget& target,
-                              double dt, const RobotIkOptions& options,
+std::vector<Posture> NextRung(const Robot& robot, const planning::Scene* scene,
+                              const ToolTarget& target, double dt, const RobotIkOptions& options,
                               const Eigen::VectorXd& scales, const std::vector<Posture>& beam,
                               std::mt19937_64& rng) {
   std::vector<Posture> children;
@@ -123,7 +123,7 @@ Eigen::VectorXd Hermite(const Eigen::VectorXd& qa, const Eigen::VectorXd& va, do
 
 // The path through the chosen rung postures: rung samples as placed, the others interpolated
 // and put on their targets.
-std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
+std::vector<RobotIkResult> Densified(const Robot& robot, const planning::Scene* scene,
                                      const std::vector<ToolTarget>& targets,
                                      const std::vector<double>& times,
                                      const RobotIkOptions& options, const std::vector<int>& rungs,
@@ -151,7 +151,7 @@ std::vector<RobotIkResult> Densified(const Robot& robot, const ik::Scene* scene,
 }  // namespace
 
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& first,
     const std::function<bool()>& stop) {
   const std::optional<std::vector<RobotIkResult>> none;

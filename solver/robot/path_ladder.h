@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -33,7 +33,7 @@ namespace ikd::robot::internal {
 //   need not be clear by the margin, only out of collision, to be REACHED).
 // Deterministic in the options' seed. `stop` is asked once per rung (Cancelled).
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options, const RobotIkResult& first,
     const std::function<bool()>& stop);
 

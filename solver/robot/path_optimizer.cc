@@ -171,7 +171,7 @@ class LeastSquares {
 
 class PathCost {
  public:
-  PathCost(const Robot& robot, const ik::Scene* scene, const std::vector<double>& times,
+  PathCost(const Robot& robot, const planning::Scene* scene, const std::vector<double>& times,
            double margin, std::vector<Eigen::VectorXd> reference)
       : robot_(robot),
         scene_(scene),
@@ -286,7 +286,7 @@ class PathCost {
   }
 
   const Robot& robot_;
-  const ik::Scene* scene_;
+  const planning::Scene* scene_;
   const std::vector<double>& times_;
   double margin_;
   RateScales scales_;
@@ -295,9 +295,9 @@ class PathCost {
 
 // The path moved by z: each free sample by its null-space block, its tool put back on target;
 // a sample that would leave its limits, tolerances or clearance stays where it was.
-PathState Moved(const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
-                const RobotIkOptions& options, const PathState& state, const NullSpaces& spaces,
-                const Eigen::VectorXd& z) {
+PathState Moved(const Robot& robot, const planning::Scene* scene,
+                const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
+                const PathState& state, const NullSpaces& spaces, const Eigen::VectorXd& z) {
   const Eigen::VectorXd weights = MotionWeights(robot);
   const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
   PathState moved = state;
@@ -347,7 +347,7 @@ bool Reweigh(const PathCost& cost, const PathState& state, Eigen::MatrixXd& emph
 
 }  // namespace
 
-absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
+absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
                                const std::vector<ToolTarget>& targets,
                                const std::vector<double>& times, const RobotIkOptions& options,
                                std::vector<RobotIkResult>& samples,

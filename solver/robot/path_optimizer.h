@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -33,7 +33,7 @@ inline constexpr double kRateAim = 0.9;
 // targets stay as they are; a sample in collision that the clearance term pushes out becomes
 // REACHED.
 // `stop` is asked before every linearization: Cancelled when it says so (`samples` untouched).
-absl::Status OptimizeRobotPath(const Robot& robot, const ik::Scene* scene,
+absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
                                const std::vector<ToolTarget>& targets,
                                const std::vector<double>& times, const RobotIkOptions& options,
                                std::vector<RobotIkResult>& samples,

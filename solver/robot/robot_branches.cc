@@ -45,7 +45,7 @@ double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
 
 absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
     const Robot& robot, const ToolTarget& target, const Eigen::VectorXd& seed,
-    const RobotIkOptions& options, const BranchOptions& branches, const ik::Scene* scene,
+    const RobotIkOptions& options, const BranchOptions& branches, const planning::Scene* scene,
     const std::function<bool()>& stop) {
   if (absl::Status s = branches.Validate(); !s.ok()) return s;
   // Each attempt continues from its own start only (no restarts of its own, no atlas): the

@@ -14,7 +14,7 @@ namespace {
 constexpr size_t kMaxPairs = 8;  // colliding pairs listed, worst first
 
 // Link-obstacle pairs below zero (all, worst first, capped) and the closest inside the margin.
-void Clearances(const Robot& robot, const ik::Scene& scene, const Eigen::VectorXd& q,
+void Clearances(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
                 double margin, std::vector<ik::Reason>& reasons) {
   const std::vector<double>& radii = robot.spec().link_radii;
   const auto segments = LinkSegments(robot.spec(), q);
@@ -94,7 +94,7 @@ void Residuals(const Robot& robot, const Eigen::VectorXd& q, const ToolTarget& t
 
 }  // namespace
 
-std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const ik::Scene* scene,
+std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const planning::Scene* scene,
                                       const Eigen::VectorXd& q, const ToolTarget& target,
                                       const RobotIkOptions& options) {
   std::vector<ik::Reason> reasons;

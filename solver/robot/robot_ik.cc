@@ -177,7 +177,7 @@ const char* RobotIkStatusName(RobotIkStatus status) {
 
 absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const RobotIkOptions& options,
                                                   const Eigen::VectorXd& q0,
-                                                  const ik::Scene* scene) {
+                                                  const planning::Scene* scene) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   if (q0.size() != robot.num_joints()) {
     return absl::InvalidArgumentError(absl::StrCat("seed must hold ", robot.num_joints(),
@@ -211,7 +211,7 @@ ConstraintSolver& RobotTracker::Projectors::Reach() {
 }
 
 RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
-                           Projectors pose, const ik::Scene* scene)
+                           Projectors pose, const planning::Scene* scene)
     : robot_(&robot),
       options_(options),
       position_(std::move(position)),

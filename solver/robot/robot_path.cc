@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ikd/planning/path_rates.h"
 #include "motion.h"
 #include "path_backward.h"
 #include "path_ladder.h"
@@ -16,9 +17,6 @@
 
 namespace ikd::robot {
 namespace {
-
-// A rate counts as over its limit beyond this relative slack (rounding of the differences).
-constexpr double kRateSlack = 1e-9;
 
 absl::Status CheckTimes(const std::vector<ToolTarget>& targets, const std::vector<double>& times) {
   if (times.size() != targets.size()) {
@@ -43,39 +41,27 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
                 std::vector<RobotIkResult>& samples, RobotPathSummary& summary) {
   const int n = static_cast<int>(samples.size());
   const int joints = robot.num_joints();
-  auto velocity = [&](int k, int j) {  // from sample k - 1 to k
-    return (samples[k].q[j] - samples[k - 1].q[j]) / (times[k] - times[k - 1]);
-  };
+  Eigen::MatrixXd q(n, joints);
+  for (int k = 0; k < n; ++k) q.row(k) = samples[k].q.transpose();
+  Eigen::VectorXd max_velocity(joints), max_acceleration(joints);
+  for (int j = 0; j < joints; ++j) {
+    max_velocity[j] = internal::VelocityLimit(robot, j);
+    max_acceleration[j] = internal::AccelerationLimit(robot, j);
+  }
+  const planning::PathRates rates = planning::RatesOfPath(q, times, max_velocity, max_acceleration);
+  planning::AddRatesTo(rates, internal::HasRateLimits(robot), summary);
   for (int k = 1; k < n; ++k) {
-    double velocity_ratio = 0.0, acceleration_ratio = 0.0;
-    for (int j = 0; j < joints; ++j) {
-      velocity_ratio =
-          std::max(velocity_ratio, std::abs(velocity(k, j)) / internal::VelocityLimit(robot, j));
-      if (k + 1 < n) {
-        // a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2)
-        const double a =
-            2.0 * (velocity(k + 1, j) - velocity(k, j)) / (times[k + 1] - times[k - 1]);
-        acceleration_ratio =
-            std::max(acceleration_ratio, std::abs(a) / internal::AccelerationLimit(robot, j));
-      }
-    }
-    summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, velocity_ratio);
-    summary.max_acceleration_ratio = std::max(summary.max_acceleration_ratio, acceleration_ratio);
     RobotIkStatus& status = samples[k].status;
     if (status != RobotIkStatus::kReached && status != RobotIkStatus::kVelocityLimited) {
       continue;
     }
-    if (velocity_ratio > 1.0 + kRateSlack) {
+    if (rates.VelocityOver(k)) {
       status = RobotIkStatus::kVelocityLimited;
-    } else if (acceleration_ratio > 1.0 + kRateSlack) {
+    } else if (rates.AccelerationOver(k)) {
       status = RobotIkStatus::kAccelerationLimited;
     } else {
       status = RobotIkStatus::kReached;  // StepTo's own check is the same velocity, unrounded
     }
-  }
-  if (internal::HasRateLimits(robot)) {
-    summary.feasible_time_scaling =
-        std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
   }
 }
 
@@ -106,19 +92,13 @@ int Failures(const RobotPathSummary& s) {
   return s.limit_blocked + s.not_converged + s.in_collision;
 }
 
-// What another start may fix: collisions, blocked joints, rates over a limit by a time scaling
-// up to kRetriedScaling or on at most kRetriedShare of the samples (a target out of reach,
-// NOT_CONVERGED, stays so whatever the margin; a path over its limits nearly everywhere is too
-// fast for any start, while one over them on a stretch has met a branch switch, as ik/path.cc
-// has it for the chain arms).
-constexpr double kRetriedScaling = 3.0;
-constexpr double kRetriedShare = 2.0 / 3.0;
-
+// What another start may fix: collisions, blocked joints, rates over a limit where
+// planning::RatesWorthAnotherStart says so (a target out of reach, NOT_CONVERGED, stays so
+// whatever the margin).
 bool WorthAnotherStart(const RobotPathSummary& s) {
   if (s.in_collision + s.limit_blocked > 0) return true;
-  const int over = s.velocity_limited + s.acceleration_limited;
-  return over > 0 &&
-         (s.feasible_time_scaling <= kRetriedScaling || over <= kRetriedShare * s.samples);
+  return planning::RatesWorthAnotherStart(s.velocity_limited + s.acceleration_limited, s.samples,
+                                          s.feasible_time_scaling);
 }
 
 // A rate above the optimizer's aim: within its limit, but with little to spare, which the ladder
@@ -147,7 +127,7 @@ enum class Handover {
 // a widened margin there would move it away from q0 at once, a jump no rate check sees; its
 // tracker takes up the path from where `handover` says.
 absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
+    const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options, Handover handover,
     const Eigen::VectorXd& q0, const RobotIkResult* first, const RobotStopCheck& stop) {
   const bool own = first == nullptr || handover == Handover::kFromOwnSolve;
@@ -168,11 +148,11 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
 // Another start's `samples`, optimized (step 2) and checked (step 3), kept in `best` as start
 // `start` when it fails less (or as much, within a smaller time scaling) and, if given, when
 // `acceptable` says so too.
-absl::Status KeepIfBetter(
-    const Robot& robot, const ik::Scene* scene, const std::vector<ToolTarget>& targets,
-    const std::vector<double>& times, const RobotIkOptions& options, const RobotStopCheck& stop,
-    std::vector<RobotIkResult> samples, int start, RobotPathResult& best,
-    const std::function<bool(const RobotPathSummary&)>& acceptable = {}) {
+absl::Status KeepIfBetter(const Robot& robot, const planning::Scene* scene,
+                          const std::vector<ToolTarget>& targets, const std::vector<double>& times,
+                          const RobotIkOptions& options, const RobotStopCheck& stop,
+                          std::vector<RobotIkResult> samples, int start, RobotPathResult& best,
+                          const std::function<bool(const RobotPathSummary&)>& acceptable = {}) {
   if (absl::Status s =
           internal::OptimizeRobotPath(robot, scene, targets, times, options, samples, stop);
       !s.ok()) {
@@ -190,7 +170,7 @@ absl::Status KeepIfBetter(
 
 // Step 5 of robot_path.h: `best` (with failed samples) joined to the path tracked back from
 // its end.
-absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
+absl::Status TryBackwardJoin(const Robot& robot, const planning::Scene* scene,
                              const std::vector<ToolTarget>& targets,
                              const std::vector<double>& times, const RobotIkOptions& options,
                              const RobotStopCheck& stop, RobotPathResult& best) {
@@ -206,7 +186,7 @@ absl::Status TryBackwardJoin(const Robot& robot, const ik::Scene* scene,
 // Where `best` only runs above the aim, the ladder's path replaces it only with room to spare
 // (every rate within the aim) and no closer to an obstacle than `best` or the margin: a
 // usable path is not traded for a marginal gain.
-absl::Status TryLadder(const Robot& robot, const ik::Scene* scene,
+absl::Status TryLadder(const Robot& robot, const planning::Scene* scene,
                        const std::vector<ToolTarget>& targets, const std::vector<double>& times,
                        const RobotIkOptions& options, const RobotStopCheck& stop,
                        RobotPathResult& best) {
@@ -244,7 +224,7 @@ RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double
   return summary;
 }
 
-absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scene* scene,
+absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning::Scene* scene,
                                               const std::vector<ToolTarget>& targets,
                                               const std::vector<double>& times,
                                               const RobotIkOptions& options,

@@ -666,7 +666,7 @@ TEST_F(ModelServiceTest, InvalidIdsAndNames) {
   ExpectFieldViolation(client_.DeleteArm(""), "name", "\"arms/{id}\"");
 }
 
-// INVALID_ARGUMENT for bad scenes: the solver's shape checks (ik::Scene::Create) mapped onto
+// INVALID_ARGUMENT for bad scenes: the solver's shape checks (planning::Scene::Create) mapped onto
 // the wire's oneof paths ("obstacles[k].sphere.radius").
 TEST_F(ModelServiceTest, InvalidScenesNameTheField) {
   v1::SceneSpec nan_radius = PillarScene();

@@ -17,9 +17,9 @@ using Reasons = google::protobuf::RepeatedPtrField<v1::Reason>;
 const std::vector<std::string> kJointNames = {"joint_0", "joint_1", "joint_2"};
 
 // Obstacles 0 "floor" and 1 "post".
-ik::Scene TwoObstacles() {
-  absl::StatusOr<ik::Scene> scene = ik::Scene::Create(
-      {{"floor", ik::HalfSpace{}}, {"post", ik::Capsule{{1, 0, 0}, {1, 0, 1}, 0.05}}});
+planning::Scene TwoObstacles() {
+  absl::StatusOr<planning::Scene> scene = planning::Scene::Create(
+      {{"floor", planning::HalfSpace{}}, {"post", planning::Capsule{{1, 0, 0}, {1, 0, 1}, 0.05}}});
   EXPECT_TRUE(scene.ok()) << scene.status();
   return *std::move(scene);
 }
@@ -31,7 +31,7 @@ ik::Reason Reason(Kind kind) {
 }
 
 // One reason converted (limbs of a chain arm unless `link_word` says otherwise).
-v1::Reason Convert(const ik::Reason& reason, const ik::Scene* scene,
+v1::Reason Convert(const ik::Reason& reason, const planning::Scene* scene,
                    const char* link_word = "limb") {
   Reasons out;
   ReasonsToProto({reason}, scene, kJointNames, link_word, &out);
@@ -41,7 +41,7 @@ v1::Reason Convert(const ik::Reason& reason, const ik::Scene* scene,
 
 // Every number and index is copied; the obstacle index becomes the obstacle's id.
 TEST(ReasonsToProtoTest, CollisionWithAnObstacleNamesItsId) {
-  const ik::Scene scene = TwoObstacles();
+  const planning::Scene scene = TwoObstacles();
   ik::Reason reason = Reason(Kind::kCollision);
   reason.link = 2;
   reason.obstacle = 1;
@@ -73,7 +73,7 @@ TEST(ReasonsToProtoTest, SelfCollisionNamesTheOtherLink) {
 }
 
 TEST(ReasonsToProtoTest, NearCollisionGivesTheDistanceAndTheMargin) {
-  const ik::Scene scene = TwoObstacles();
+  const planning::Scene scene = TwoObstacles();
   ik::Reason reason = Reason(Kind::kNearCollision);
   reason.link = 1;
   reason.obstacle = 0;

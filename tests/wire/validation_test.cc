@@ -68,16 +68,16 @@ v1::EditSceneRequest Edit(std::initializer_list<Operation> ops) {
 }
 
 // A scene holding sphere "a" (center (1, 0, 0), radius 0.5).
-ik::Scene SceneWithA() {
+planning::Scene SceneWithA() {
   v1::SceneSpec spec;
   *spec.add_obstacles() = Sphere("a", Vec(1, 0, 0), 0.5);
-  absl::StatusOr<ik::Scene> scene = SceneFromProto(spec, "scene.spec", ModelLimits());
+  absl::StatusOr<planning::Scene> scene = SceneFromProto(spec, "scene.spec", ModelLimits());
   EXPECT_TRUE(scene.ok()) << scene.status();
-  return scene.ok() ? *std::move(scene) : ik::Scene();
+  return scene.ok() ? *std::move(scene) : planning::Scene();
 }
 
-const ik::Sphere& SphereAt(const ik::Scene& scene, int k) {
-  return std::get<ik::Sphere>(scene.obstacles()[k].shape);
+const planning::Sphere& SphereAt(const planning::Scene& scene, int k) {
+  return std::get<planning::Sphere>(scene.obstacles()[k].shape);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,14 +234,14 @@ TEST(SceneFromProtoTest, ValidSpecArrivesInTheSolverScene) {
   floor->set_id("floor");
   *floor->mutable_half_space()->mutable_normal() = Vec(0, 0, 2);
   floor->mutable_half_space()->set_offset(4);
-  const absl::StatusOr<ik::Scene> scene = SceneFromProto(spec, "scene.spec", ModelLimits());
+  const absl::StatusOr<planning::Scene> scene = SceneFromProto(spec, "scene.spec", ModelLimits());
   ASSERT_TRUE(scene.ok()) << scene.status();
   ASSERT_EQ(scene->size(), 2);
   EXPECT_EQ(scene->obstacles()[0].id, "ball");
   EXPECT_EQ(SphereAt(*scene, 0).center, Eigen::Vector3d(1, 2, 3));
   EXPECT_EQ(SphereAt(*scene, 0).radius, 0.25);
   EXPECT_EQ(scene->obstacles()[1].id, "floor");
-  const auto& half_space = std::get<ik::HalfSpace>(scene->obstacles()[1].shape);
+  const auto& half_space = std::get<planning::HalfSpace>(scene->obstacles()[1].shape);
   EXPECT_EQ(half_space.normal, Eigen::Vector3d(0, 0, 1));
   EXPECT_EQ(half_space.offset, 2.0);
 }
@@ -361,7 +361,7 @@ TEST(ValidateOperationsTest, MissingFieldsAreNamedPerOperation) {
 
 // In order, each seeing the ones before: add b, move it, move a, remove a.
 TEST(ApplyOperationsTest, AppliesAddMoveAndRemoveInOrder) {
-  ik::Scene scene = SceneWithA();
+  planning::Scene scene = SceneWithA();
   Operation move_b = ById(Operation::OPERATION_MOVE, "b");
   *move_b.mutable_translation() = Vec(0, 0, 2);
   Operation turn_a = ById(Operation::OPERATION_MOVE, "a");
@@ -377,7 +377,7 @@ TEST(ApplyOperationsTest, AppliesAddMoveAndRemoveInOrder) {
   EXPECT_EQ(SphereAt(scene, 0).radius, 0.1);
 
   // The half turn, seen on a scene that keeps "a": (1, 0, 0) -> (-1, 0, 0).
-  ik::Scene kept = SceneWithA();
+  planning::Scene kept = SceneWithA();
   ASSERT_TRUE(ApplyOperations(Edit({turn_a}), "scenes/s1", ModelLimits(), kept).ok());
   EXPECT_NEAR(SphereAt(kept, 0).center.x(), -1.0, 1e-15);
   EXPECT_NEAR(SphereAt(kept, 0).center.y(), 0.0, 1e-15);
@@ -385,7 +385,7 @@ TEST(ApplyOperationsTest, AppliesAddMoveAndRemoveInOrder) {
 
 TEST(ApplyOperationsTest, UnknownIdsAreNamedWithTheScene) {
   for (const auto kind : {Operation::OPERATION_MOVE, Operation::OPERATION_REMOVE}) {
-    ik::Scene scene = SceneWithA();
+    planning::Scene scene = SceneWithA();
     const v1::EditSceneRequest request =
         Edit({ById(Operation::OPERATION_REMOVE, "a"), ById(kind, "a")});  // gone by then
     EXPECT_TRUE(IsFieldViolation(ApplyOperations(request, "scenes/s1", ModelLimits(), scene),
@@ -395,7 +395,7 @@ TEST(ApplyOperationsTest, UnknownIdsAreNamedWithTheScene) {
 }
 
 TEST(ApplyOperationsTest, DuplicateAddNamesTheObstacleId) {
-  ik::Scene scene = SceneWithA();
+  planning::Scene scene = SceneWithA();
   EXPECT_TRUE(IsFieldViolation(
       ApplyOperations(Edit({Add(Sphere("a", Vec(0, 0, 0), 1))}), "scenes/s1", ModelLimits(), scene),
       "operations[0].obstacle.id", "\"a\" is already in scenes/s1"));
@@ -405,7 +405,7 @@ TEST(ApplyOperationsTest, DuplicateAddNamesTheObstacleId) {
 TEST(ApplyOperationsTest, AddIntoAFullSceneNamesTheOperationAndTheBound) {
   ModelLimits limits;
   limits.max_obstacles = 2;
-  ik::Scene scene = SceneWithA();
+  planning::Scene scene = SceneWithA();
   const v1::EditSceneRequest request =
       Edit({Add(Sphere("b", Vec(0, 0, 0), 1)), Add(Sphere("c", Vec(0, 0, 0), 1))});
   EXPECT_TRUE(IsFieldViolation(ApplyOperations(request, "scenes/s1", limits, scene),
@@ -414,7 +414,7 @@ TEST(ApplyOperationsTest, AddIntoAFullSceneNamesTheOperationAndTheBound) {
 
 // The solver's checks of an added obstacle are named inside operations[i].obstacle.
 TEST(ApplyOperationsTest, InvalidAddedObstacleNamesTheShapeMember) {
-  ik::Scene scene = SceneWithA();
+  planning::Scene scene = SceneWithA();
   EXPECT_TRUE(IsFieldViolation(ApplyOperations(Edit({Add(Sphere("b", Vec(0, 0, 0), -2))}),
                                                "scenes/s1", ModelLimits(), scene),
                                "operations[0].obstacle.sphere.radius",
@@ -426,7 +426,7 @@ TEST(ApplyOperationsTest, InvalidAddedObstacleNamesTheShapeMember) {
 
 // A bad motion names the operation's translation or rotation.
 TEST(ApplyOperationsTest, InvalidMotionNamesTranslationOrRotation) {
-  ik::Scene scene = SceneWithA();
+  planning::Scene scene = SceneWithA();
   Operation far = ById(Operation::OPERATION_MOVE, "a");
   *far.mutable_translation() = Vec(0, kInf, 0);
   EXPECT_TRUE(IsFieldViolation(ApplyOperations(Edit({far}), "scenes/s1", ModelLimits(), scene),
@@ -442,7 +442,7 @@ TEST(ApplyOperationsTest, InvalidMotionNamesTranslationOrRotation) {
 // (moves add up) is a bad motion too: it must name a field of the MOVE operation, not the
 // `obstacle` field that only OPERATION_ADD uses.
 TEST(ApplyOperationsTest, MotionOutOfTheWorldNamesTheMoveOperation) {
-  ik::Scene scene = SceneWithA();  // "a" at x = 1
+  planning::Scene scene = SceneWithA();  // "a" at x = 1
   Operation out = ById(Operation::OPERATION_MOVE, "a");
   *out.mutable_translation() = Vec(1e6, 0, 0);  // within the world itself
   const absl::Status status = ApplyOperations(Edit({out}), "scenes/s1", ModelLimits(), scene);

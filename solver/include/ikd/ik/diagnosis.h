@@ -14,7 +14,7 @@
 #include <Eigen/Core>
 
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
@@ -48,8 +48,9 @@ const char* ReasonKindName(Reason::Kind kind);
 // Reasons are listed worst first within each kind: collisions (every limb-obstacle and limb-limb
 // pair below zero), then the closest pair inside the margin, joints at their limits (within
 // kAtLimit rad), the reach, the hand error (above 1e-9 of the reach). `scene` may be null.
-std::vector<Reason> DiagnoseChain(const Arm& arm, const Scene* scene, const Eigen::Matrix3Xd& sites,
-                                  const Eigen::Vector3d& target, double safety_margin);
+std::vector<Reason> DiagnoseChain(const Arm& arm, const planning::Scene* scene,
+                                  const Eigen::Matrix3Xd& sites, const Eigen::Vector3d& target,
+                                  double safety_margin);
 
 // A joint within this of a position limit (or past it) is at the limit, rad.
 inline constexpr double kAtLimit = 1e-6;

@@ -73,9 +73,9 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
@@ -112,7 +112,7 @@ struct PathResult {
 // whole. The trajectory, arm and scene must outlive the driver.
 class PathDriver {
  public:
-  static absl::StatusOr<PathDriver> Create(const Arm& arm, const Scene* scene,
+  static absl::StatusOr<PathDriver> Create(const Arm& arm, const planning::Scene* scene,
                                            const Trajectory& trajectory, const IkOptions& options,
                                            std::optional<Eigen::Matrix3Xd> initial_sites = {});
   // The step of sample time t (increasing from call to call): the hand follows the path
@@ -133,7 +133,7 @@ using StopCheck = std::function<bool()>;
 // Plans the joint path for the hand path sampled at `times` (increasing, from
 // Trajectory::SampleTimes), from `initial_sites` (default: home). Errors for bad input only,
 // and Cancelled when `stop` says so.
-absl::StatusOr<PathResult> PlanPath(const Arm& arm, const Scene* scene,
+absl::StatusOr<PathResult> PlanPath(const Arm& arm, const planning::Scene* scene,
                                     const Trajectory& trajectory, const std::vector<double>& times,
                                     const IkOptions& options,
                                     std::optional<Eigen::Matrix3Xd> initial_sites = {},

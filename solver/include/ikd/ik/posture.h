@@ -24,8 +24,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
@@ -78,7 +78,7 @@ JointMetric ChainJointMetric(const Arm& arm);
 // SolvePose, then, when the target was reached, DescendToPosture over the arm's angles
 // (ChainJointMetric; every re-projection a SolvePose from the pulled angles). The seed is the
 // initial angles. `stop` ends the descent early with the configuration kept so far.
-absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const Scene* scene,
+absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const planning::Scene* scene,
                                               const Eigen::Vector3d& target,
                                               const IkOptions& options,
                                               std::optional<Eigen::Matrix3Xd> initial_sites,

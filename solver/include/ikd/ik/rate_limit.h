@@ -30,17 +30,18 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/tracker.h"
+#include "ikd/planning/joint_rates.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
 class RateLimitedTracker {
  public:
   // As ArmTracker::Create.
-  static absl::StatusOr<RateLimitedTracker> Create(const Arm& arm, const Scene* scene,
-                                                   const IkOptions& options,
-                                                   std::optional<Eigen::Matrix3Xd> initial_sites = {});
+  static absl::StatusOr<RateLimitedTracker> Create(
+      const Arm& arm, const planning::Scene* scene, const IkOptions& options,
+      std::optional<Eigen::Matrix3Xd> initial_sites = {});
 
   // As ArmTracker::StepTo, then limited (see above).
   absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
@@ -48,7 +49,8 @@ class RateLimitedTracker {
   const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
 
  private:
-  RateLimitedTracker(const Arm& arm, const Scene* scene, ArmTracker tracker, double safety_margin);
+  RateLimitedTracker(const Arm& arm, const planning::Scene* scene, ArmTracker tracker,
+                     double safety_margin);
   // A limb and an obstacle (`other`: its index in the scene) or another limb, and their
   // clearance where NearPairs found them.
   struct NearPair {
@@ -57,34 +59,21 @@ class RateLimitedTracker {
     bool obstacle = false;
     double clearance = 0.0;
   };
+  // Per joint angle its servo limits and position range (interior planar angles, spatial
+  // bends; a spatial azimuth has none).
+  static std::vector<planning::JointRate> AngleRates(const Arm& arm);
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkResult& step) const;
-  // The velocities angle j may take over dt after the last answer: |v| <= v_max,
-  // |v - v_last| <= a_max dt, and slow enough to stop at a_max before a position limit.
-  // `braked`: also slow enough to arrive at a lagged-behind target with its velocity (how far
-  // the hand goes; the clamp of the joints leaves it out, so it never forces a joint off the
-  // tracker's way round obstacles).
-  std::pair<double, double> VelocityRange(int j, double dt, bool braked) const;
-  // The position range of angle j (interior planar angles, spatial bends), if limited.
-  std::optional<JointLimit> PositionLimit(int j) const;
   // While the arm lags: the target's joint velocity (the previous target solved from the last
   // answer `last`, against the step's angles q) and the joints' distance left to q, so that
-  // VelocityRange brakes for the target as for a position limit (no swinging past it).
+  // the window brakes for the target as for a position limit (no swinging past it).
   absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkResult& step,
                             const Eigen::VectorXd& q);
-  // The largest fraction of the move from q_ to q over dt that every joint's range allows.
-  double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
-  // Clamps the joint velocities from q_ to `q` over dt into their ranges (and q into its
-  // position limits), in place; true when a clamp acted.
-  bool Clamp(double dt, Eigen::VectorXd& q) const;
-  // Whether some joint moves at its velocity limit from q_ to q (else the acceleration or a
-  // position limit is what held the answer back).
-  bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
-  // (rate_range.h) says so: clearance first, then the hand nearer `target`; true when that
-  // state is on the target (REACHED).
+  // (planning/joint_rates.h) says so: clearance first, then the hand nearer `target`; true when
+  // that state is on the target (REACHED).
   bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkResult& step,
                                Eigen::VectorXd& q);
   // The angles within every joint's range over dt (braked for the target) that bring the hand
@@ -97,33 +86,25 @@ class RateLimitedTracker {
   std::vector<NearPair> NearPairs(const Eigen::Matrix3Xd& sites, double within) const;
   // A pair's signed clearance (capsule to shape, capsule to capsule) at `sites`.
   double PairClearance(const NearPair& pair, const Eigen::Matrix3Xd& sites) const;
-  // The intervals of dt the fastest joint needs to stop at its acceleration limit.
-  double BrakingIntervals(double dt) const;
-  // The step from q_ each angle may take over dt: [lo, hi] (velocity ranges braked for the
-  // target, and the position limits).
-  void StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const;
-  // Per angle, the weight of its motion: (slowest joint's max velocity / its own)^2.
-  Eigen::VectorXd MotionWeights() const;
   // The sites at angles q (forward kinematics), or nullopt where none are defined.
   std::optional<Eigen::Matrix3Xd> SitesAt(const Eigen::VectorXd& q) const;
 
   const Arm* arm_;
-  const Scene* scene_;  // may be null (free space)
+  const planning::Scene* scene_;  // may be null (free space)
   ArmTracker tracker_;
   double safety_margin_;
+  // The last answer's joint angles (unwrapped along the stream) and velocities, and what
+  // each angle may do next.
+  planning::JointRateWindow window_;
   bool answered_ = false;
-  double time_ = 0.0;   // of the last answer
-  Eigen::VectorXd q_;   // its joint angles, unwrapped along the stream
-  Eigen::VectorXd v_;   // its joint velocities
+  double time_ = 0.0;       // of the last answer
   double clearance_ = 0.0;  // its min clearance
   bool lagging_ = false;    // it was limited
   Eigen::Vector3d last_target_ = Eigen::Vector3d::Zero();  // its target
-  Eigen::VectorXd approach_;         // per angle, distance left to the target (empty: none)
-  Eigen::VectorXd target_velocity_;  // per angle, the target's own velocity
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;      // of the closest state within the limits
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
-  static constexpr double kDamping = 1e-6;  // Levenberg-Marquardt, relative (boxed_least_squares.h)
+  static constexpr double kDamping = 1e-6;       // Levenberg-Marquardt, relative (planning)
   static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
   static constexpr double kLookahead = 3.0;        // pairs nearer than this many safety margins
   static constexpr double kReachedWithin = 1e-9;   // m: the closest state is on the target

@@ -32,8 +32,8 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
-#include "ikd/ik/scene.h"
 #include "ikd/ik/trajectory.h"
+#include "ikd/planning/scene.h"
 
 namespace ikd::ik {
 
@@ -107,7 +107,7 @@ class ArmTracker {
  public:
   // `scene` may be null (free space); arm and scene must outlive the tracker. `initial_sites`
   // defaults to the arm's home configuration and must satisfy the limb lengths (1e-9).
-  static absl::StatusOr<ArmTracker> Create(const Arm& arm, const Scene* scene,
+  static absl::StatusOr<ArmTracker> Create(const Arm& arm, const planning::Scene* scene,
                                            const IkOptions& options,
                                            std::optional<Eigen::Matrix3Xd> initial_sites = {});
   // Movable, not copyable (its constraint solver is its own).
@@ -151,12 +151,13 @@ class ArmTracker {
 // `initial_sites` (default: home) with PlanPath (path.h: the driver, then the path-level
 // optimizer unless options.optimize_path is off). One IkResult per sample.
 absl::StatusOr<std::vector<IkResult>> SolveTrajectory(
-    const Arm& arm, const Scene* scene, const Trajectory& trajectory, double sample_period,
-    const IkOptions& options, std::optional<Eigen::Matrix3Xd> initial_sites = {});
+    const Arm& arm, const planning::Scene* scene, const Trajectory& trajectory,
+    double sample_period, const IkOptions& options,
+    std::optional<Eigen::Matrix3Xd> initial_sites = {});
 
 // Single-pose IK: drives the hand from its initial position to `target` along a straight path
 // with the same machinery; the last step tells whether the target was reached.
-absl::StatusOr<IkResult> SolvePose(const Arm& arm, const Scene* scene,
+absl::StatusOr<IkResult> SolvePose(const Arm& arm, const planning::Scene* scene,
                                    const Eigen::Vector3d& target, const IkOptions& options,
                                    std::optional<Eigen::Matrix3Xd> initial_sites = {});
 

@@ -18,7 +18,7 @@
 #include <Eigen/Core>
 
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -45,6 +45,6 @@ double BranchDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
 absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
     const Robot& robot, const ToolTarget& target, const Eigen::VectorXd& seed,
     const RobotIkOptions& options, const BranchOptions& branches,
-    const ik::Scene* scene = nullptr, const std::function<bool()>& stop = {});
+    const planning::Scene* scene = nullptr, const std::function<bool()>& stop = {});
 
 }  // namespace ikd::robot

@@ -9,7 +9,7 @@
 #include <Eigen/Core>
 
 #include "ikd/ik/diagnosis.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -21,7 +21,7 @@ inline constexpr double kSingularValue = 1e-2;
 
 // `scene` may be null. Reasons as DiagnoseChain lists them (collisions, the closest pair inside
 // the margin, joints at limits, then singular and the residuals).
-std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const ik::Scene* scene,
+std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const planning::Scene* scene,
                                       const Eigen::VectorXd& q, const ToolTarget& target,
                                       const RobotIkOptions& options);
 

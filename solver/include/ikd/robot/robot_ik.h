@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/constraints/solver.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 
 namespace ikd::robot {
@@ -138,7 +138,7 @@ class RobotTracker {
   // `scene` (may be null: free space) must outlive the tracker and may change between moves.
   static absl::StatusOr<RobotTracker> Create(const Robot& robot, const RobotIkOptions& options,
                                              const Eigen::VectorXd& q0,
-                                             const ik::Scene* scene = nullptr);
+                                             const planning::Scene* scene = nullptr);
 
   // A step projector and a final one at full precision, for one constraint model; and, built
   // on first use, the step projector of single-pose attempts, which iterates longer.
@@ -172,7 +172,7 @@ class RobotTracker {
 
  private:
   RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
-               Projectors pose, const ik::Scene* scene);
+               Projectors pose, const planning::Scene* scene);
   // Clearance below the margin and joint motion from q_before: what step (c) lowers.
   double Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const;
   // Whether every joint of q is within its velocity limit from the move's start over its
@@ -236,7 +236,7 @@ class RobotTracker {
   // The current move's start and duration (0: none): step (c) keeps within the velocity limits.
   Eigen::VectorXd move_start_;
   double move_duration_ = 0.0;
-  const ik::Scene* scene_ = nullptr;
+  const planning::Scene* scene_ = nullptr;
   std::mt19937_64 rng_;
   Eigen::VectorXd motion_weights_;  // internal::MotionWeights: a path step's metric
   // The configuration a path started from (Create, Reset, a solved Solve): path steps of a

@@ -65,7 +65,7 @@
 #include <Eigen/Core>
 
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -106,7 +106,7 @@ using RobotStopCheck = std::function<bool()>;
 // Plans the joint path through `targets` at `times` (as many, increasing, finite) from joint
 // values q0. `scene` may be null (free space). Errors for bad input only (sizes, non-finite or
 // non-increasing times, invalid options), and Cancelled when `stop` says so.
-absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const ik::Scene* scene,
+absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning::Scene* scene,
                                               const std::vector<ToolTarget>& targets,
                                               const std::vector<double>& times,
                                               const RobotIkOptions& options,

@@ -24,11 +24,13 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Core>
 
 #include "absl/status/statusor.h"
-#include "ikd/ik/scene.h"
+#include "ikd/planning/joint_rates.h"
+#include "ikd/planning/scene.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
@@ -40,16 +42,16 @@ class RateLimitedRobotTracker {
   static absl::StatusOr<RateLimitedRobotTracker> Create(const Robot& robot,
                                                         const RobotIkOptions& options,
                                                         const Eigen::VectorXd& q0,
-                                                        const ik::Scene* scene = nullptr);
+                                                        const planning::Scene* scene = nullptr);
 
   // The answer for `target` at `time` (see above).
   RobotIkResult StepTo(const ToolTarget& target, double time);
 
  private:
-  RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker, const ik::Scene* scene,
+  RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker, const planning::Scene* scene,
                           const RobotIkOptions& options);
   // Replaces `result` (joint values q) by the closest state within the limits where
-  // PreferClosest (ik/rate_range.h) says so: clearance first, then the tool nearer `target`;
+  // PreferClosest (planning/joint_rates.h) says so: clearance first, then the tool nearer `target`;
   // true when that state is on the target (REACHED).
   bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
                                Eigen::VectorXd& q);
@@ -61,22 +63,12 @@ class RateLimitedRobotTracker {
   // The tool's error rows at q: position (m) and, for a pose target, the rotation vector that
   // takes the tool to the target's orientation, times kRotationLength.
   Eigen::VectorXd ToolError(const ToolTarget& target, const Eigen::VectorXd& q) const;
-  // The step from q_ each joint may take over dt: [lo, hi].
-  void StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const;
-  // The velocities joint j may take over dt after the last answer; `braked`: also slow enough
-  // to arrive at a lagged-behind target with its velocity (how far the tool goes; the clamp
-  // leaves it out, so it never forces a joint off the tracker's way round obstacles).
-  std::pair<double, double> VelocityRange(int j, double dt, bool braked) const;
-  double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
+  // Per joint its servo limits and position range.
+  static std::vector<planning::JointRate> JointRates(const Robot& robot);
   // While the arm lags: the target's joint velocity (the previous target solved from the last
-  // answer, against q_target) and the joints' distance left to q_target, for Braked.
+  // answer, against q_target) and the joints' distance left to q_target, so that the window
+  // brakes for the target.
   void PlanApproach(const ToolTarget& previous, double dt, const Eigen::VectorXd& q_target);
-  // `range` narrowed so that joint j can still match the target's velocity when it gets there.
-  std::pair<double, double> Braked(int j, std::pair<double, double> range, double dt) const;
-  // Clamps the joint velocities from q_ to q over dt into their ranges (and q into its
-  // position limits), in place; true when a clamp acted.
-  bool Clamp(double dt, Eigen::VectorXd& q) const;
-  bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
   // `result` moved to joint values q: sites, errors against `target` and clearance.
   void Rebuild(const Eigen::VectorXd& q, const ToolTarget& target, RobotIkResult& result);
   // The tool `fraction` of the way from the last answer's pose to `target`.
@@ -84,18 +76,16 @@ class RateLimitedRobotTracker {
 
   const Robot* robot_;
   RobotTracker tracker_;
-  const ik::Scene* scene_;  // may be null (free space)
+  const planning::Scene* scene_;  // may be null (free space)
   double safety_margin_;
   double position_tolerance_, rotation_tolerance_;
+  // The last answer's joint values and velocities, and what each joint may do next.
+  planning::JointRateWindow window_;
   bool answered_ = false;
-  double time_ = 0.0;   // of the last answer
-  Eigen::VectorXd q_;   // its joint values
-  Eigen::VectorXd v_;   // its joint velocities
+  double time_ = 0.0;  // of the last answer
   double clearance_ = 0.0;
   bool lagging_ = false;                   // the last answer was limited
   std::optional<ToolTarget> last_target_;  // the last answer's target
-  Eigen::VectorXd approach_;               // per joint, distance left to the target (empty: none)
-  Eigen::VectorXd target_velocity_;        // per joint, the target's own velocity
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;        // of the closest state within the limits
   static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative

@@ -1,0 +1,158 @@
+// Servo limits over the next interval of a live stream (Track), for any arm: what each joint
+// may do relative to the last answer (velocity, acceleration, braking before a position limit
+// or behind a lagged-behind target). The one home of the velocity limits' rules: the chain
+// arms' (ik/rate_limit.h) and the industrial arms' (robot/robot_rate_limit.h) rate-limited
+// trackers both keep a JointRateWindow; the per-joint rules are free functions below it.
+//
+//   ikd::planning::JointRateWindow window(rates);   // one JointRate per joint
+//   window.Answer(q, v);                            // after each answer
+//   double f = window.FeasibleFraction(dt, q_next);  // 1: the next answer is within the limits
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace ikd::planning {
+
+// One joint's servo limits; the defaults are a joint without limits.
+struct JointRate {
+  double max_velocity = std::numeric_limits<double>::infinity();
+  double max_acceleration = std::numeric_limits<double>::infinity();
+  std::optional<std::pair<double, double>> range;  // position limits (lower, upper), if any
+};
+
+// The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
+// |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max allows
+// (v'^2 <= 2 a_max distance). An empty range (a velocity above a limit, e.g. a newly lowered
+// one) brakes at a_max.
+// Without an acceleration limit there is no braking distance to keep from a position limit
+// (JointRateWindow::Clamp still holds the position inside it).
+inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, double v,
+                                               double dt) {
+  const double reach = rate.max_acceleration * dt;
+  double lo = std::max(-rate.max_velocity, v - reach);
+  double hi = std::min(rate.max_velocity, v + reach);
+  if (rate.range && std::isfinite(rate.max_acceleration)) {
+    hi = std::min(hi,
+                  std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, rate.range->second - q)));
+    lo = std::max(lo,
+                  -std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, q - rate.range->first)));
+  }
+  if (lo > hi) lo = hi = lo > 0.0 ? v - reach : v + reach;
+  return {lo, hi};
+}
+
+// The largest fraction of the wanted velocity that stays within [lo, hi] (1 when it does).
+inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
+  if (wanted > range.second) return std::max(0.0, range.second) / wanted;
+  if (wanted < range.first) return std::min(0.0, range.first) / wanted;
+  return 1.0;
+}
+
+// `range` narrowed so that a joint `distance` short of where the target is (moving at
+// v_target) closes in no faster than a stop at a_max relative to the target allows: it arrives
+// with the target's velocity instead of swinging past. In steps of dt the fastest closing speed
+// u with u dt + (u - a dt) dt + ... <= |d| is a dt (sqrt(1/4 + 2 |d| / (a dt^2)) - 1/2):
+// sqrt(2 a |d|) far out, |d| / dt close in (no chatter at arrival). Never narrower than a
+// brake at a_max from the current velocity v.
+inline std::pair<double, double> BrakedForTarget(std::pair<double, double> range, double distance,
+                                                 double v_target, double v, double a, double dt) {
+  if (!std::isfinite(a) || distance == 0.0) return range;
+  const double reach = a * dt;
+  const double closing = reach * (std::sqrt(0.25 + 2.0 * std::abs(distance) / (reach * dt)) - 0.5);
+  auto [lo, hi] = range;
+  if (distance > 0.0) hi = std::max(std::min(hi, v_target + closing), std::min(lo, v - reach));
+  if (distance < 0.0) lo = std::min(std::max(lo, v_target - closing), std::max(hi, v + reach));
+  return {std::min(lo, hi), std::max(lo, hi)};
+}
+
+// The step a joint at q may take over dt: its braked velocity range kept inside its plain one
+// (the brake alone may leave it), times dt, then clipped to its position range, which comes
+// first (a joint too fast to stop at a limit stops on it).
+inline std::pair<double, double> StepRange(std::pair<double, double> plain,
+                                           std::pair<double, double> braked, double dt,
+                                           std::optional<std::pair<double, double>> position,
+                                           double q) {
+  double lo = std::clamp(braked.first, plain.first, plain.second) * dt;
+  double hi = std::clamp(braked.second, plain.first, plain.second) * dt;
+  if (position) {
+    const double to_min = std::min(0.0, position->first - q);
+    const double to_max = std::max(0.0, position->second - q);
+    lo = std::clamp(lo, to_min, to_max);
+    hi = std::clamp(hi, to_min, to_max);
+  }
+  return {lo, hi};
+}
+
+// Whether a limited answer takes the closest state within the limits over the cut way (the
+// tracker's own answer cut to the limits): clearance first, so inside the safety margin the
+// clearer state wins; else the closer one to the target, if it keeps the clearance the cut
+// way has or the last answer had (up to the margin).
+inline bool PreferClosest(double closest_clearance, double closest_distance, double cut_clearance,
+                          double cut_distance, double last_clearance, double margin) {
+  const double kept = std::min(margin, std::max(cut_clearance, last_clearance));
+  const bool safer = cut_clearance < margin && closest_clearance > cut_clearance;
+  const bool closer = closest_distance < cut_distance && closest_clearance >= kept;
+  return safer || closer;
+}
+
+// The joints of an arm after the last answer of a stream, and what each may do next.
+class JointRateWindow {
+ public:
+  // One JointRate per joint (chain arms: per joint angle), in the arm's joint order.
+  explicit JointRateWindow(std::vector<JointRate> joints);
+
+  int size() const { return static_cast<int>(joints_.size()); }
+  const JointRate& joint(int j) const { return joints_[j]; }
+  // The last answer's joint values and velocities (empty before the first).
+  const Eigen::VectorXd& q() const { return q_; }
+  const Eigen::VectorXd& v() const { return v_; }
+
+  // Records an answer: its joint values and the velocities that brought the arm there.
+  void Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // While the arm lags behind its target: per joint the distance left to the target's joint
+  // values and the target's own joint velocity, so that the braked ranges arrive with it
+  // instead of swinging past (BrakedForTarget). ForgetApproach drops them.
+  void Approach(const Eigen::VectorXd& distance, const Eigen::VectorXd& target_velocity);
+  void ForgetApproach();
+
+  // The velocities joint j may take over dt (VelocityRange); `braked`: also slow enough to
+  // arrive at a lagged-behind target with its velocity (how far the hand goes; Clamp leaves it
+  // out, so it never forces a joint off the tracker's way round obstacles).
+  std::pair<double, double> VelocityRangeOf(int j, double dt, bool braked) const;
+  // The largest fraction of the move from q() to q over dt that every joint's braked range
+  // allows (1: within them).
+  double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
+  // Clamps the velocities from q() to `q` over dt into their ranges and q into its position
+  // ranges, in place; a joint within both keeps its value to the bit. True when a clamp acted.
+  bool Clamp(double dt, Eigen::VectorXd& q) const;
+  // Whether some joint moves from q() to q at its velocity limit (else an acceleration or a
+  // position limit is what held the answer back).
+  bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
+  // What a step from q() over dt may do, for the closest state within the limits: per joint
+  // its bounds [lo, hi] (StepRange), the weight of its motion in a least-motion step
+  // ((slowest joint's max velocity / its own)^2, 1 where either is unlimited), and the
+  // intervals of dt the fastest joint needs to stop at its acceleration limit.
+  struct StepLimits {
+    Eigen::VectorXd lo, hi, weight;
+    double braking_intervals = 0.0;
+  };
+  StepLimits Limits(double dt) const;
+  void StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const;
+  Eigen::VectorXd MotionWeights() const;
+  double BrakingIntervals(double dt) const;
+
+ private:
+  std::vector<JointRate> joints_;
+  Eigen::VectorXd q_, v_;
+  Eigen::VectorXd approach_;         // per joint, distance left to the target (empty: none)
+  Eigen::VectorXd target_velocity_;  // per joint, the target's own velocity
+};
+
+}  // namespace ikd::planning
