@@ -179,7 +179,7 @@ absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
                                       initial_sites);
   if (!step.ok()) return step.status();
   absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
-  if (!state.ok() || step->status == ik::IkStatus::kReached) return state;
+  if (!state.ok() || step->status == planning::StepStatus::kReached) return state;
   ReasonsToProto(ik::DiagnoseChain(*problem.arm, problem.scene.get(), step->sites, target,
                                    problem.options.safety_margin),
                  problem.scene.get(), JointNames(*problem.arm), "limb", state->mutable_reasons());
@@ -202,7 +202,7 @@ absl::Status SolveRobotPose(const RobotProblem& problem, robot::RobotTracker& tr
       RobotJointState(*problem.robot, result, target, 0.0, nullptr);
   if (!answer.ok()) return answer.status();
   *state = *std::move(answer);
-  if (result.status != robot::RobotIkStatus::kReached) {
+  if (result.status != planning::StepStatus::kReached) {
     ReasonsToProto(
         robot::DiagnoseRobot(*problem.robot, problem.scene.get(), result.q, target, problem.options),
         problem.scene.get(), RobotJointNames(*problem.robot), "link", state->mutable_reasons());

@@ -192,20 +192,22 @@ std::vector<std::string> JointNames(const ik::Arm& arm) {
   return names;
 }
 
-v1::StepStatus ToProto(ik::IkStatus status) {
+v1::StepStatus ToProto(planning::StepStatus status) {
   switch (status) {
-    case ik::IkStatus::kReached:
+    case planning::StepStatus::kReached:
       return v1::STEP_STATUS_REACHED;
-    case ik::IkStatus::kClampedUnreachable:
+    case planning::StepStatus::kClampedUnreachable:
       return v1::STEP_STATUS_CLAMPED_UNREACHABLE;
-    case ik::IkStatus::kInCollision:
+    case planning::StepStatus::kInCollision:
       return v1::STEP_STATUS_IN_COLLISION;
-    case ik::IkStatus::kJointLimitBlocked:
+    case planning::StepStatus::kJointLimitBlocked:
       return v1::STEP_STATUS_JOINT_LIMIT_BLOCKED;
-    case ik::IkStatus::kVelocityLimited:
+    case planning::StepStatus::kVelocityLimited:
       return v1::STEP_STATUS_VELOCITY_LIMITED;
-    case ik::IkStatus::kAccelerationLimited:
+    case planning::StepStatus::kAccelerationLimited:
       return v1::STEP_STATUS_ACCELERATION_LIMITED;
+    case planning::StepStatus::kNotConverged:
+      return v1::STEP_STATUS_NOT_CONVERGED;
   }
   return v1::STEP_STATUS_UNSPECIFIED;
 }

@@ -79,7 +79,7 @@ int64_t SubStepsForMove(const ik::Arm& arm, const ik::IkOptions& options,
 // entry of ik::IkResult::angles.
 std::vector<std::string> JointNames(const ik::Arm& arm);
 
-v1::StepStatus ToProto(ik::IkStatus status);
+v1::StepStatus ToProto(planning::StepStatus status);
 
 // The wire joint state of a solver step towards `target`. Velocities are finite differences
 // from `previous` (the stream's previous state; zeros when null or when no time has passed).

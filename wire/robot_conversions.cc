@@ -316,16 +316,7 @@ absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
   out.set_rotation_error(result.rotation_error);
   out.set_constraint_residual(robot.model(robot::TargetMode::kPose).MaxRelativeViolation(result.sites));
   out.set_iterations(result.iterations);
-  switch (result.status) {
-    case robot::RobotIkStatus::kReached: out.set_status(v1::STEP_STATUS_REACHED); break;
-    case robot::RobotIkStatus::kJointLimitBlocked: out.set_status(v1::STEP_STATUS_JOINT_LIMIT_BLOCKED); break;
-    case robot::RobotIkStatus::kNotConverged: out.set_status(v1::STEP_STATUS_NOT_CONVERGED); break;
-    case robot::RobotIkStatus::kVelocityLimited: out.set_status(v1::STEP_STATUS_VELOCITY_LIMITED); break;
-    case robot::RobotIkStatus::kInCollision: out.set_status(v1::STEP_STATUS_IN_COLLISION); break;
-    case robot::RobotIkStatus::kAccelerationLimited:
-      out.set_status(v1::STEP_STATUS_ACCELERATION_LIMITED);
-      break;
-  }
+  out.set_status(ToProto(result.status));
   if (std::isfinite(result.min_clearance)) out.set_min_clearance(result.min_clearance);
   out.set_trials_accepted(result.trials_accepted);
   if (absl::Status finite = CheckStateFinite(out); !finite.ok()) return finite;

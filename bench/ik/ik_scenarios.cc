@@ -105,8 +105,8 @@ Eigen::Matrix3Xd StartSites(const ik::Arm& arm, const Eigen::Vector3d& first_tar
                             const ik::IkOptions& options) {
   const ik::IkResult start =
       Unwrap(ik::SolvePose(arm, nullptr, first_target, options), "SolvePose");
-  if (start.status != ik::IkStatus::kReached) {
-    Die(std::string("the start pose is ") + ik::IkStatusName(start.status));
+  if (start.status != planning::StepStatus::kReached) {
+    Die(std::string("the start pose is ") + planning::StepStatusName(start.status));
   }
   return start.sites;
 }

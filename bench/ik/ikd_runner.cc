@@ -30,7 +30,7 @@ RunResult RunIkd(const Scenario& scenario, const IkdVariant& variant) {
     // The hand error is judged on the joint angles, as a robot would execute them.
     auto fk = scenario.arm.SitesFromAngles(step->angles);
     recorder.Add(scenario.targets[k], fk.ok() ? *fk : step->sites, step->angles,
-                 step->status != ik::IkStatus::kReached);
+                 step->status != planning::StepStatus::kReached);
   }
   return recorder.Finish(variant.label, std::move(seconds));
 }

@@ -31,7 +31,7 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
   // Per sample: a REACHED sample must be on the path, within the position limits and clear.
   int off = 0, first_off = -1;
   for (size_t k = 0; k < run.samples.size(); ++k) {
-    if (run.samples[k].status != robot::RobotIkStatus::kReached) continue;
+    if (run.samples[k].status != planning::StepStatus::kReached) continue;
     const RobotPathMeasures one = CheckRobotPath(s.model, run.samples[k].q.transpose(), {request[k]}, kDt);
     if (one.reached == 1 && !one.collided) continue;
     if (off++ == 0) first_off = static_cast<int>(k);
@@ -309,7 +309,7 @@ void DumpRobotRun(const RobotDump& dump, const std::string& label, const RobotSc
   if (dump.joints) {
     for (size_t k = 0; k < r.samples.size(); ++k) {
       std::fprintf(dump.joints, "%s,%d,%s,%zu,%s", label.c_str(), s.index, solver, k,
-                   robot::RobotIkStatusName(r.samples[k].status));
+                   planning::StepStatusName(r.samples[k].status));
       for (Eigen::Index j = 0; j < r.samples[k].q.size(); ++j) std::fprintf(dump.joints, ",%.17g", r.samples[k].q[j]);
       std::fprintf(dump.joints, "\n");
     }

@@ -53,14 +53,14 @@ RobotTrackFigures RunOne(const RobotArm& arm, bool pose, double speed, std::FILE
     ++f.answers;
     if (dump) {
       std::fprintf(dump, "robot,%s,%s,%g,%d,%s", arm.name, pose ? "pose" : "position", speed, k,
-                   robot::RobotIkStatusName(result.status));
+                   planning::StepStatusName(result.status));
       for (const double value : result.q) std::fprintf(dump, ",%.17g", value);
       std::fprintf(dump, ",%.17g\n", result.min_clearance);
     }
-    if (result.status == robot::RobotIkStatus::kReached) {
+    if (result.status == planning::StepStatus::kReached) {
       ++f.solved;
-    } else if (result.status == robot::RobotIkStatus::kVelocityLimited ||
-               result.status == robot::RobotIkStatus::kAccelerationLimited) {
+    } else if (result.status == planning::StepStatus::kVelocityLimited ||
+               result.status == planning::StepStatus::kAccelerationLimited) {
       ++f.limited;
     } else {
       ++f.other;

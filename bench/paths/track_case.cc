@@ -120,14 +120,20 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
     ++f.answers;
     if (dump) {
       std::fprintf(dump, "chain,%s,%g,%g,%g,%d,%s", surroundings.name, limit.max_velocity,
-                   limit.max_acceleration, speed, k, ik::IkStatusName(step.status));
+                   limit.max_acceleration, speed, k, planning::StepStatusName(step.status));
       for (const double angle : step.angles) std::fprintf(dump, ",%.17g", angle);
       std::fprintf(dump, ",%.17g\n", step.min_clearance);
     }
     switch (step.status) {
-      case ik::IkStatus::kReached: ++f.reached; break;
-      case ik::IkStatus::kVelocityLimited: ++f.velocity_limited; break;
-      case ik::IkStatus::kAccelerationLimited: ++f.acceleration_limited; break;
+      case planning::StepStatus::kReached:
+        ++f.reached;
+        break;
+      case planning::StepStatus::kVelocityLimited:
+        ++f.velocity_limited;
+        break;
+      case planning::StepStatus::kAccelerationLimited:
+        ++f.acceleration_limited;
+        break;
       default: ++f.other; break;
     }
     const double lag = (step.sites.col(arm.hand()) - target).norm();

@@ -143,7 +143,7 @@ IkAnswer FromIkd(const absl::StatusOr<robot::RobotIkResult>& result, double seco
   answer.seconds = seconds;
   if (!result.ok()) return answer;
   answer.q = result->q;
-  answer.claimed = result->status == robot::RobotIkStatus::kReached;
+  answer.claimed = result->status == planning::StepStatus::kReached;
   answer.code = static_cast<int>(result->status);
   answer.restarts = result->restarts;
   answer.projections = result->projections;
@@ -735,7 +735,7 @@ void PrintSetup(const RobotCase& c, const Robot& robot, double atlas_ms, const s
 
 const char* StatusName(const std::string& solver, int code) {
   static char text[32];
-  if (IsIkd(solver)) return robot::RobotIkStatusName(static_cast<robot::RobotIkStatus>(code));
+  if (IsIkd(solver)) return planning::StepStatusName(static_cast<planning::StepStatus>(code));
   std::snprintf(text, sizeof text, "rc %d", code);
   return text;
 }

@@ -18,7 +18,7 @@ struct IkAnswer {
   Eigen::VectorXd q;
   bool claimed = false;
   double seconds = 0.0;  // wall time of the solver call alone
-  int code = 0;          // the solver's own status: ikd RobotIkStatus, KDL return code
+  int code = 0;          // the solver's own status: ikd planning::StepStatus, KDL return code
   int restarts = 0;      // ikd only
   int projections = 0;   // ikd only
 };

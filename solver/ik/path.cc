@@ -94,11 +94,11 @@ void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summa
                                                           max_velocity, max_acceleration);
   planning::AddRatesTo(rates, arm.HasRateLimits(), summary);
   for (int k = 1; k < n; ++k) {
-    if (steps[k].status != IkStatus::kReached) continue;
+    if (steps[k].status != planning::StepStatus::kReached) continue;
     if (rates.VelocityOver(k)) {
-      steps[k].status = IkStatus::kVelocityLimited;
+      steps[k].status = planning::StepStatus::kVelocityLimited;
     } else if (rates.AccelerationOver(k)) {
-      steps[k].status = IkStatus::kAccelerationLimited;
+      steps[k].status = planning::StepStatus::kAccelerationLimited;
     }
   }
 }
@@ -106,12 +106,26 @@ void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summa
 void Count(const IkResult& step, PathSummary& summary) {
   ++summary.samples;
   switch (step.status) {
-    case IkStatus::kReached: ++summary.reached; break;
-    case IkStatus::kClampedUnreachable: ++summary.clamped; break;
-    case IkStatus::kInCollision: ++summary.in_collision; break;
-    case IkStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
-    case IkStatus::kVelocityLimited: ++summary.velocity_limited; break;
-    case IkStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
+    case planning::StepStatus::kReached:
+      ++summary.reached;
+      break;
+    case planning::StepStatus::kClampedUnreachable:
+      ++summary.clamped;
+      break;
+    case planning::StepStatus::kNotConverged:
+      break;  // industrial arms only
+    case planning::StepStatus::kInCollision:
+      ++summary.in_collision;
+      break;
+    case planning::StepStatus::kJointLimitBlocked:
+      ++summary.limit_blocked;
+      break;
+    case planning::StepStatus::kVelocityLimited:
+      ++summary.velocity_limited;
+      break;
+    case planning::StepStatus::kAccelerationLimited:
+      ++summary.acceleration_limited;
+      break;
   }
   summary.max_hand_error = std::max(summary.max_hand_error, step.hand_error);
   summary.max_constraint_residual =

@@ -69,7 +69,8 @@ std::optional<IkResult> Blended(const Arm& arm, double margin, ArmTracker& proje
 }  // namespace
 
 bool Failed(const IkResult& step) {
-  return step.status == IkStatus::kInCollision || step.status == IkStatus::kJointLimitBlocked;
+  return step.status == planning::StepStatus::kInCollision ||
+         step.status == planning::StepStatus::kJointLimitBlocked;
 }
 
 absl::StatusOr<std::vector<IkResult>> TrackBackward(const Arm& arm, const planning::Scene* scene,

@@ -145,7 +145,8 @@ IkResult Sample(const Arm& arm, ArmTracker& projector, double time, const Eigen:
   step.hand_error = (sites.col(arm.hand()) - target).norm();
   step.min_clearance = projector.MinClearance(sites);
   step.constraint_residual = arm.chain_model().MaxRelativeViolation(sites);
-  step.status = step.min_clearance < 0.0 ? IkStatus::kInCollision : IkStatus::kReached;
+  step.status = step.min_clearance < 0.0 ? planning::StepStatus::kInCollision
+                                         : planning::StepStatus::kReached;
   return step;
 }
 

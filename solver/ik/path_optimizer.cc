@@ -12,6 +12,7 @@
 namespace ikd::ik::internal {
 namespace {
 
+using planning::StepStatus;
 constexpr double kPi = std::numbers::pi;
 constexpr int kMaxIterations = 60;
 // The optimizer stops when an iteration lowers the path cost by less than this fraction.
@@ -179,7 +180,7 @@ class PathOptimizer {
     double gap = 0.0;
   };
 
-  static bool Movable(const IkResult& step) { return step.status != IkStatus::kJointLimitBlocked; }
+  static bool Movable(const IkResult& step) { return step.status != StepStatus::kJointLimitBlocked; }
 
   // The last kStallIterations iterations lowered the cost by less than kStallGain of it: the
   // rest of the way is crawled by rejected steps around new contacts.
@@ -539,9 +540,9 @@ class PathOptimizer {
     step.angles = arm_.AnglesFromSites(step.sites);
     step.min_clearance = clearance;
     step.constraint_residual = arm_.chain_model().MaxRelativeViolation(step.sites);
-    if (step.status == IkStatus::kInCollision && clearance >= 0.0) {
-      step.status = step.clamp_distance > 1e-12 * arm_.max_reach() ? IkStatus::kClampedUnreachable
-                                                                   : IkStatus::kReached;
+    if (step.status == StepStatus::kInCollision && clearance >= 0.0) {
+      step.status = step.clamp_distance > 1e-12 * arm_.max_reach() ? StepStatus::kClampedUnreachable
+                                                                   : StepStatus::kReached;
     }
   }
 

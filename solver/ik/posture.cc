@@ -146,7 +146,7 @@ absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const planning::Sc
   if (absl::Status valid = posture.Validate(arm.num_angles()); !valid.ok()) return valid;
   const Eigen::Matrix3Xd start = initial_sites ? *initial_sites : arm.HomeSites();
   absl::StatusOr<IkResult> solved = SolvePose(arm, scene, target, options, start);
-  if (!solved.ok() || solved->status != IkStatus::kReached) return solved;
+  if (!solved.ok() || solved->status != planning::StepStatus::kReached) return solved;
   const std::vector<double> seed_angles = arm.AnglesFromSites(start);
   const Eigen::VectorXd seed = Eigen::Map<const Eigen::VectorXd>(seed_angles.data(), seed_angles.size());
   IkResult candidate;
@@ -155,7 +155,7 @@ absl::StatusOr<IkResult> SolvePoseWithPosture(const Arm& arm, const planning::Sc
         arm.SitesFromAngles(std::vector<double>(pulled.data(), pulled.data() + pulled.size()));
     if (!sites.ok()) return std::nullopt;
     absl::StatusOr<IkResult> step = SolvePose(arm, scene, target, options, *std::move(sites));
-    if (!step.ok() || step->status != IkStatus::kReached) return std::nullopt;
+    if (!step.ok() || step->status != planning::StepStatus::kReached) return std::nullopt;
     candidate = *std::move(step);
     return Eigen::Map<const Eigen::VectorXd>(candidate.angles.data(), candidate.angles.size());
   };

@@ -76,9 +76,10 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
       if (step->min_clearance >= std::min(0.0, clearance_)) break;
     }
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
-    if (step->status == IkStatus::kReached || step->status == IkStatus::kClampedUnreachable) {
-      step->status =
-          window_.AtSpeedLimit(dt, q) ? IkStatus::kVelocityLimited : IkStatus::kAccelerationLimited;
+    if (step->status == planning::StepStatus::kReached ||
+        step->status == planning::StepStatus::kClampedUnreachable) {
+      step->status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
+                                                 : planning::StepStatus::kAccelerationLimited;
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, *step, q);
     tracker_.Restart(step->sites);
@@ -111,7 +112,7 @@ absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, doub
   absl::StatusOr<IkResult> before = tracker_.StepTo(last_target_, time);
   if (!before.ok()) return before.status();
   tracker_.Restart(step.sites);
-  if (before->status != IkStatus::kReached) return absl::OkStatus();
+  if (before->status != planning::StepStatus::kReached) return absl::OkStatus();
   window_.Approach(q - window_.q(), (q - Unwrapped(*before)) / (time - time_));
   return absl::OkStatus();
 }
@@ -130,13 +131,14 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   }
   const bool on_target = closest.hand_error <= kReachedWithin;
   // Its own status (the copy carries the cut way's, which may have collided).
-  closest.status = closest.min_clearance < 0.0           ? IkStatus::kInCollision
-                   : on_target                           ? IkStatus::kReached
-                   : window_.AtSpeedLimit(dt, q_closest) ? IkStatus::kVelocityLimited
-                                                         : IkStatus::kAccelerationLimited;
+  closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
+                   : on_target                 ? planning::StepStatus::kReached
+                   : window_.AtSpeedLimit(dt, q_closest)
+                       ? planning::StepStatus::kVelocityLimited
+                       : planning::StepStatus::kAccelerationLimited;
   step = std::move(closest);
   q = q_closest;
-  return on_target && step.status == IkStatus::kReached;
+  return on_target && step.status == planning::StepStatus::kReached;
 }
 
 std::optional<Eigen::Matrix3Xd> RateLimitedTracker::SitesAt(const Eigen::VectorXd& q) const {
@@ -235,7 +237,7 @@ bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkResult& step) {
   step.angles = arm_->AnglesFromSites(step.sites);
   step.min_clearance = tracker_.MinClearance(step.sites);
   step.constraint_residual = arm_->chain_model().MaxRelativeViolation(step.sites);
-  if (step.min_clearance < 0.0) step.status = IkStatus::kInCollision;
+  if (step.min_clearance < 0.0) step.status = planning::StepStatus::kInCollision;
   return true;
 }
 

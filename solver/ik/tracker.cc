@@ -77,18 +77,6 @@ absl::Status IkOptions::Validate() const {
   return absl::OkStatus();
 }
 
-const char* IkStatusName(IkStatus status) {
-  switch (status) {
-    case IkStatus::kReached: return "REACHED";
-    case IkStatus::kClampedUnreachable: return "CLAMPED_UNREACHABLE";
-    case IkStatus::kInCollision: return "IN_COLLISION";
-    case IkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
-    case IkStatus::kVelocityLimited: return "VELOCITY_LIMITED";
-    case IkStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
-  }
-  return "UNKNOWN";
-}
-
 absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const planning::Scene* scene,
                                               const IkOptions& options,
                                               std::optional<Eigen::Matrix3Xd> initial_sites) {
@@ -504,11 +492,11 @@ absl::StatusOr<IkResult> ArmTracker::State::StepTo(const Eigen::Vector3d& target
                         (goal_distance >= arm_->max_reach() * (1.0 - 1e-9) ||
                          goal_distance <= arm_->min_reach() * (1.0 + 1e-9));
   if (blocked) {
-    step.status = IkStatus::kJointLimitBlocked;
+    step.status = planning::StepStatus::kJointLimitBlocked;
   } else if (step.min_clearance < 0.0) {
-    step.status = IkStatus::kInCollision;
+    step.status = planning::StepStatus::kInCollision;
   } else if (step.clamp_distance > 1e-12 * arm_->max_reach() || on_shell) {
-    step.status = IkStatus::kClampedUnreachable;
+    step.status = planning::StepStatus::kClampedUnreachable;
   }
   return step;
 }

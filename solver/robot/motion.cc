@@ -233,13 +233,13 @@ RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
   }
   if (!(sample.position_error <= options.position_tolerance) ||
       !(sample.rotation_error <= options.rotation_tolerance)) {
-    sample.status = RobotIkStatus::kNotConverged;
+    sample.status = planning::StepStatus::kNotConverged;
   } else if (robot.LimitViolation(sample.q) > 0.0) {
-    sample.status = RobotIkStatus::kJointLimitBlocked;
+    sample.status = planning::StepStatus::kJointLimitBlocked;
   } else if (sample.min_clearance < 0.0) {
-    sample.status = RobotIkStatus::kInCollision;
+    sample.status = planning::StepStatus::kInCollision;
   } else {
-    sample.status = RobotIkStatus::kReached;
+    sample.status = planning::StepStatus::kReached;
   }
   return sample;
 }

@@ -80,9 +80,9 @@ std::vector<RobotIkResult> Joined(const Robot& robot, const planning::Scene* sce
 }  // namespace
 
 bool FailedSample(const RobotIkResult& sample) {
-  return sample.status == RobotIkStatus::kInCollision ||
-         sample.status == RobotIkStatus::kJointLimitBlocked ||
-         sample.status == RobotIkStatus::kNotConverged;
+  return sample.status == planning::StepStatus::kInCollision ||
+         sample.status == planning::StepStatus::kJointLimitBlocked ||
+         sample.status == planning::StepStatus::kNotConverged;
 }
 
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(

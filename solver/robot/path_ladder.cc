@@ -80,7 +80,7 @@ std::vector<Eigen::VectorXd> Starts(const Robot& robot, const Eigen::VectorXd& f
 }
 
 bool Clear(const RobotIkResult& sample, double margin) {
-  return sample.status == RobotIkStatus::kReached && sample.min_clearance >= margin;
+  return sample.status == planning::StepStatus::kReached && sample.min_clearance >= margin;
 }
 
 // The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones.
@@ -159,8 +159,8 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     return robot.num_joints() > ToolRows(target.mode());
   };
   if (targets.size() < 3 || std::none_of(targets.begin() + 1, targets.end(), redundant) ||
-      first.status == RobotIkStatus::kNotConverged ||
-      first.status == RobotIkStatus::kJointLimitBlocked) {
+      first.status == planning::StepStatus::kNotConverged ||
+      first.status == planning::StepStatus::kJointLimitBlocked) {
     return none;
   }
   const std::vector<int> rungs = RungSamples(static_cast<int>(targets.size()));

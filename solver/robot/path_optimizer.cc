@@ -50,9 +50,10 @@ constexpr double kClearanceWeight = 3.0;
 
 // A sample on its target, the ones the optimizer may move (one in collision too: the
 // clearance term pushes it out).
-bool Reached(RobotIkStatus status) {
-  return status == RobotIkStatus::kReached || status == RobotIkStatus::kVelocityLimited ||
-         status == RobotIkStatus::kInCollision;
+bool Reached(planning::StepStatus status) {
+  return status == planning::StepStatus::kReached ||
+         status == planning::StepStatus::kVelocityLimited ||
+         status == planning::StepStatus::kInCollision;
 }
 
 // Per joint its velocity and acceleration limits (+infinity where none) and the scale of its
@@ -395,8 +396,8 @@ absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
     std::tie(sample.position_error, sample.rotation_error) =
         ToolErrors(robot, sample.q, targets[k]);
     if (scene != nullptr) sample.min_clearance = MinOf(state.clearances[k]);
-    if (sample.status == RobotIkStatus::kInCollision && sample.min_clearance >= 0.0) {
-      sample.status = RobotIkStatus::kReached;  // the rate check follows
+    if (sample.status == planning::StepStatus::kInCollision && sample.min_clearance >= 0.0) {
+      sample.status = planning::StepStatus::kReached;  // the rate check follows
     }
   }
   return absl::OkStatus();

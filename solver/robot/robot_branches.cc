@@ -71,7 +71,7 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
     auto tracker = RobotTracker::Create(robot, single, start, scene);
     if (!tracker.ok()) return tracker.status();
     RobotIkResult result = tracker->Solve(target);
-    if (result.status != RobotIkStatus::kReached) continue;
+    if (result.status != planning::StepStatus::kReached) continue;
     if (BranchDistance(result.q, seed) > branches.max_seed_distance) continue;
     const bool known = std::any_of(found.begin(), found.end(), [&](const RobotIkResult& r) {
       return BranchDistance(r.q, result.q) < branches.min_separation;

@@ -163,18 +163,6 @@ absl::Status RobotIkOptions::Validate() const {
   return absl::OkStatus();
 }
 
-const char* RobotIkStatusName(RobotIkStatus status) {
-  switch (status) {
-    case RobotIkStatus::kReached: return "REACHED";
-    case RobotIkStatus::kJointLimitBlocked: return "JOINT_LIMIT_BLOCKED";
-    case RobotIkStatus::kNotConverged: return "NOT_CONVERGED";
-    case RobotIkStatus::kVelocityLimited: return "VELOCITY_LIMITED";
-    case RobotIkStatus::kInCollision: return "IN_COLLISION";
-    case RobotIkStatus::kAccelerationLimited: return "ACCELERATION_LIMITED";
-  }
-  return "UNKNOWN";
-}
-
 absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const RobotIkOptions& options,
                                                   const Eigen::VectorXd& q0,
                                                   const planning::Scene* scene) {
@@ -453,25 +441,27 @@ RobotIkResult RobotTracker::StepTo(const ToolTarget& target, double duration) {
   const double steps_needed = std::ceil(path.travel / (options_.max_step_fraction * s));
   // A path longer than the step budget (a target far out of reach) cannot be finished.
   if (!(steps_needed <= options_.max_steps)) {
-    return Finish(target, q_start, duration, RobotIkStatus::kNotConverged, std::move(result));
+    return Finish(target, q_start, duration, planning::StepStatus::kNotConverged,
+                  std::move(result));
   }
   const int steps = std::max(1, static_cast<int>(steps_needed));
   bool limit_hit = false;
   for (int k = 1; k <= steps; ++k) {
     if (!Step(path, double(k - 1) / steps, double(k) / steps, 0, result, limit_hit)) {
       return Finish(target, q_start, duration,
-                    limit_hit ? RobotIkStatus::kJointLimitBlocked : RobotIkStatus::kNotConverged,
+                    limit_hit ? planning::StepStatus::kJointLimitBlocked
+                              : planning::StepStatus::kNotConverged,
                     std::move(result));
     }
   }
   const bool polished = Polish(path.mode, result);
   return Finish(target, q_start, duration,
-                polished ? RobotIkStatus::kReached : RobotIkStatus::kNotConverged,
+                polished ? planning::StepStatus::kReached : planning::StepStatus::kNotConverged,
                 std::move(result));
 }
 
 RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::VectorXd& q_start,
-                                   double duration, RobotIkStatus status,
+                                   double duration, planning::StepStatus status,
                                    RobotIkResult result) const {
   result.q = q_;
   for (int k = 0; k < q_.size(); ++k) {
@@ -489,13 +479,14 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
   const bool within = result.position_error <= options_.position_tolerance &&
                       result.rotation_error <= options_.rotation_tolerance &&
                       robot_->LimitViolation(q_) <= 0.0;
-  if (status == RobotIkStatus::kReached && !within) status = RobotIkStatus::kNotConverged;
+  if (status == planning::StepStatus::kReached && !within)
+    status = planning::StepStatus::kNotConverged;
   result.min_clearance = MinClearance(q_);
-  if (status == RobotIkStatus::kReached && result.min_clearance < 0.0) {
-    status = RobotIkStatus::kInCollision;
+  if (status == planning::StepStatus::kReached && result.min_clearance < 0.0) {
+    status = planning::StepStatus::kInCollision;
   }
-  if (status == RobotIkStatus::kReached && result.velocity_ratio > 1.0) {
-    status = RobotIkStatus::kVelocityLimited;
+  if (status == planning::StepStatus::kReached && result.velocity_ratio > 1.0) {
+    status = planning::StepStatus::kVelocityLimited;
   }
   result.status = status;
   return result;
@@ -544,7 +535,7 @@ RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
     projections += result.projections;
     result.restarts = attempt;
     result.projections = projections;
-    if (result.status == RobotIkStatus::kReached) {
+    if (result.status == planning::StepStatus::kReached) {
       posture_ = q_;  // a path from here keeps to the answer's posture
       return result;
     }

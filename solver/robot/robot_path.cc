@@ -51,16 +51,18 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
   const planning::PathRates rates = planning::RatesOfPath(q, times, max_velocity, max_acceleration);
   planning::AddRatesTo(rates, internal::HasRateLimits(robot), summary);
   for (int k = 1; k < n; ++k) {
-    RobotIkStatus& status = samples[k].status;
-    if (status != RobotIkStatus::kReached && status != RobotIkStatus::kVelocityLimited) {
+    planning::StepStatus& status = samples[k].status;
+    if (status != planning::StepStatus::kReached &&
+        status != planning::StepStatus::kVelocityLimited) {
       continue;
     }
     if (rates.VelocityOver(k)) {
-      status = RobotIkStatus::kVelocityLimited;
+      status = planning::StepStatus::kVelocityLimited;
     } else if (rates.AccelerationOver(k)) {
-      status = RobotIkStatus::kAccelerationLimited;
+      status = planning::StepStatus::kAccelerationLimited;
     } else {
-      status = RobotIkStatus::kReached;  // StepTo's own check is the same velocity, unrounded
+      status =
+          planning::StepStatus::kReached;  // StepTo's own check is the same velocity, unrounded
     }
   }
 }
@@ -68,12 +70,26 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
 void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
   ++summary.samples;
   switch (sample.status) {
-    case RobotIkStatus::kReached: ++summary.reached; break;
-    case RobotIkStatus::kJointLimitBlocked: ++summary.limit_blocked; break;
-    case RobotIkStatus::kNotConverged: ++summary.not_converged; break;
-    case RobotIkStatus::kVelocityLimited: ++summary.velocity_limited; break;
-    case RobotIkStatus::kAccelerationLimited: ++summary.acceleration_limited; break;
-    case RobotIkStatus::kInCollision: ++summary.in_collision; break;
+    case planning::StepStatus::kReached:
+      ++summary.reached;
+      break;
+    case planning::StepStatus::kJointLimitBlocked:
+      ++summary.limit_blocked;
+      break;
+    case planning::StepStatus::kNotConverged:
+      ++summary.not_converged;
+      break;
+    case planning::StepStatus::kClampedUnreachable:
+      break;  // chain arms only
+    case planning::StepStatus::kVelocityLimited:
+      ++summary.velocity_limited;
+      break;
+    case planning::StepStatus::kAccelerationLimited:
+      ++summary.acceleration_limited;
+      break;
+    case planning::StepStatus::kInCollision:
+      ++summary.in_collision;
+      break;
   }
   summary.max_position_error = std::max(summary.max_position_error, sample.position_error);
   summary.max_rotation_error = std::max(summary.max_rotation_error, sample.rotation_error);
@@ -245,7 +261,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning
       if (start > kWideMargins) handover = Handover::kFromOwnSolve;
     }
     // Where start 0's first sample failed (in collision, say), a widened start solves its own.
-    const bool keep_first = first && first->status == RobotIkStatus::kReached;
+    const bool keep_first = first && first->status == planning::StepStatus::kReached;
     auto samples = TrackRobotPath(robot, scene, targets, times, tracked, handover, q0,
                                   keep_first ? &*first : nullptr, stop);
     if (!samples.ok()) return samples.status();

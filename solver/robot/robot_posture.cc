@@ -28,14 +28,14 @@ absl::StatusOr<RobotIkResult> SolveWithPosture(RobotTracker& tracker, const Robo
   const ik::JointMetric metric = RobotJointMetric(robot);
   const bool pose = target.orientation.has_value();
   RobotIkResult solved = tracker.Solve(target);
-  if (solved.status != RobotIkStatus::kReached) return solved;
+  if (solved.status != planning::StepStatus::kReached) return solved;
   int projections = solved.projections;
   RobotIkResult candidate;
   const auto project = [&](const Eigen::VectorXd& pulled) -> std::optional<Eigen::VectorXd> {
     tracker.Reset(internal::ClampIntoLimits(robot, pulled));
     candidate = tracker.StepTo(target);
     projections += candidate.projections;
-    if (candidate.status != RobotIkStatus::kReached) return std::nullopt;
+    if (candidate.status != planning::StepStatus::kReached) return std::nullopt;
     return candidate.q;
   };
   const auto descend = [&](RobotIkResult from) {

@@ -58,7 +58,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the tool that fraction of the way,
     // any excess left clamped; a clamped arm that would touch something goes half as far.
-    const RobotIkStatus reached = result.status;
+    const planning::StepStatus reached = result.status;
     for (int attempt = 0; attempt <= kRetries; ++attempt, fraction *= 0.5) {
       tracker_.Reset(window_.q());
       result = tracker_.StepTo(PartWay(target, fraction), dt);
@@ -67,10 +67,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       Rebuild(q, target, result);
       if (result.min_clearance >= std::min(0.0, clearance_)) break;
     }
-    if (result.status != RobotIkStatus::kInCollision &&
-        (reached == RobotIkStatus::kReached || reached == RobotIkStatus::kVelocityLimited)) {
-      result.status = window_.AtSpeedLimit(dt, q) ? RobotIkStatus::kVelocityLimited
-                                                  : RobotIkStatus::kAccelerationLimited;
+    if (result.status != planning::StepStatus::kInCollision &&
+        (reached == planning::StepStatus::kReached ||
+         reached == planning::StepStatus::kVelocityLimited)) {
+      result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
+                                                  : planning::StepStatus::kAccelerationLimited;
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, result, q);
     tracker_.Reset(q);
@@ -94,8 +95,8 @@ void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt
   tracker_.Reset(window_.q());
   const RobotIkResult before = tracker_.StepTo(previous, dt);
   tracker_.Reset(q_target);
-  if (before.status != RobotIkStatus::kReached &&
-      before.status != RobotIkStatus::kVelocityLimited) {
+  if (before.status != planning::StepStatus::kReached &&
+      before.status != planning::StepStatus::kVelocityLimited) {
     return;
   }
   window_.Approach(q_target - window_.q(), (q_target - before.q) / dt);
@@ -107,7 +108,7 @@ void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget
   result.sites = robot_->SitesFromAngles(q);
   std::tie(result.position_error, result.rotation_error) = internal::ToolErrors(*robot_, q, target);
   result.min_clearance = tracker_.MinClearance(q);
-  if (result.min_clearance < 0.0) result.status = RobotIkStatus::kInCollision;
+  if (result.min_clearance < 0.0) result.status = planning::StepStatus::kInCollision;
 }
 
 bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, double dt,
@@ -127,13 +128,14 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   const bool on_target = closest.position_error <= position_tolerance_ &&
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
   // Its own status (the copy carries the cut way's, which may have collided).
-  closest.status = closest.min_clearance < 0.0           ? RobotIkStatus::kInCollision
-                   : on_target                           ? RobotIkStatus::kReached
-                   : window_.AtSpeedLimit(dt, q_closest) ? RobotIkStatus::kVelocityLimited
-                                                         : RobotIkStatus::kAccelerationLimited;
+  closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
+                   : on_target                 ? planning::StepStatus::kReached
+                   : window_.AtSpeedLimit(dt, q_closest)
+                       ? planning::StepStatus::kVelocityLimited
+                       : planning::StepStatus::kAccelerationLimited;
   result = std::move(closest);
   q = q_closest;
-  return on_target && result.status == RobotIkStatus::kReached;
+  return on_target && result.status == planning::StepStatus::kReached;
 }
 
 Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,

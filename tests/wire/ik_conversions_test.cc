@@ -344,35 +344,24 @@ TEST(JointNamesTest, OnePerAngleInTheArmsConvention) {
               ElementsAre("joint_0_bend", "joint_0_azimuth", "joint_1_bend", "joint_1_azimuth"));
 }
 
-TEST(StepStatusToProtoTest, EverySolverStatusHasItsWireValue) {
-  EXPECT_EQ(ToProto(ik::IkStatus::kReached), v1::STEP_STATUS_REACHED);
-  EXPECT_EQ(ToProto(ik::IkStatus::kClampedUnreachable), v1::STEP_STATUS_CLAMPED_UNREACHABLE);
-  EXPECT_EQ(ToProto(ik::IkStatus::kInCollision), v1::STEP_STATUS_IN_COLLISION);
-  EXPECT_EQ(ToProto(ik::IkStatus::kJointLimitBlocked), v1::STEP_STATUS_JOINT_LIMIT_BLOCKED);
-  EXPECT_EQ(ToProto(ik::IkStatus::kVelocityLimited), v1::STEP_STATUS_VELOCITY_LIMITED);
-  EXPECT_EQ(ToProto(ik::IkStatus::kAccelerationLimited), v1::STEP_STATUS_ACCELERATION_LIMITED);
-}
-
-// The library's status names (logs, benchmark dumps) are the wire's, prefix dropped: the chain
-// arms' through their conversion, the industrial arms' against the values robot_conversions
-// sends for them.
+// The library's one status enum (both arm kinds) maps onto the wire's one to one, and its names
+// (logs, benchmark dumps) are the wire's, prefix dropped.
 TEST(StepStatusToProtoTest, LibraryNamesAreTheWireNames) {
-  for (ik::IkStatus s : {ik::IkStatus::kReached, ik::IkStatus::kClampedUnreachable,
-                         ik::IkStatus::kInCollision, ik::IkStatus::kJointLimitBlocked,
-                         ik::IkStatus::kVelocityLimited, ik::IkStatus::kAccelerationLimited}) {
-    EXPECT_EQ(std::string("STEP_STATUS_") + ik::IkStatusName(s), v1::StepStatus_Name(ToProto(s)));
-  }
-  const std::pair<robot::RobotIkStatus, v1::StepStatus> robot_statuses[] = {
-      {robot::RobotIkStatus::kReached, v1::STEP_STATUS_REACHED},
-      {robot::RobotIkStatus::kJointLimitBlocked, v1::STEP_STATUS_JOINT_LIMIT_BLOCKED},
-      {robot::RobotIkStatus::kNotConverged, v1::STEP_STATUS_NOT_CONVERGED},
-      {robot::RobotIkStatus::kVelocityLimited, v1::STEP_STATUS_VELOCITY_LIMITED},
-      {robot::RobotIkStatus::kInCollision, v1::STEP_STATUS_IN_COLLISION},
-      {robot::RobotIkStatus::kAccelerationLimited, v1::STEP_STATUS_ACCELERATION_LIMITED}};
-  for (const auto& [status, wire] : robot_statuses) {
-    EXPECT_EQ(std::string("STEP_STATUS_") + robot::RobotIkStatusName(status),
+  const std::pair<planning::StepStatus, v1::StepStatus> all[] = {
+      {planning::StepStatus::kReached, v1::STEP_STATUS_REACHED},
+      {planning::StepStatus::kClampedUnreachable, v1::STEP_STATUS_CLAMPED_UNREACHABLE},
+      {planning::StepStatus::kInCollision, v1::STEP_STATUS_IN_COLLISION},
+      {planning::StepStatus::kJointLimitBlocked, v1::STEP_STATUS_JOINT_LIMIT_BLOCKED},
+      {planning::StepStatus::kVelocityLimited, v1::STEP_STATUS_VELOCITY_LIMITED},
+      {planning::StepStatus::kAccelerationLimited, v1::STEP_STATUS_ACCELERATION_LIMITED},
+      {planning::StepStatus::kNotConverged, v1::STEP_STATUS_NOT_CONVERGED}};
+  for (const auto& [status, wire] : all) {
+    EXPECT_EQ(ToProto(status), wire) << planning::StepStatusName(status);
+    EXPECT_EQ(std::string("STEP_STATUS_") + planning::StepStatusName(status),
               v1::StepStatus_Name(wire));
   }
+  // Every wire value but UNSPECIFIED is some library status.
+  EXPECT_EQ(std::size(all), static_cast<size_t>(v1::StepStatus_ARRAYSIZE - 1));
 }
 
 ik::IkResult Step() {
@@ -389,7 +378,7 @@ ik::IkResult Step() {
   step.constraint_residual = 1e-13;
   step.iterations = 4;
   step.trials_accepted = 2;
-  step.status = ik::IkStatus::kClampedUnreachable;
+  step.status = planning::StepStatus::kClampedUnreachable;
   return step;
 }
 

@@ -57,7 +57,7 @@ TEST(PathOptimizerBendFloor, HigherFloorKeepsTheJointFromStraightening) {
     auto step = driver->StepTo(0.01 * s);
     ASSERT_TRUE(step.ok());
     driven.push_back(*step);
-    ASSERT_EQ(step->status, IkStatus::kReached) << "sample " << s;
+    ASSERT_EQ(step->status, planning::StepStatus::kReached) << "sample " << s;
   }
   std::vector<double> least;
   for (double floor : {0.02, 0.5}) {

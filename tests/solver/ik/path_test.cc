@@ -126,7 +126,7 @@ TEST(PlanPathTest, OptimizedCircleStaysOnThePathWithSlowerJoints) {
     const double angle = 2 * kPi * s.time / 3.0;
     const Eigen::Vector3d on_circle(0.8 + 0.25 * std::cos(angle), 0.2 + 0.25 * std::sin(angle), 0);
     EXPECT_LT((s.sites.col(arm.hand()) - on_circle).norm(), 1e-9) << "t = " << s.time;
-    EXPECT_EQ(s.status, IkStatus::kReached);
+    EXPECT_EQ(s.status, planning::StepStatus::kReached);
   }
   EXPECT_LT(WorstLimbError(arm, optimized->steps), 1e-10);
   const Rates before = MeasureRates(greedy->steps);
@@ -222,8 +222,9 @@ TEST(PlanPathTest, ReportedTimeScalingMakesTheTimingFeasible) {
   EXPECT_GT(fast->summary.velocity_limited + fast->summary.acceleration_limited, 0);
   EXPECT_FALSE(fast->summary.IsSolutionUsable());
   for (const IkResult& s : fast->steps) {
-    EXPECT_THAT(s.status, ::testing::AnyOf(IkStatus::kReached, IkStatus::kVelocityLimited,
-                                           IkStatus::kAccelerationLimited));
+    EXPECT_THAT(s.status, ::testing::AnyOf(planning::StepStatus::kReached,
+                                           planning::StepStatus::kVelocityLimited,
+                                           planning::StepStatus::kAccelerationLimited));
   }
   std::vector<IkResult> stretched = fast->steps;
   for (IkResult& s : stretched) s.time *= scaling;

@@ -53,7 +53,7 @@ TEST(ChainPosture, PostureOnTheTargetIsTheAnswerWhenItsWeightDominates) {
   auto plain = SolvePose(arm, nullptr, target, IkOptions{});
   auto with = SolvePoseWithPosture(arm, nullptr, target, IkOptions{}, std::nullopt, posture);
   ASSERT_TRUE(plain.ok() && with.ok());
-  ASSERT_EQ(with->status, IkStatus::kReached);
+  ASSERT_EQ(with->status, planning::StepStatus::kReached);
   EXPECT_LT((PlanarHand(with->angles, limb) - target).norm(), 1e-6);
   EXPECT_GT(AngleDistance(plain->angles, posture.q), 0.2) << "the plain answer is elsewhere";
   EXPECT_LT(AngleDistance(with->angles, posture.q), 1e-2);
@@ -73,7 +73,7 @@ TEST(ChainPosture, TinyWeightGivesTheLeastMotionFromTheSeed) {
   auto plain = SolvePose(arm, nullptr, target, IkOptions{});
   auto with = SolvePoseWithPosture(arm, nullptr, target, IkOptions{}, std::nullopt, posture);
   ASSERT_TRUE(plain.ok() && with.ok());
-  ASSERT_EQ(with->status, IkStatus::kReached);
+  ASSERT_EQ(with->status, planning::StepStatus::kReached);
   EXPECT_LT((PlanarHand(with->angles, 0.2) - target).norm(), 1e-6);
   const std::vector<double> home = arm.AnglesFromSites(arm.HomeSites());
   const Eigen::VectorXd seed = Eigen::Map<const Eigen::VectorXd>(home.data(), 7);

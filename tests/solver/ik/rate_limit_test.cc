@@ -102,12 +102,12 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
     const double lag = (step->sites.col(arm.hand()) - goal).norm();
     const Eigen::Vector3d along = (goal - start).normalized();
     overshoot = std::max(overshoot, (step->sites.col(arm.hand()) - goal).dot(along));
-    if (step->status == IkStatus::kReached) {
+    if (step->status == planning::StepStatus::kReached) {
       EXPECT_LT(lag, 1e-9);
       reached = true;
     } else {
-      EXPECT_TRUE(step->status == IkStatus::kVelocityLimited ||
-                  step->status == IkStatus::kAccelerationLimited);
+      EXPECT_TRUE(step->status == planning::StepStatus::kVelocityLimited ||
+                  step->status == planning::StepStatus::kAccelerationLimited);
       EXPECT_NEAR(step->hand_error, lag, 1e-12);
       ++limited;
     }

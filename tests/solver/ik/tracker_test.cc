@@ -81,7 +81,8 @@ TEST_P(FreeSpaceTest, FollowsPathExactlyAndSmoothly) {
   auto steps = SolveTrajectory(arm, nullptr, MakePath(c.path), 0.005, options);
   ASSERT_TRUE(steps.ok()) << steps.status();
   for (const IkResult& s : *steps) {
-    ASSERT_EQ(s.status, IkStatus::kReached) << IkStatusName(s.status) << " at t=" << s.time;
+    ASSERT_EQ(s.status, planning::StepStatus::kReached)
+        << planning::StepStatusName(s.status) << " at t=" << s.time;
     EXPECT_LE(s.hand_error, 1e-9 * arm.max_reach()) << "t=" << s.time;
     EXPECT_LE(s.constraint_residual, 1e-10) << "t=" << s.time;
     EXPECT_TRUE(s.sites.allFinite());
@@ -140,7 +141,7 @@ SweepResult Sweep(const Arm& arm, planning::Scene* scene, const IkOptions& optio
         std::min(r.min_self_clearance, planning::MinSelfClearance(step->sites, radii));
     r.max_limit_violation = std::max(r.max_limit_violation, arm.LimitViolation(step->sites));
     r.max_hand_error = std::max(r.max_hand_error, step->hand_error);
-    if (step->status != IkStatus::kReached) ++r.not_reached;
+    if (step->status != planning::StepStatus::kReached) ++r.not_reached;
     r.steps.push_back(*std::move(step));
   }
   return r;
@@ -271,18 +272,18 @@ TEST(ReachTest, UnreachableAndExactlyAtReachAreClampedAndFinite) {
   const Arm arm = SevenLink();
   auto tracker = *ArmTracker::Create(arm, nullptr, Optimized());
   auto far = *tracker.StepTo({3.0, 0.0, 0.0});
-  EXPECT_EQ(far.status, IkStatus::kClampedUnreachable);
+  EXPECT_EQ(far.status, planning::StepStatus::kClampedUnreachable);
   EXPECT_NEAR(far.hand_error, 3.0 - 1.4, 1e-12);
   EXPECT_NEAR(far.clamp_distance, 1.6, 1e-12);
   EXPECT_TRUE(far.sites.allFinite());
   EXPECT_LE(far.constraint_residual, 1e-10);
   auto at_reach = *tracker.StepTo({0.0, 1.4, 0.0});
-  EXPECT_EQ(at_reach.status, IkStatus::kClampedUnreachable);
+  EXPECT_EQ(at_reach.status, planning::StepStatus::kClampedUnreachable);
   EXPECT_LE(at_reach.hand_error, 1e-9 * 1.4);
   EXPECT_TRUE(at_reach.sites.allFinite());
   EXPECT_LE(at_reach.constraint_residual, 1e-10);
   auto back = *tracker.StepTo({0.5, 0.5, 0.0});
-  EXPECT_EQ(back.status, IkStatus::kReached);
+  EXPECT_EQ(back.status, planning::StepStatus::kReached);
   EXPECT_LE(back.hand_error, 1e-9 * 1.4);
 }
 
@@ -293,7 +294,7 @@ TEST(ReachTest, InsideMinimalReachIsClamped) {
   spec.limbs = {{1.0, 0.0}, {0.3, 0.0}, {0.2, 0.0}};
   auto arm = *Arm::Create(spec);
   auto step = *SolvePose(arm, nullptr, {0.1, 0.0, 0.0}, Optimized());
-  EXPECT_EQ(step.status, IkStatus::kClampedUnreachable);
+  EXPECT_EQ(step.status, planning::StepStatus::kClampedUnreachable);
   EXPECT_NEAR(step.sites.col(3).norm(), 0.5, 1e-9);
   EXPECT_TRUE(step.sites.allFinite());
 }
@@ -335,7 +336,7 @@ TEST(DeterminismTest, FreeArmIgnoresTheSeedUnlessExploring) {
     for (int s = 1; s <= 100; ++s) {
       auto step = tracker.StepTo({0.8, -0.5 + 0.011 * s, 0.0});
       ASSERT_TRUE(step.ok());
-      EXPECT_EQ(step->status, IkStatus::kReached);
+      EXPECT_EQ(step->status, planning::StepStatus::kReached);
       runs.back().push_back(*std::move(step));
     }
   }
@@ -356,7 +357,7 @@ TEST(TimeBudgetTest, ExhaustedBudgetSkipsRandomTrials) {
   options.time_budget_seconds = 1e-9;
   const Arm arm = SevenLink();
   auto step = *SolvePose(arm, nullptr, {0.6, 0.6, 0.0}, options);
-  EXPECT_EQ(step.status, IkStatus::kReached);
+  EXPECT_EQ(step.status, planning::StepStatus::kReached);
   EXPECT_EQ(step.trials_accepted, 0);
   EXPECT_LE(step.hand_error, 1e-9 * arm.max_reach());
 }
@@ -393,7 +394,7 @@ TEST(SolvePoseTest, ReachesTargetFromHome) {
   const Arm arm = SpatialArm(6);
   auto step = SolvePose(arm, nullptr, {0.3, -0.6, 0.8}, Optimized());
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->status, IkStatus::kReached);
+  EXPECT_EQ(step->status, planning::StepStatus::kReached);
   EXPECT_LE(step->hand_error, 1e-9 * arm.max_reach());
   EXPECT_LE(step->constraint_residual, 1e-10);
 }
@@ -410,7 +411,7 @@ TEST(BadInputTest, ErrorsNameTheField) {
               HasSubstr("target must be finite and within 1e+06 m of the origin"));
   auto edge = tracker.StepTo({-1e6, 0.5, 0});  // the world's edge: far out of reach, all finite
   ASSERT_TRUE(edge.ok()) << edge.status();
-  EXPECT_EQ(edge->status, IkStatus::kClampedUnreachable);
+  EXPECT_EQ(edge->status, planning::StepStatus::kClampedUnreachable);
   EXPECT_TRUE(std::isfinite(edge->hand_error));
   EXPECT_TRUE(std::isfinite(edge->clamp_distance));
   IkOptions bad = Optimized();

@@ -58,7 +58,7 @@ TEST_P(RobotIkTest, ReachesRandomPoseTargets) {
     const ToolTarget target = PoseTarget(*robot_, RandomInsideLimits(*robot_, rng));
     auto result = SolveRobotIk(*robot_, target, robot_->MidRange(), options);
     ASSERT_TRUE(result.ok()) << result.status();
-    if (result->status != RobotIkStatus::kReached) continue;
+    if (result->status != planning::StepStatus::kReached) continue;
     ++solved;
     const Eigen::Isometry3d X = ToolPose(robot_->spec(), result->q);
     EXPECT_LE((X.translation() - target.position).norm(), 1e-5);
@@ -79,7 +79,7 @@ TEST_P(RobotIkTest, ReachesRandomPositionTargets) {
     auto result =
         SolveRobotIk(*robot_, *ToolTarget::Position(p), robot_->MidRange(), RobotIkOptions{});
     ASSERT_TRUE(result.ok());
-    if (result->status != RobotIkStatus::kReached) continue;
+    if (result->status != planning::StepStatus::kReached) continue;
     ++solved;
     EXPECT_LE((ToolPose(robot_->spec(), result->q).translation() - p).norm(), 1e-5);
   }
@@ -105,7 +105,7 @@ TEST_P(RobotIkTest, FollowsALineWithoutJointJumps) {
   for (int k = 1; k <= 100; ++k) {
     const Eigen::Vector3d p = X0.translation() + k * step * direction;
     const RobotIkResult r = tracker->StepTo(*ToolTarget::Pose(p, Eigen::Quaterniond(X0.linear())));
-    ASSERT_EQ(r.status, RobotIkStatus::kReached) << "target " << k;
+    ASSERT_EQ(r.status, planning::StepStatus::kReached) << "target " << k;
     const Eigen::Isometry3d X = ToolPose(robot_->spec(), r.q);
     EXPECT_LE((X.translation() - p).norm(), 1e-5) << k;
     EXPECT_LE(Eigen::AngleAxisd(X.linear().transpose() * X0.linear()).angle(), 1e-5) << k;
@@ -131,8 +131,8 @@ TEST_P(RobotIkTest, FlagsMovesFasterThanTheJointVelocityLimits) {
   ASSERT_TRUE(slow.ok() && fast.ok());
   const RobotIkResult a = slow->StepTo(target, 1.0);
   const RobotIkResult b = fast->StepTo(target, 1e-3);
-  EXPECT_EQ(a.status, RobotIkStatus::kReached);
-  EXPECT_EQ(b.status, RobotIkStatus::kVelocityLimited);
+  EXPECT_EQ(a.status, planning::StepStatus::kReached);
+  EXPECT_EQ(b.status, planning::StepStatus::kVelocityLimited);
   EXPECT_GT(a.max_joint_change, 0.0);
   EXPECT_NEAR(b.velocity_ratio, 1000.0 * a.velocity_ratio, 1e-6 * b.velocity_ratio);
   EXPECT_LT((b.q - a.q).cwiseAbs().maxCoeff(), 1e-12);  // the same configuration, only flagged
@@ -175,7 +175,7 @@ TEST_P(RobotIkTest, SeedAtlasTakesFewerProjectionsThanTheMidRangeSeed) {
           SolveRobotIk(*robot_, target, robot_->MidRange(), atlas ? RobotIkOptions{} : from_seed);
       ASSERT_TRUE(result.ok());
       projections[atlas] += result->projections;
-      if (result->status != RobotIkStatus::kReached) continue;
+      if (result->status != planning::StepStatus::kReached) continue;
       ++solved[atlas];
       const Eigen::Isometry3d X = ToolPose(robot_->spec(), result->q);
       EXPECT_LE((X.translation() - target.position).norm(), 1e-5);
@@ -199,7 +199,7 @@ TEST_P(RobotIkTest, NearTargetContinuesFromTheGivenConfiguration) {
   auto with = SolveRobotIk(*robot_, target, q0, RobotIkOptions{});
   auto without = SolveRobotIk(*robot_, target, q0, from_seed);
   ASSERT_TRUE(with.ok() && without.ok());
-  ASSERT_EQ(with->status, RobotIkStatus::kReached);
+  ASSERT_EQ(with->status, planning::StepStatus::kReached);
   EXPECT_EQ(with->restarts, 0);
   EXPECT_LT(with->max_joint_change, 0.2);
   EXPECT_EQ(std::memcmp(with->q.data(), without->q.data(), sizeof(double) * with->q.size()), 0);
@@ -220,7 +220,7 @@ TEST_P(RobotIkTest, GivenFirstKeepsTheSeedsBranchAndRestartsFromTheAtlas) {
     auto a = SolveRobotIk(*robot_, target, robot_->MidRange(), given_first);
     auto r = SolveRobotIk(*robot_, target, robot_->MidRange(), random_restarts);
     ASSERT_TRUE(a.ok() && r.ok());
-    if (r->status == RobotIkStatus::kReached && r->restarts == 0) {
+    if (r->status == planning::StepStatus::kReached && r->restarts == 0) {
       ++same;
       EXPECT_EQ(a->restarts, 0) << trial;
       EXPECT_EQ(std::memcmp(a->q.data(), r->q.data(), sizeof(double) * a->q.size()), 0) << trial;
@@ -260,7 +260,7 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
     ASSERT_TRUE(tracker.ok());
     RobotIkResult r;
     for (int k = 0; k < 20; ++k) r = tracker->StepTo(hold);
-    EXPECT_EQ(r.status, RobotIkStatus::kReached) << trials;
+    EXPECT_EQ(r.status, planning::StepStatus::kReached) << trials;
     EXPECT_LT(r.position_error, 1e-9) << trials;
     EXPECT_LE(robot->LimitViolation(r.q), 0.0);
     if (trials > 0) {
@@ -294,8 +294,8 @@ TEST(RobotIkAvoidance, TrialsKeepWithinTheVelocityLimits) {
   int trials_accepted = 0;
   for (int k = 0; k < 200; ++k) {
     r = tracker->StepTo(hold, 1e-3);
-    ASSERT_EQ(r.status, RobotIkStatus::kReached)
-        << "hold " << k << ": " << RobotIkStatusName(r.status);
+    ASSERT_EQ(r.status, planning::StepStatus::kReached)
+        << "hold " << k << ": " << planning::StepStatusName(r.status);
     EXPECT_LE(r.velocity_ratio, 1.0) << "hold " << k;
     trials_accepted += r.trials_accepted;
   }
@@ -344,10 +344,10 @@ TEST(RobotIkLimits, NonRedundantPoseMoveStopsAtALimit) {
   ASSERT_TRUE(tracker.ok());
   const RobotIkResult pose =
       tracker->StepTo(*ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear())));
-  EXPECT_EQ(pose.status, RobotIkStatus::kJointLimitBlocked);
+  EXPECT_EQ(pose.status, planning::StepStatus::kJointLimitBlocked);
   EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
   const RobotIkResult position = tracker->StepTo(*ToolTarget::Position(X.translation()));
-  EXPECT_NE(position.status, RobotIkStatus::kJointLimitBlocked);
+  EXPECT_NE(position.status, planning::StepStatus::kJointLimitBlocked);
   EXPECT_LE(robot->LimitViolation(tracker->q()), 0.0);
 }
 
@@ -360,14 +360,14 @@ TEST(RobotIkInput, UnreachableTargetIsNotSolved) {
   auto result =
       SolveRobotIk(*robot, *ToolTarget::Position({3.0, 0.0, 0.0}), robot->MidRange(), options);
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(result->status, RobotIkStatus::kReached);
+  EXPECT_NE(result->status, planning::StepStatus::kReached);
   EXPECT_TRUE(result->q.allFinite());
   EXPECT_GT(result->position_error, 1.0);
   // Fuzzer finding: a target 1e229 m away made the step count overflow an int.
   auto far =
       SolveRobotIk(*robot, *ToolTarget::Position({0.4, 0.3, -1e229}), robot->MidRange(), options);
   ASSERT_TRUE(far.ok());
-  EXPECT_EQ(far->status, RobotIkStatus::kNotConverged);
+  EXPECT_EQ(far->status, planning::StepStatus::kNotConverged);
   EXPECT_EQ(far->projections, 0) << "a path beyond the step budget is not started";
   EXPECT_TRUE(far->q.allFinite());
 }
@@ -387,7 +387,7 @@ TEST(RobotIkInput, TimeBudgetStopsTheRestarts) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(result->status, RobotIkStatus::kReached);
+  EXPECT_NE(result->status, planning::StepStatus::kReached);
   EXPECT_GE(seconds, options.time_budget) << "no attempt is cut short of the budget";
   EXPECT_GE(result->restarts, 1);
   EXPECT_LT(result->restarts, options.max_restarts);

@@ -19,7 +19,8 @@ namespace {
 // The ladder from the witness's start over `targets` (the scenario's times, as many as targets).
 std::optional<std::vector<RobotIkResult>> Ladder(
     const WitnessScenario& s, const std::vector<ToolTarget>& targets,
-    const RobotIkOptions& options = {}, RobotIkStatus first_status = RobotIkStatus::kReached) {
+    const RobotIkOptions& options = {},
+    planning::StepStatus first_status = planning::StepStatus::kReached) {
   RobotIkResult first;
   first.q = s.witness.front();
   first.status = first_status;
@@ -31,7 +32,7 @@ std::optional<std::vector<RobotIkResult>> Ladder(
 
 void ExpectAllReached(const std::vector<RobotIkResult>& samples) {
   for (size_t k = 0; k < samples.size(); ++k) {
-    EXPECT_EQ(samples[k].status, RobotIkStatus::kReached) << "sample " << k;
+    EXPECT_EQ(samples[k].status, planning::StepStatus::kReached) << "sample " << k;
   }
 }
 
@@ -120,8 +121,8 @@ TEST(RobotPathLadder, ShortPathsHaveARungAtTheirEnd) {
 TEST(RobotPathLadder, NoLadderFromAFailedFirstSample) {
   const WitnessScenario s = MakeWitnessScenario(kNearTheBaseAxis);
   ASSERT_TRUE(s.robot && s.scene);
-  EXPECT_FALSE(Ladder(s, s.targets, {}, RobotIkStatus::kNotConverged).has_value());
-  EXPECT_FALSE(Ladder(s, s.targets, {}, RobotIkStatus::kJointLimitBlocked).has_value());
+  EXPECT_FALSE(Ladder(s, s.targets, {}, planning::StepStatus::kNotConverged).has_value());
+  EXPECT_FALSE(Ladder(s, s.targets, {}, planning::StepStatus::kJointLimitBlocked).has_value());
 }
 
 // A UR5 holding full poses has no redundancy to search: the ladder leaves the path alone (a
@@ -142,7 +143,7 @@ TEST(RobotPathLadder, StopCancels) {
   ASSERT_TRUE(s.robot && s.scene);
   RobotIkResult first;
   first.q = s.witness.front();
-  first.status = RobotIkStatus::kReached;
+  first.status = planning::StepStatus::kReached;
   int asked = 0;
   auto ladder = internal::LadderRobotPath(*s.robot, &*s.scene, s.targets, s.times, RobotIkOptions{},
                                           first, [&] { return ++asked > 3; });

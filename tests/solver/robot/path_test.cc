@@ -149,7 +149,7 @@ TEST_P(RobotPathTest, PositionStepsTakeTheLeastWeightedJointMotion) {
   std::vector<Eigen::VectorXd> q{tracker->Solve(path.targets[0]).q};
   for (size_t k = 1; k < 4; ++k) {
     const RobotIkResult step = tracker->StepTo(path.targets[k], path.times[k] - path.times[k - 1]);
-    ASSERT_EQ(step.status, RobotIkStatus::kReached) << k;
+    ASSERT_EQ(step.status, planning::StepStatus::kReached) << k;
     q.push_back(step.q);
   }
   double v_ref = std::numeric_limits<double>::infinity();

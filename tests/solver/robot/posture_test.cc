@@ -71,12 +71,12 @@ TEST(RobotPosture, PostureOnTheTargetIsTheAnswerWhenItsWeightDominates) {
              : *ToolTarget::Position(X.translation());
     auto posture_solve = SolveRobotIk(*robot, target, far, {});
     ASSERT_TRUE(posture_solve.ok());
-    ASSERT_EQ(posture_solve->status, RobotIkStatus::kReached);
+    ASSERT_EQ(posture_solve->status, planning::StepStatus::kReached);
     const ik::Posture posture{.q = posture_solve->q, .weight = 1e4};
     ASSERT_GT(JointDistance(posture.q, ready), 0.3) << "the posture is elsewhere on the manifold";
 
     const Answers a = SolveBoth(*robot, target, ready, posture);
-    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
+    ASSERT_EQ(a.with_posture.status, planning::StepStatus::kReached);
     const Eigen::Isometry3d reached = ToolFrame(spec, a.with_posture.q);
     EXPECT_LT((reached.translation() - X.translation()).norm(), 1e-5);
     if (pose) {
@@ -104,7 +104,7 @@ TEST(RobotPosture, WeightTradesSeedAgainstPosture) {
   for (double weight : {1e-3, 1.0, 1e3}) {
     SCOPED_TRACE(weight);
     const Answers a = SolveBoth(*robot, target, ready, {.q = nominal, .weight = weight});
-    ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
+    ASSERT_EQ(a.with_posture.status, planning::StepStatus::kReached);
     EXPECT_LT((ToolFrame(spec, a.with_posture.q).translation() - X.translation()).norm(), 1e-5);
     EXPECT_TRUE(InsideLimits(spec, a.with_posture.q));
     const double to_posture = (a.with_posture.q - nominal).norm();
@@ -154,10 +154,10 @@ TEST(RobotPosture, NonRedundantPoseSelectsThePosturesBranch) {
   other_side[1] = ready[1] + ready[2];
   auto branch = SolveRobotIk(*robot, target, other_side, {});
   ASSERT_TRUE(branch.ok());
-  ASSERT_EQ(branch->status, RobotIkStatus::kReached);
+  ASSERT_EQ(branch->status, planning::StepStatus::kReached);
   ASSERT_GT(JointDistance(branch->q, ready), 0.5);
   const Answers a = SolveBoth(*robot, target, ready, {.q = branch->q, .weight = 100.0});
-  ASSERT_EQ(a.with_posture.status, RobotIkStatus::kReached);
+  ASSERT_EQ(a.with_posture.status, planning::StepStatus::kReached);
   const Eigen::Isometry3d reached = ToolFrame(spec, a.with_posture.q);
   EXPECT_LT((reached.translation() - X.translation()).norm(), 1e-5);
   EXPECT_LT(Eigen::AngleAxisd(reached.linear().transpose() * X.linear()).angle(), 1e-5);

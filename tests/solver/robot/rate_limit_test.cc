@@ -74,23 +74,23 @@ TEST(RobotRateLimit, JumpingTargetIsFollowedWithinTheLimitsAndCaughtUp) {
     const double lag = (ToolPosition(robot->spec(), last.q) - target).norm();
     if (k >= 10) {
       overshoot = std::max(overshoot, ToolPosition(robot->spec(), last.q).y() - target.y());
-      if (last.status == RobotIkStatus::kReached) caught_up = true;
+      if (last.status == planning::StepStatus::kReached) caught_up = true;
       if (caught_up) {
-        EXPECT_EQ(last.status, RobotIkStatus::kReached) << "sample " << k;
+        EXPECT_EQ(last.status, planning::StepStatus::kReached) << "sample " << k;
       }
     }
-    if (last.status == RobotIkStatus::kVelocityLimited ||
-        last.status == RobotIkStatus::kAccelerationLimited) {
+    if (last.status == planning::StepStatus::kVelocityLimited ||
+        last.status == planning::StepStatus::kAccelerationLimited) {
       ++limited_answers;
       EXPECT_NEAR(last.position_error, lag, 1e-9);
     } else {
-      EXPECT_EQ(last.status, RobotIkStatus::kReached) << "sample " << k;
+      EXPECT_EQ(last.status, planning::StepStatus::kReached) << "sample " << k;
       EXPECT_LE(lag, 1e-5) << "sample " << k;
     }
     q_prev = last.q;
   }
   EXPECT_GT(limited_answers, 3);  // a 15 cm jump takes the Panda several periods
-  EXPECT_EQ(last.status, RobotIkStatus::kReached);
+  EXPECT_EQ(last.status, planning::StepStatus::kReached);
   // The joints brake for the target as for a position limit: the tool arrives without swinging
   // past it (1.9 cm past and back without the braking) and stays once it is there.
   EXPECT_LE(overshoot, 0.003);
@@ -154,7 +154,7 @@ TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
     const ToolTarget target = *ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.001 * k, 0.0));
     const RobotIkResult a = limited->StepTo(target, 0.01 * k);
     const RobotIkResult b = k == 0 ? plain->Solve(target) : plain->StepTo(target, 0.01);
-    ASSERT_EQ(a.status, RobotIkStatus::kReached) << k;
+    ASSERT_EQ(a.status, planning::StepStatus::kReached) << k;
     ASSERT_EQ(a.status, b.status) << k;
     ASSERT_EQ(0, std::memcmp(a.q.data(), b.q.data(), sizeof(double) * 6)) << k;
   }

@@ -189,7 +189,7 @@ TEST(SeedAtlasTest, HugeLimitsAreDrawnFromAFiniteRange) {
   auto target = ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear()));
   auto result = SolveRobotIk(robot, *target, robot.MidRange(), RobotIkOptions{});
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->status, RobotIkStatus::kReached);
+  EXPECT_EQ(result->status, planning::StepStatus::kReached);
   EXPECT_TRUE(result->q.allFinite());
 }
 

@@ -34,6 +34,7 @@
 #include "ikd/ik/arm.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 
 namespace ikd::ik {
 
@@ -76,20 +77,6 @@ struct IkOptions {
   absl::Status Validate() const;
 };
 
-enum class IkStatus {
-  kReached,             // hand on the target, clear of obstacles, within limits
-  kClampedUnreachable,  // target outside the reachable shell; hand at the closest point
-  kInCollision,         // no collision-free configuration found for this step
-  kJointLimitBlocked,   // the limits could not be met; the arm holds its last valid pose
-  // Paths only (path.h): reached, but a joint passes its velocity (acceleration) limit at the
-  // requested timing; the path's summary gives the time scaling at which it would not.
-  kVelocityLimited,
-  kAccelerationLimited,
-};
-// The wire's StepStatus name without its prefix ("REACHED", "IN_COLLISION", ...), as
-// RobotIkStatusName says it for the industrial arms.
-const char* IkStatusName(IkStatus status);
-
 struct IkResult {
   double time = 0.0;
   Eigen::Matrix3Xd sites;        // world frame, one column per site (base first, hand last)
@@ -100,7 +87,7 @@ struct IkResult {
   double constraint_residual = 0.0;  // max relative limb-length violation
   int iterations = 0;            // constraint-solver iterations in this step
   int trials_accepted = 0;
-  IkStatus status = IkStatus::kReached;
+  planning::StepStatus status = planning::StepStatus::kReached;
 };
 
 class ArmTracker {

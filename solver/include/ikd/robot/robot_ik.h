@@ -15,15 +15,15 @@
 // needs fast joints, and a closed tool path gives a closed joint path. A single-pose Solve
 // steps by secant (its path is only a way to get there).
 //
-// One vocabulary with the chain-arm tracker (ik/tracker.h): RobotIkOptions / RobotIkResult /
-// RobotIkStatus here are IkOptions / IkResult / IkStatus there (a result struct with a status
-// enum; the same outcome has the same name: kReached, kVelocityLimited, ...), StepTo is a
-// tracker's move to its next target, and RobotPathSummary's counts take PathSummary's names.
+// One vocabulary with the chain-arm tracker (ik/tracker.h): RobotIkOptions / RobotIkResult here
+// are IkOptions / IkResult there, both with one status enum, planning::StepStatus (the wire's
+// StepStatus values), StepTo is a tracker's move to its next target, and RobotPathSummary's
+// counts take PathSummary's names.
 //
 //   auto robot = ikd::robot::Robot::Create(ikd::robot::presets::Panda());
 //   auto target = ikd::robot::ToolTarget::Pose(p_WT, quaternion_WT);  // or ::Position(p_WT)
 //   auto result = ikd::robot::SolveRobotIk(*robot, *target, robot->MidRange(), options);
-//   if (result.ok() && result->status == ikd::robot::RobotIkStatus::kReached) use(result->q);
+//   if (result.ok() && result->status == ikd::planning::StepStatus::kReached) use(result->q);
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "ikd/constraints/solver.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 #include "ikd/robot/robot.h"
 
 namespace ikd::robot {
@@ -96,24 +97,8 @@ struct RobotIkOptions {
   absl::Status Validate() const;
 };
 
-enum class RobotIkStatus {
-  kReached,            // every success is checked by forward kinematics of the returned q
-  kJointLimitBlocked,  // every attempt ended on a joint limit
-  kNotConverged,       // every attempt ended at a singularity or the step budget
-  // Reached, but some joint would have to exceed its velocity limit over the move's duration
-  // (RobotTracker::StepTo with a duration): the controller must slow the path down.
-  kVelocityLimited,
-  kInCollision,  // reached, but a link capsule intersects an obstacle (no way out was found)
-  // Reached within the velocity limits, but a joint's acceleration over its neighbouring
-  // samples passes its limit (set by the path's rate check, robot_path.h).
-  kAccelerationLimited,
-};
-// The wire's StepStatus name without its prefix ("REACHED", "VELOCITY_LIMITED", ...), as
-// IkStatusName says it for the chain arms.
-const char* RobotIkStatusName(RobotIkStatus status);
-
 struct RobotIkResult {
-  RobotIkStatus status = RobotIkStatus::kNotConverged;
+  planning::StepStatus status = planning::StepStatus::kNotConverged;
   int iterations = 0;            // chord iterations of all projections
   Eigen::VectorXd q;             // joint values (the closest attempt's when not solved)
   Eigen::Matrix3Xd sites;
@@ -209,7 +194,7 @@ class RobotTracker {
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
   RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,
-                       RobotIkStatus status, RobotIkResult result) const;
+                       planning::StepStatus status, RobotIkResult result) const;
 
   const Robot* robot_;
   RobotIkOptions options_;

@@ -1,0 +1,25 @@
+#include "ikd/planning/step_status.h"
+
+namespace ikd::planning {
+
+const char* StepStatusName(StepStatus status) {
+  switch (status) {
+    case StepStatus::kReached:
+      return "REACHED";
+    case StepStatus::kClampedUnreachable:
+      return "CLAMPED_UNREACHABLE";
+    case StepStatus::kInCollision:
+      return "IN_COLLISION";
+    case StepStatus::kJointLimitBlocked:
+      return "JOINT_LIMIT_BLOCKED";
+    case StepStatus::kVelocityLimited:
+      return "VELOCITY_LIMITED";
+    case StepStatus::kAccelerationLimited:
+      return "ACCELERATION_LIMITED";
+    case StepStatus::kNotConverged:
+      return "NOT_CONVERGED";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace ikd::planning
