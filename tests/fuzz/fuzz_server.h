@@ -53,6 +53,8 @@ class FuzzServer {
 
  private:
   FuzzServer();
+  // One solve of the named industrial arm, so that its per-arm caches exist.
+  void WarmUp(const std::string& arm_name);
 
   std::unique_ptr<server::ModelStore> store_;
   std::unique_ptr<server::Metrics> metrics_;  // before the services, which record into it
