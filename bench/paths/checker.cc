@@ -203,11 +203,59 @@ RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt) {
   return m;
 }
 
+Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q) {
+  const int limbs = static_cast<int>(model.lengths.size());
+  Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, limbs + 1);
+  double heading = 0.0;
+  Eigen::Vector3d t = Eigen::Vector3d::UnitZ(), n = Eigen::Vector3d::UnitX();
+  for (int k = 0; k < limbs; ++k) {
+    Eigen::Vector3d dir;
+    if (model.planar) {
+      heading += q[k];
+      dir = Eigen::Vector3d(std::cos(heading), std::sin(heading), 0.0);
+    } else {
+      const double bend = q[2 * k], azimuth = q[2 * k + 1];
+      const Eigen::Vector3d b = t.cross(n);
+      dir = std::cos(bend) * t + std::sin(bend) * (std::cos(azimuth) * n + std::sin(azimuth) * b);
+      // The frame turns with the limb: n rotated by the bend about cos(az) b - sin(az) n.
+      const Eigen::Vector3d axis = std::cos(azimuth) * b - std::sin(azimuth) * n;
+      n = std::cos(bend) * n + std::sin(bend) * axis.cross(n) +
+          (1.0 - std::cos(bend)) * axis.dot(n) * axis;
+      t = dir;
+    }
+    sites.col(k + 1) = sites.col(k) + model.lengths[k] * dir;
+  }
+  return sites;
+}
+
+namespace {
+
+// The motions between samples, each subdivided kMotionSubsteps times.
+void CheckMotions(const CheckModel& model, const Eigen::MatrixXd& q,
+                  const std::vector<bool>& clear, PathMeasures& m) {
+  for (int s = 1; s < q.rows(); ++s) {
+    bool touched = false;
+    for (int i = 1; i < kMotionSubsteps; ++i) {
+      const double f = static_cast<double>(i) / kMotionSubsteps;
+      const Eigen::Matrix3Xd sites =
+          SitesOfAngles(model, ((1.0 - f) * q.row(s - 1) + f * q.row(s)).transpose());
+      const double c = std::min(MinObstacleClearance(model, sites), MinSelfClearance(model, sites));
+      m.min_motion_clearance = std::min(m.min_motion_clearance, c);
+      touched = touched || c < 0.0;
+    }
+    if (touched && clear[s - 1] && clear[s]) ++m.motion_collisions;
+    m.collided = m.collided || touched;
+  }
+}
+
+}  // namespace
+
 PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3Xd>& sites,
                        const std::vector<Eigen::Vector3d>& hand, double dt) {
   PathMeasures m;
-  m.min_obstacle_clearance = m.min_self_clearance = kInf;
+  m.min_obstacle_clearance = m.min_self_clearance = m.min_motion_clearance = kInf;
   std::vector<std::vector<double>> angles;
+  std::vector<bool> clear;
   for (size_t s = 0; s < sites.size(); ++s) {
     const SampleGeometry g = MeasureGeometry(model, sites[s], hand[s]);
     m.max_hand_error = std::max(m.max_hand_error, g.hand_error);
@@ -218,6 +266,7 @@ PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3
     m.min_obstacle_clearance = std::min(m.min_obstacle_clearance, obstacle);
     m.min_self_clearance = std::min(m.min_self_clearance, self);
     m.collided = m.collided || std::min(obstacle, self) < 0.0;
+    clear.push_back(std::min(obstacle, self) >= 0.0);
     if (std::min(obstacle, self) < model.safety_margin) ++m.margin_samples;
     angles.push_back(JointAngles(model, sites[s]));
     double excess = 0.0;
@@ -228,7 +277,9 @@ PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3
     m.max_position_excess = std::max(m.max_position_excess, excess);
     if (excess > kPositionSlack) ++m.position_violations;
   }
-  CheckRates(model, Unwrap(angles), dt, m);
+  const Eigen::MatrixXd q = Unwrap(angles);
+  CheckRates(model, q, dt, m);
+  CheckMotions(model, q, clear, m);
   return m;
 }
 

@@ -47,6 +47,9 @@ double MinSelfClearance(const CheckModel& model, const Eigen::Matrix3Xd& sites);
 std::vector<double> PlanarAngles(const Eigen::Matrix3Xd& sites);
 // Joint angles in arm.h's convention, computed from the sites alone.
 std::vector<double> JointAngles(const CheckModel& model, const Eigen::Matrix3Xd& sites);
+// Sites of joint angles in arm.h's convention (base at the origin), the checker's own forward
+// kinematics: planar headings summed; spatial frames parallel-transported limb by limb.
+Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q);
 // Rows: samples; each column continued across +-pi from the previous sample.
 Eigen::MatrixXd Unwrap(const std::vector<std::vector<double>>& angles);
 
@@ -60,7 +63,11 @@ RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt);
 double Percentile(std::vector<double> v, double p);
 
 struct PathMeasures {
-  bool collided = false;           // some clearance < 0 (obstacle or self)
+  bool collided = false;           // some clearance < 0 (obstacle or self), at or between samples
+  // Motions between two samples that touch while both ends are clear (the angles interpolated
+  // linearly, kMotionSubsteps sub-steps, the checker's own forward kinematics).
+  int motion_collisions = 0;
+  double min_motion_clearance = 0.0;  // m, over the sub-steps (+inf: nothing to collide with)
   int margin_samples = 0;          // samples with a clearance < the safety margin
   double min_obstacle_clearance = 0.0, min_self_clearance = 0.0;  // m (+inf: none)
   int position_violations = 0;     // samples with a joint beyond its limit by > kPositionSlack
@@ -80,6 +87,7 @@ struct PathMeasures {
 };
 
 constexpr double kPositionSlack = 1e-6;  // rad: far below any servo's resolution
+constexpr int kMotionSubsteps = 64;      // per motion between samples
 constexpr double kRateSlack = 1e-6;      // relative
 
 // Measures a joint path: sites per sample (spaced `dt`), against the requested hand positions.

@@ -170,6 +170,7 @@ Run RunSolver(const Scenario& s, const Solver& solver) {
 // Per kind and solver.
 struct Tally {
   int scenarios = 0, collided = 0, margin = 0, position = 0, velocity = 0, acceleration = 0;
+  int between = 0;    // scenarios with a motion touching between two clear samples
   int any_limit = 0;  // scenarios with a violation of any kind
   int jumped = 0;     // scenarios whose first sample is off the initial configuration
   int usable = 0;     // the library's IsSolutionUsable
@@ -180,6 +181,7 @@ struct Tally {
   void Add(const Run& r) {
     ++scenarios;
     collided += r.m.collided;
+    between += r.m.motion_collisions > 0;
     margin += r.m.margin_samples > 0;
     position += r.m.position_violations > 0;
     velocity += r.m.velocity_violations > 0;
@@ -220,9 +222,9 @@ std::string Targets(const Tally& t) {
 }
 
 void PrintRow(const char* kind, const char* solver, const Tally& t) {
-  std::printf("| %s | %s | %d | %d | %d | %d / %d / %d | %.2g | %.2g | %.3g / %.3g / %.3g | "
+  std::printf("| %s | %s | %d | %d (%d) | %d | %d / %d / %d | %.2g | %.2g | %.3g / %.3g / %.3g | "
               "%.3g / %.3g / %.3g | %.0f | %d |\n",
-              kind, solver, t.scenarios, t.collided, t.margin, t.position, t.velocity,
+              kind, solver, t.scenarios, t.collided, t.between, t.margin, t.position, t.velocity,
               t.acceleration, t.max_hand, t.max_limb, Percentile(t.speed, 0.5),
               Percentile(t.speed, 0.9), Percentile(t.speed, 1.0), Percentile(t.accel, 0.5),
               Percentile(t.accel, 0.9), Percentile(t.accel, 1.0),
@@ -263,7 +265,8 @@ void PrintDumpHeader(std::FILE* f) {
                "lib_in_collision,lib_limit_blocked,lib_velocity_limited,lib_acceleration_limited,"
                "lib_max_hand_error,lib_max_constraint_residual,lib_min_clearance,"
                "lib_max_velocity_ratio,lib_max_acceleration_ratio,lib_start,"
-               "lib_optimizer_iterations,lib_angle_difference,start_jump\n");
+               "lib_optimizer_iterations,lib_angle_difference,start_jump,motion_collisions,"
+               "min_motion_clearance\n");
 }
 
 void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r) {
@@ -278,11 +281,12 @@ void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r)
                m.max_position_excess, m.max_hand_error, m.max_limb_error, m.max_off_plane,
                m.max_speed, m.max_acceleration, r.speed_ratio, r.acceleration_ratio);
   std::fprintf(f, "%.17g,%.17g,%.17g,", m.max_bend_speed, m.max_bend_acceleration, m.min_bend);
-  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.17g\n",
+  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.17g,%d,%.17g\n",
                l.reached, l.clamped, l.in_collision, l.limit_blocked, l.velocity_limited,
                l.acceleration_limited, l.max_hand_error, l.max_constraint_residual,
                l.min_clearance, l.max_velocity_ratio, l.max_acceleration_ratio, l.start,
-               l.optimizer_iterations, r.angle_difference, r.start_jump);
+               l.optimizer_iterations, r.angle_difference, r.start_jump, m.motion_collisions,
+               m.min_motion_clearance);
 }
 
 struct Report {
@@ -343,7 +347,7 @@ void PrintBendsOnly(const std::vector<Kind>& kinds, const std::vector<Solver>& s
 void PrintReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solvers,
                  const Report& report) {
   std::printf(
-      "| kind | solver | scenarios | collided | in margin | position / velocity / acceleration "
+      "| kind | solver | scenarios | collided (between samples) | in margin | position / velocity / acceleration "
       "violations | max hand error (m) | max limb error | speed ratio median / p90 / max | "
       "acceleration ratio median / p90 / max | us per sample | library: usable |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

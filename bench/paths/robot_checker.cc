@@ -110,7 +110,7 @@ RateMaxima WeightedRates(const RobotCheckModel& model, const Eigen::MatrixXd& q,
 RobotPathMeasures CheckRobotPath(const RobotCheckModel& model, const Eigen::MatrixXd& q,
                                  const std::vector<ToolRequest>& request, double dt) {
   RobotPathMeasures m;
-  std::vector<bool> ok(q.rows(), false);
+  std::vector<bool> ok(q.rows(), false), clear(q.rows(), false);
   for (int k = 0; k < q.rows(); ++k) {
     const Eigen::VectorXd qk = q.row(k).transpose();
     const RobotKinematics fk = ForwardKinematics(model, qk);
@@ -126,6 +126,7 @@ RobotPathMeasures CheckRobotPath(const RobotCheckModel& model, const Eigen::Matr
     const double clearance = RobotMinClearance(model, fk);
     m.min_clearance = std::min(m.min_clearance, clearance);
     m.collided = m.collided || clearance < 0.0;
+    clear[k] = clearance >= 0.0;
     if (clearance < model.safety_margin) ++m.margin_samples;
     double excess = 0.0;
     for (int j = 0; j < model.num_joints(); ++j) {
@@ -155,6 +156,18 @@ RobotPathMeasures CheckRobotPath(const RobotCheckModel& model, const Eigen::Matr
     }
     return count;
   };
+  for (int k = 1; k < q.rows(); ++k) {
+    bool touched = false;
+    for (int i = 1; i < kMotionSubsteps; ++i) {
+      const double f = static_cast<double>(i) / kMotionSubsteps;
+      const double c = RobotMinClearance(
+          model, ForwardKinematics(model, ((1.0 - f) * q.row(k - 1) + f * q.row(k)).transpose()));
+      m.min_motion_clearance = std::min(m.min_motion_clearance, c);
+      touched = touched || c < 0.0;
+    }
+    if (touched && clear[k - 1] && clear[k]) ++m.motion_collisions;
+    m.collided = m.collided || touched;
+  }
   const Eigen::MatrixXd v = Velocities(q, dt), a = Velocities(v, dt);
   m.velocity_violations += count_over(v, &RobotCheckJoint::max_velocity);
   m.acceleration_violations += count_over(a, &RobotCheckJoint::max_acceleration);

@@ -79,7 +79,11 @@ struct ToolRequest {
 RateMaxima WeightedRates(const RobotCheckModel& model, const Eigen::MatrixXd& q, double dt);
 
 struct RobotPathMeasures {
-  bool collided = false;
+  bool collided = false;  // at a sample or between two (kMotionSubsteps sub-steps, checker.h)
+  // Motions between two samples that touch while both ends are clear (joints interpolated
+  // linearly, the checker's own forward kinematics).
+  int motion_collisions = 0;
+  double min_motion_clearance = std::numeric_limits<double>::infinity();  // m
   int margin_samples = 0;            // samples with a clearance < the safety margin
   double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: no obstacles)
   int position_violations = 0;       // samples with a joint beyond its limits by > kRobotSlack

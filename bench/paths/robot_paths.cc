@@ -250,7 +250,8 @@ RobotDump RobotDump::Open(const std::string& prefix) {
                "raw_speed,raw_acceleration,min_sigma,min_sigma_sample,lib_reached,lib_joint_limit_blocked,lib_not_converged,"
                "lib_in_collision,lib_velocity_limited,lib_acceleration_limited,lib_max_position_error,"
                "lib_max_rotation_error,lib_min_clearance,lib_max_velocity_ratio,"
-               "lib_max_acceleration_ratio,lib_feasible_time_scaling,start_jump\n");
+               "lib_max_acceleration_ratio,lib_feasible_time_scaling,start_jump,motion_collisions,"
+               "min_motion_clearance\n");
   std::fprintf(dump.joints, "kind,index,solver,sample,status,q...\n");
   return dump;
 }
@@ -268,7 +269,7 @@ RobotRun RunRobotSolver(const RobotScenario& s, int solver) {
   const auto start = std::chrono::steady_clock::now();
   if (solver == 0) {
     run.samples = PlainSolve(robot, scene, s.targets, s.q0);
-    run.summary = robot::SummarizeRobotPath(robot, s.times, run.samples);
+    run.summary = robot::SummarizeRobotPath(robot, scene, s.times, run.samples);
   } else {
     auto result = robot::PlanRobotPath(robot, scene, s.targets, s.times, robot::RobotIkOptions(), s.q0);
     if (!result.ok()) Die("PlanRobotPath: " + std::string(result.status().message()));
@@ -300,11 +301,12 @@ void DumpRobotRun(const RobotDump& dump, const std::string& label, const RobotSc
                  m.max_position_error, m.max_rotation_error, m.reached, m.rates.speed,
                  m.rates.acceleration, r.speed_ratio, r.acceleration_ratio, m.raw.speed, m.raw.acceleration);
     std::fprintf(dump.measures, "%.17g,%d,", m.min_sigma, m.min_sigma_sample);
-    std::fprintf(dump.measures, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+    std::fprintf(dump.measures,
+                 "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.17g\n",
                  l.reached, l.limit_blocked, l.not_converged, l.in_collision, l.velocity_limited,
                  l.acceleration_limited, l.max_position_error, l.max_rotation_error, l.min_clearance,
                  l.max_velocity_ratio, l.max_acceleration_ratio, l.feasible_time_scaling,
-                 r.start_jump);
+                 r.start_jump, m.motion_collisions, m.min_motion_clearance);
   }
   if (dump.joints) {
     for (size_t k = 0; k < r.samples.size(); ++k) {

@@ -26,6 +26,7 @@ RateLimitedTracker::RateLimitedTracker(const Arm& arm, const planning::Scene* sc
                                        ArmTracker tracker, double safety_margin)
     : arm_(&arm),
       scene_(scene),
+      body_(arm),
       tracker_(std::move(tracker)),
       safety_margin_(safety_margin),
       window_(AngleRates(arm)) {}
@@ -88,6 +89,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
+  if (answered_) CheckMotion(q, *step);
   window_.Answer(q, v);
   last_target_ = target;
   time_ = time;
@@ -227,6 +229,12 @@ double RateLimitedTracker::PairClearance(const NearPair& pair,
   return planning::SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(l),
                                           sites.col(l + 1)) -
          limbs[k].radius - limbs[l].radius;
+}
+
+void RateLimitedTracker::CheckMotion(const Eigen::VectorXd& q, IkResult& step) const {
+  const planning::SweptClearance swept = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+  step.min_clearance = std::min(step.min_clearance, swept.min_clearance);
+  step.status = planning::WithMotionClearance(step.status, swept.min_clearance);
 }
 
 bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkResult& step) {

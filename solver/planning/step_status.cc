@@ -22,4 +22,20 @@ const char* StepStatusName(StepStatus status) {
   return "UNKNOWN";
 }
 
+StepStatus WithMotionClearance(StepStatus status, double motion_clearance) {
+  if (!(motion_clearance < 0.0)) return status;
+  switch (status) {
+    case StepStatus::kReached:
+    case StepStatus::kClampedUnreachable:
+    case StepStatus::kVelocityLimited:
+    case StepStatus::kAccelerationLimited:
+      return StepStatus::kInCollision;
+    case StepStatus::kInCollision:
+    case StepStatus::kJointLimitBlocked:
+    case StepStatus::kNotConverged:
+      return status;
+  }
+  return status;
+}
+
 }  // namespace ikd::planning

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ikd/planning/path_rates.h"
+#include "ikd/planning/swept_clearance.h"
+#include "ikd/robot/robot_body.h"
 #include "motion.h"
 #include "path_backward.h"
 #include "path_ladder.h"
@@ -64,6 +66,18 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
       status =
           planning::StepStatus::kReached;  // StepTo's own check is the same velocity, unrounded
     }
+  }
+}
+
+// Step 3 of robot_path.h: the motion into each sample from the one before.
+void CheckMotions(const Robot& robot, const planning::Scene* scene,
+                  std::vector<RobotIkResult>& samples) {
+  const RobotBody body(robot);
+  for (size_t k = 1; k < samples.size(); ++k) {
+    const planning::SweptClearance swept =
+        planning::SweptClearanceOf(body, scene, samples[k - 1].q, samples[k].q);
+    samples[k].min_clearance = std::min(samples[k].min_clearance, swept.min_clearance);
+    samples[k].status = planning::WithMotionClearance(samples[k].status, swept.min_clearance);
   }
 }
 
@@ -176,7 +190,7 @@ absl::Status KeepIfBetter(const Robot& robot, const planning::Scene* scene,
   }
   RobotPathResult result;
   result.samples = std::move(samples);
-  result.summary = SummarizeRobotPath(robot, times, result.samples);
+  result.summary = SummarizeRobotPath(robot, scene, times, result.samples);
   result.summary.start = start;
   if (Better(result.summary, best.summary) && (!acceptable || acceptable(result.summary))) {
     best = std::move(result);
@@ -232,9 +246,11 @@ std::string RobotPathSummary::BriefReport() const {
       max_position_error, max_rotation_error, min_clearance);
 }
 
-RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double>& times,
+RobotPathSummary SummarizeRobotPath(const Robot& robot, const planning::Scene* scene,
+                                    const std::vector<double>& times,
                                     std::vector<RobotIkResult>& samples) {
   RobotPathSummary summary;
+  CheckMotions(robot, scene, samples);
   CheckRates(robot, times, samples, summary);
   for (const RobotIkResult& sample : samples) Count(sample, summary);
   return summary;
@@ -277,7 +293,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning
     }
     RobotPathResult result;
     result.samples = *std::move(samples);
-    result.summary = SummarizeRobotPath(robot, times, result.samples);
+    result.summary = SummarizeRobotPath(robot, scene, times, result.samples);
     result.summary.start = start;
     if (!best.ok() || Better(result.summary, best->summary)) best = std::move(result);
     if (!WorthAnotherStart(best->summary)) break;

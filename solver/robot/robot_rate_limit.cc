@@ -27,6 +27,7 @@ RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracke
     : robot_(&robot),
       tracker_(std::move(tracker)),
       scene_(scene),
+      body_(robot),
       safety_margin_(options.safety_margin),
       position_tolerance_(options.position_tolerance),
       rotation_tolerance_(options.rotation_tolerance),
@@ -80,6 +81,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
+  if (answered_) CheckMotion(q, result);
   window_.Answer(q, v);
   last_target_ = target;
   time_ = time;
@@ -100,6 +102,12 @@ void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt
     return;
   }
   window_.Approach(q_target - window_.q(), (q_target - before.q) / dt);
+}
+
+void RateLimitedRobotTracker::CheckMotion(const Eigen::VectorXd& q, RobotIkResult& result) const {
+  const planning::SweptClearance swept = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+  result.min_clearance = std::min(result.min_clearance, swept.min_clearance);
+  result.status = planning::WithMotionClearance(result.status, swept.min_clearance);
 }
 
 void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget& target,

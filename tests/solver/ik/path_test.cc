@@ -232,7 +232,7 @@ TEST(PlanPathTest, ReportedTimeScalingMakesTheTimingFeasible) {
   EXPECT_LE(rates.max_speed, 0.5 * (1 + 1e-9));
   EXPECT_LE(rates.max_acceleration, 2.0 * (1 + 1e-9));
   EXPECT_NEAR(std::max(rates.max_speed / 0.5, std::sqrt(rates.max_acceleration / 2.0)), 1.0, 1e-9);
-  const PathSummary summary = SummarizePath(arm, stretched);
+  const PathSummary summary = SummarizePath(arm, nullptr, stretched);
   EXPECT_NEAR(summary.feasible_time_scaling, 1.0, 1e-9);
 }
 

@@ -56,7 +56,11 @@
 //    least, which near a straight or folded joint winds an azimuth onto a branch no local
 //    step leaves. The first sample stays where the arm is.
 //    Arms of more than 32 joint angles (its cost grows with their cube) keep the driver's path.
-// 3. The rate check: joint velocities and accelerations (finite differences of the unwrapped
+// 3. The motion check: every step certifies the motion into it from the step before (the
+//    joint angles interpolated linearly, as a servo does; planning/swept_clearance.h): its
+//    min_clearance is the least clearance of that motion, and a motion that touches an obstacle
+//    or another limb makes the step IN_COLLISION.
+//    The rate check: joint velocities and accelerations (finite differences of the unwrapped
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
 //    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the smallest stretch of
 //    the timing at which none would (v scales as 1/s, a as 1/s^2).
@@ -83,6 +87,8 @@ struct PathSummary {
   int samples = 0;
   int reached = 0, clamped = 0, in_collision = 0, limit_blocked = 0;
   int velocity_limited = 0, acceleration_limited = 0;
+  // Of the samples in collision, those clear themselves whose motion in touches (step 3).
+  int collided_between = 0;
   double max_hand_error = 0.0;           // m
   double max_constraint_residual = 0.0;  // relative
   double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: nothing near)
@@ -139,8 +145,12 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const planning::Scene* scene
                                     std::optional<Eigen::Matrix3Xd> initial_sites = {},
                                     const StopCheck& stop = {});
 
-// Step 3 alone: sets the rate statuses of `steps` (sampled at their `time`s) and fills the
-// summary's counts, ratios, scaling and residuals.
-PathSummary SummarizePath(const Arm& arm, std::vector<IkResult>& steps);
+// Step 3 alone: checks the motion into every step after the first against `scene` (null: free
+// space) and the arm itself (planning/swept_clearance.h: each step's min_clearance becomes the
+// least of the motion into it, IN_COLLISION where that touches), sets the rate statuses of
+// `steps` (sampled at their `time`s) and fills the summary's counts, ratios, scaling and
+// residuals.
+PathSummary SummarizePath(const Arm& arm, const planning::Scene* scene,
+                          std::vector<IkResult>& steps);
 
 }  // namespace ikd::ik

@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/ik/arm.h"
+#include "ikd/ik/arm_body.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/planning/joint_rates.h"
 #include "ikd/planning/scene.h"
@@ -71,6 +72,9 @@ class RateLimitedTracker {
                             const Eigen::VectorXd& q);
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
+  // The motion from the last answer to angles q (planning/swept_clearance.h): `step`'s
+  // min_clearance becomes its least clearance, and its status IN_COLLISION where it touches.
+  void CheckMotion(const Eigen::VectorXd& q, IkResult& step) const;
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
   // (planning/joint_rates.h) says so: clearance first, then the hand nearer `target`; true when
   // that state is on the target (REACHED).
@@ -91,6 +95,7 @@ class RateLimitedTracker {
 
   const Arm* arm_;
   const planning::Scene* scene_;  // may be null (free space)
+  ChainArmBody body_;             // the arm for the motion check between answers
   ArmTracker tracker_;
   double safety_margin_;
   // The last answer's joint angles (unwrapped along the stream) and velocities, and what

@@ -9,7 +9,9 @@ enum class StepStatus {
   kReached,  // on the target, clear of obstacles, within limits (industrial arms: checked by FK)
   // Chain arms: the target is outside the reachable shell; the hand is at its closest point.
   kClampedUnreachable,
-  kInCollision,        // no collision-free configuration (or way out) was found for this step
+  // No collision-free configuration (or way out) was found for this step, or the motion into it
+  // from the previous step (every joint interpolated linearly) touches something.
+  kInCollision,
   kJointLimitBlocked,  // the joint limits could not be met; the arm holds its last valid pose
   // Reached, but a joint passes its velocity (acceleration) limit at the requested timing
   // (paths: the summary gives the time scaling at which it would not); Track: the closest state
@@ -20,6 +22,11 @@ enum class StepStatus {
   // out of reach); the arm holds the last configuration it reached on the way.
   kNotConverged,
 };
+
+// The status of a step whose motion in has least clearance `motion_clearance`: IN_COLLISION
+// where it is negative and the step was otherwise good (reached, clamped or rate-limited);
+// `status` unchanged otherwise (a blocked or unconverged step stays what it is).
+StepStatus WithMotionClearance(StepStatus status, double motion_clearance);
 
 // The wire's StepStatus name without its prefix: "REACHED", "IN_COLLISION", ...
 const char* StepStatusName(StepStatus status);

@@ -17,7 +17,11 @@
 //    90% of the limits and on clearances below 3 safety margins, close to step 1's path; each
 //    tool put back on its target by Newton steps, a move kept only within the limits, the
 //    tolerances and its clearance (solver/robot/path_optimizer.h).
-// 3. The rate check: joint velocities and accelerations (finite differences of q) against the
+// 3. The motion check: every sample certifies the motion into it from the sample before (the
+//    joints interpolated linearly, as a servo does; planning/swept_clearance.h): its
+//    min_clearance is the least clearance of that motion, and a motion that touches an obstacle
+//    makes the sample IN_COLLISION, which the starts of steps 4-6 then repair as any collision.
+//    The rate check: joint velocities and accelerations (finite differences of q) against the
 //    joints' max_velocity and max_acceleration; a REACHED sample that passes a limit becomes
 //    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the
 //    smallest stretch of the timing at which none would (v scales as 1/s, a as 1/s^2).
@@ -113,8 +117,12 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning
                                               const Eigen::VectorXd& q0,
                                               const RobotStopCheck& stop = {});
 
-// Step 3 alone: sets the rate statuses of `samples` (at `times`) and fills the summary.
-RobotPathSummary SummarizeRobotPath(const Robot& robot, const std::vector<double>& times,
+// Step 3 alone: checks the motion into every sample after the first against `scene` (null:
+// free space; planning/swept_clearance.h: each sample's min_clearance becomes the least of the
+// motion into it, IN_COLLISION where that touches), sets the rate statuses of `samples` (at
+// `times`) and fills the summary.
+RobotPathSummary SummarizeRobotPath(const Robot& robot, const planning::Scene* scene,
+                                    const std::vector<double>& times,
                                     std::vector<RobotIkResult>& samples);
 
 }  // namespace ikd::robot

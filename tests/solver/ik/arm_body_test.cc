@@ -1,0 +1,187 @@
+// A chain arm's body for the motion check, against the test's own kinematics: no point of a
+// limb travels farther than its sweep bound, and the swept clearance brackets a dense sampling
+// of the motion measured with the test's own distances.
+#include "ikd/ik/arm_body.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ikd::ik {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int kFine = 2000;  // sub-steps of the test's own sampling of a motion
+
+Arm PlanarArm() {
+  ArmSpec spec;
+  spec.planar = true;
+  spec.limbs = {{0.5, 0.02}, {0.4, 0.03}, {0.3, 0.01}};
+  return *Arm::Create(spec);
+}
+
+Arm SpatialArm() {
+  ArmSpec spec;
+  spec.planar = false;
+  spec.limbs = {{0.4, 0.02}, {0.4, 0.02}, {0.3, 0.02}};
+  return *Arm::Create(spec);
+}
+
+// The test's planar forward kinematics: headings summed from the base's x axis.
+Eigen::Matrix3Xd PlanarSites(const Arm& arm, const Eigen::VectorXd& q) {
+  Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, arm.num_sites());
+  double heading = 0.0;
+  for (int k = 0; k < arm.num_limbs(); ++k) {
+    heading += q[k];
+    sites.col(k + 1) = sites.col(k) + arm.spec().limbs[k].length *
+                                          Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
+  }
+  return sites;
+}
+
+// Points of limb k's capsule surface at sites: along the axis, offset by the radius in the
+// plane and out of it.
+std::vector<Eigen::Vector3d> SurfacePoints(const Eigen::Matrix3Xd& sites, int k, double radius) {
+  const Eigen::Vector3d a = sites.col(k), b = sites.col(k + 1);
+  const Eigen::Vector3d u = (b - a).normalized();
+  const Eigen::Vector3d w = Eigen::Vector3d::UnitZ().cross(u);
+  std::vector<Eigen::Vector3d> points;
+  for (double t : {0.0, 0.5, 1.0}) {
+    for (const Eigen::Vector3d& offset :
+         {Eigen::Vector3d(radius * w), Eigen::Vector3d(-radius * w),
+          Eigen::Vector3d(radius * u), Eigen::Vector3d(radius * Eigen::Vector3d::UnitZ())}) {
+      points.push_back(a + t * (b - a) + offset);
+    }
+  }
+  return points;
+}
+
+TEST(ChainArmBodyTest, PlanarLimbPointsTravelWithinTheirBounds) {
+  const Arm arm = PlanarArm();
+  const ChainArmBody body(arm);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> angle(-kPi, kPi), move(-0.8, 0.8);
+  for (int trial = 0; trial < 50; ++trial) {
+    Eigen::VectorXd a(3), b(3);
+    for (int j = 0; j < 3; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
+    Eigen::VectorXd bounds;
+    body.SweepBounds(a, b, &bounds);
+    for (int k = 0; k < 3; ++k) {
+      const double radius = arm.spec().limbs[k].radius;
+      std::vector<Eigen::Vector3d> before = SurfacePoints(PlanarSites(arm, a), k, radius);
+      std::vector<double> travel(before.size(), 0.0);
+      for (int i = 1; i <= kFine; ++i) {
+        const Eigen::VectorXd q = a + (b - a) * (static_cast<double>(i) / kFine);
+        const std::vector<Eigen::Vector3d> now = SurfacePoints(PlanarSites(arm, q), k, radius);
+        for (size_t p = 0; p < now.size(); ++p) travel[p] += (now[p] - before[p]).norm();
+        before = now;
+      }
+      for (double t : travel) EXPECT_LE(t, bounds[k] * (1 + 1e-9)) << trial << " limb " << k;
+    }
+  }
+}
+
+TEST(ChainArmBodyTest, SpatialSitesTravelWithinTheirBounds) {
+  // Bends across the whole range, azimuths turning fast: the rotation about a turning axis.
+  const Arm arm = SpatialArm();
+  const ChainArmBody body(arm);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> bend(0.0, kPi), azimuth(-kPi, kPi), move(-1.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    Eigen::VectorXd a(6), b(6);
+    for (int k = 0; k < 3; ++k) {
+      a[2 * k] = bend(rng), a[2 * k + 1] = azimuth(rng);
+      b[2 * k] = std::clamp(a[2 * k] + 0.5 * move(rng), 0.0, kPi);
+      b[2 * k + 1] = a[2 * k + 1] + 2.0 * move(rng);
+    }
+    Eigen::VectorXd bounds;
+    body.SweepBounds(a, b, &bounds);
+    auto sites = [&](const Eigen::VectorXd& q) {
+      return *arm.SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
+    };
+    Eigen::Matrix3Xd before = sites(a);
+    Eigen::VectorXd travel = Eigen::VectorXd::Zero(arm.num_sites());
+    for (int i = 1; i <= kFine; ++i) {
+      const Eigen::Matrix3Xd now = sites(a + (b - a) * (static_cast<double>(i) / kFine));
+      travel += (now - before).colwise().norm().transpose();
+      before = now;
+    }
+    // Site k + 1 ends limb k: within limb k's bound.
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_LE(travel[k + 1], bounds[k] * (1 + 1e-9)) << trial << " limb " << k;
+    }
+  }
+}
+
+double PointToSegment(const Eigen::Vector3d& x, const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+  const Eigen::Vector3d d = b - a;
+  const double t = std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0);
+  return (a + t * d - x).norm();
+}
+
+// Two segments in the plane: 0 where they cross, else the least end-to-segment distance.
+double PlanarSegments(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Vector3d& c,
+                      const Eigen::Vector3d& d) {
+  auto side = [](const Eigen::Vector3d& p, const Eigen::Vector3d& q, const Eigen::Vector3d& r) {
+    return (q.x() - p.x()) * (r.y() - p.y()) - (q.y() - p.y()) * (r.x() - p.x());
+  };
+  if (side(a, b, c) * side(a, b, d) < 0 && side(c, d, a) * side(c, d, b) < 0) return 0.0;
+  return std::min({PointToSegment(a, c, d), PointToSegment(b, c, d), PointToSegment(c, a, b),
+                   PointToSegment(d, a, b)});
+}
+
+// The test's own clearance of a planar configuration: each limb to a ball (centre to segment,
+// minus radii), and limb 0 to limb 2 (the only non-adjacent pair of three).
+double PlanarClearance(const Arm& arm, const Eigen::VectorXd& q, const Eigen::Vector3d& centre,
+                       double rho) {
+  const Eigen::Matrix3Xd sites = PlanarSites(arm, q);
+  const auto& limbs = arm.spec().limbs;
+  double least = PlanarSegments(sites.col(0), sites.col(1), sites.col(2), sites.col(3)) -
+                 limbs[0].radius - limbs[2].radius;
+  for (int k = 0; k < arm.num_limbs(); ++k) {
+    least = std::min(least, PointToSegment(centre, sites.col(k), sites.col(k + 1)) - rho -
+                                limbs[k].radius);
+  }
+  return least;
+}
+
+TEST(ChainArmBodyTest, SweptClearanceBracketsADenseSampling) {
+  const Arm arm = PlanarArm();
+  const ChainArmBody body(arm);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> angle(-kPi, kPi), move(-1.2, 1.2), where(-1.0, 1.0);
+  const planning::SweptClearanceOptions options;
+  int touching = 0, clear = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const Eigen::Vector3d centre(where(rng), where(rng), 0.0);
+    const double rho = 0.05;
+    const planning::Scene scene = *planning::Scene::Create({{"ball", planning::Sphere{centre, rho}}});
+    Eigen::VectorXd a(3), b(3);
+    for (int j = 0; j < 3; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
+    if (PlanarClearance(arm, a, centre, rho) < 0 || PlanarClearance(arm, b, centre, rho) < 0) continue;
+    double sampled = std::numeric_limits<double>::infinity();
+    for (int i = 0; i <= kFine; ++i) {
+      sampled = std::min(sampled,
+                         PlanarClearance(arm, a + (b - a) * (static_cast<double>(i) / kFine), centre, rho));
+    }
+    const planning::SweptClearance swept = planning::SweptClearanceOf(body, &scene, a, b, options);
+    if (sampled < 0.0) {
+      ++touching;
+      EXPECT_LT(swept.min_clearance, 0.0) << trial;
+      continue;
+    }
+    ++clear;
+    EXPECT_LE(swept.min_clearance, sampled + 1e-12) << trial;
+    // The dense sampling misses the true least by at most its step's travel (~1e-3 m).
+    EXPECT_GE(swept.min_clearance, sampled - options.relative_tolerance * sampled - 2e-3)
+        << trial << " evaluations " << swept.evaluations << " at " << swept.at;
+  }
+  EXPECT_GE(touching, 5);  // both kinds of motion were tried
+  EXPECT_GE(clear, 5);
+}
+
+}  // namespace
+}  // namespace ikd::ik

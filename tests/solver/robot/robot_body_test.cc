@@ -1,0 +1,74 @@
+// An industrial arm's body for the motion check: its links are the joint-origin capsules, and
+// no point of a link travels farther than its sweep bound (measured from the arm's link poses,
+// not from the capsules the body builds).
+#include "ikd/robot/robot_body.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ikd/robot/presets.h"
+
+namespace ikd::robot {
+namespace {
+
+constexpr int kFine = 1000;
+
+TEST(RobotBodyTest, LinksAreTheJointOriginCapsules) {
+  ChainSpec spec = presets::Ur5();
+  spec.link_radii.assign(NumMovingJoints(spec), 0.05);
+  const Robot robot = *Robot::Create(spec);
+  const RobotBody body(robot);
+  const Eigen::VectorXd q = Eigen::VectorXd::LinSpaced(6, -1.0, 1.5);
+  std::vector<planning::Capsule> links;
+  body.Links(q, &links);
+  ASSERT_EQ(static_cast<int>(links.size()), body.num_links());
+  const std::vector<Eigen::Isometry3d> poses = LinkPoses(robot.spec(), q);
+  for (int k = 0; k + 1 < body.num_links(); ++k) {
+    EXPECT_LT((links[k].a - poses[k].translation()).norm(), 1e-12);
+    EXPECT_LT((links[k].b - links[k + 1].a).norm(), 1e-12);
+    EXPECT_EQ(links[k].radius, 0.05);
+  }
+  EXPECT_LT((links.back().b - ToolPose(robot.spec(), q).translation()).norm(), 1e-12);
+}
+
+TEST(RobotBodyTest, LinkPointsTravelWithinTheirBounds) {
+  for (const ChainSpec& spec : {presets::Ur5(), presets::Panda(), presets::Iiwa14()}) {
+    const Robot robot = *Robot::Create(spec);
+    const RobotBody body(robot);
+    const int n = robot.num_joints();
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> angle(-3.0, 3.0), move(-0.7, 0.7);
+    for (int trial = 0; trial < 20; ++trial) {
+      Eigen::VectorXd a(n), b(n);
+      for (int j = 0; j < n; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
+      Eigen::VectorXd bounds;
+      body.SweepBounds(a, b, &bounds);
+      ASSERT_EQ(bounds.size(), body.num_links());
+      // Each link's origin (its pose) and the tool centre point, the ends of the capsules.
+      auto ends = [&](const Eigen::VectorXd& q) {
+        std::vector<Eigen::Vector3d> points;
+        for (const Eigen::Isometry3d& X : LinkPoses(robot.spec(), q)) points.push_back(X.translation());
+        points.push_back(ToolPose(robot.spec(), q).translation());
+        return points;
+      };
+      std::vector<Eigen::Vector3d> before = ends(a);
+      std::vector<double> travel(before.size(), 0.0);
+      for (int i = 1; i <= kFine; ++i) {
+        const std::vector<Eigen::Vector3d> now = ends(a + (b - a) * (static_cast<double>(i) / kFine));
+        for (size_t p = 0; p < now.size(); ++p) travel[p] += (now[p] - before[p]).norm();
+        before = now;
+      }
+      // Point p + 1 ends link p; point p starts it.
+      for (int k = 0; k < body.num_links(); ++k) {
+        EXPECT_LE(travel[k], bounds[k] * (1 + 1e-9)) << spec.name << " " << trial << " link " << k;
+        EXPECT_LE(travel[k + 1], bounds[k] * (1 + 1e-9)) << spec.name << " " << trial << " link " << k;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ikd::robot
