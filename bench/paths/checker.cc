@@ -228,27 +228,22 @@ Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q
   return sites;
 }
 
-namespace {
-
-// The motions between samples, each subdivided kMotionSubsteps times.
-void CheckMotions(const CheckModel& model, const Eigen::MatrixXd& q,
-                  const std::vector<bool>& clear, PathMeasures& m) {
+MotionMeasures MeasureMotions(const Eigen::MatrixXd& q, const std::vector<bool>& clear,
+                              const std::function<double(const Eigen::VectorXd&)>& clearance) {
+  MotionMeasures m;
   for (int s = 1; s < q.rows(); ++s) {
     bool touched = false;
     for (int i = 1; i < kMotionSubsteps; ++i) {
       const double f = static_cast<double>(i) / kMotionSubsteps;
-      const Eigen::Matrix3Xd sites =
-          SitesOfAngles(model, ((1.0 - f) * q.row(s - 1) + f * q.row(s)).transpose());
-      const double c = std::min(MinObstacleClearance(model, sites), MinSelfClearance(model, sites));
-      m.min_motion_clearance = std::min(m.min_motion_clearance, c);
+      const double c = clearance(((1.0 - f) * q.row(s - 1) + f * q.row(s)).transpose());
+      m.min_clearance = std::min(m.min_clearance, c);
       touched = touched || c < 0.0;
     }
-    if (touched && clear[s - 1] && clear[s]) ++m.motion_collisions;
-    m.collided = m.collided || touched;
+    if (touched && clear[s - 1] && clear[s]) ++m.collisions;
+    m.touched = m.touched || touched;
   }
+  return m;
 }
-
-}  // namespace
 
 PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3Xd>& sites,
                        const std::vector<Eigen::Vector3d>& hand, double dt) {
@@ -279,7 +274,13 @@ PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3
   }
   const Eigen::MatrixXd q = Unwrap(angles);
   CheckRates(model, q, dt, m);
-  CheckMotions(model, q, clear, m);
+  const MotionMeasures motions = MeasureMotions(q, clear, [&](const Eigen::VectorXd& between) {
+    const Eigen::Matrix3Xd sites = SitesOfAngles(model, between);
+    return std::min(MinObstacleClearance(model, sites), MinSelfClearance(model, sites));
+  });
+  m.motion_collisions = motions.collisions;
+  m.min_motion_clearance = motions.min_clearance;
+  m.collided = m.collided || motions.touched;
   return m;
 }
 

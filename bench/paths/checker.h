@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,16 @@ std::vector<double> JointAngles(const CheckModel& model, const Eigen::Matrix3Xd&
 // Sites of joint angles in arm.h's convention (base at the origin), the checker's own forward
 // kinematics: planar headings summed; spatial frames parallel-transported limb by limb.
 Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q);
+// The motions between consecutive rows of q (joint values, interpolated linearly), each
+// subdivided kMotionSubsteps times and measured by `clearance` of a configuration: how many
+// touch while both their ends are `clear`, whether any touches, the least clearance on the way.
+struct MotionMeasures {
+  int collisions = 0;
+  bool touched = false;
+  double min_clearance = std::numeric_limits<double>::infinity();
+};
+MotionMeasures MeasureMotions(const Eigen::MatrixXd& q, const std::vector<bool>& clear,
+                              const std::function<double(const Eigen::VectorXd&)>& clearance);
 // Rows: samples; each column continued across +-pi from the previous sample.
 Eigen::MatrixXd Unwrap(const std::vector<std::vector<double>>& angles);
 

@@ -156,18 +156,12 @@ RobotPathMeasures CheckRobotPath(const RobotCheckModel& model, const Eigen::Matr
     }
     return count;
   };
-  for (int k = 1; k < q.rows(); ++k) {
-    bool touched = false;
-    for (int i = 1; i < kMotionSubsteps; ++i) {
-      const double f = static_cast<double>(i) / kMotionSubsteps;
-      const double c = RobotMinClearance(
-          model, ForwardKinematics(model, ((1.0 - f) * q.row(k - 1) + f * q.row(k)).transpose()));
-      m.min_motion_clearance = std::min(m.min_motion_clearance, c);
-      touched = touched || c < 0.0;
-    }
-    if (touched && clear[k - 1] && clear[k]) ++m.motion_collisions;
-    m.collided = m.collided || touched;
-  }
+  const MotionMeasures motions = MeasureMotions(q, clear, [&](const Eigen::VectorXd& between) {
+    return RobotMinClearance(model, ForwardKinematics(model, between));
+  });
+  m.motion_collisions = motions.collisions;
+  m.min_motion_clearance = motions.min_clearance;
+  m.collided = m.collided || motions.touched;
   const Eigen::MatrixXd v = Velocities(q, dt), a = Velocities(v, dt);
   m.velocity_violations += count_over(v, &RobotCheckJoint::max_velocity);
   m.acceleration_violations += count_over(a, &RobotCheckJoint::max_acceleration);

@@ -110,43 +110,15 @@ void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summa
 void CheckMotions(const Arm& arm, const planning::Scene* scene, std::vector<IkResult>& steps,
                   PathSummary& summary) {
   if (steps.size() < 2) return;
-  const ChainArmBody body(arm);
-  const Eigen::MatrixXd q = internal::UnwrappedAngles(steps);
+  const std::vector<planning::SweptClearance> motions =
+      planning::SweptClearancesAlong(ChainArmBody(arm), scene, internal::UnwrappedAngles(steps));
   for (size_t k = 1; k < steps.size(); ++k) {
-    const planning::SweptClearance swept = planning::SweptClearanceOf(
-        body, scene, q.row(k - 1).transpose(), q.row(k).transpose());
-    steps[k].min_clearance = std::min(steps[k].min_clearance, swept.min_clearance);
-    const planning::StepStatus status =
-        planning::WithMotionClearance(steps[k].status, swept.min_clearance);
-    summary.collided_between += status != steps[k].status;
-    steps[k].status = status;
+    summary.collided_between += planning::TakeMotionClearance(motions[k - 1], steps[k]);
   }
 }
 
 void Count(const IkResult& step, PathSummary& summary) {
-  ++summary.samples;
-  switch (step.status) {
-    case planning::StepStatus::kReached:
-      ++summary.reached;
-      break;
-    case planning::StepStatus::kClampedUnreachable:
-      ++summary.clamped;
-      break;
-    case planning::StepStatus::kNotConverged:
-      break;  // industrial arms only
-    case planning::StepStatus::kInCollision:
-      ++summary.in_collision;
-      break;
-    case planning::StepStatus::kJointLimitBlocked:
-      ++summary.limit_blocked;
-      break;
-    case planning::StepStatus::kVelocityLimited:
-      ++summary.velocity_limited;
-      break;
-    case planning::StepStatus::kAccelerationLimited:
-      ++summary.acceleration_limited;
-      break;
-  }
+  summary.Add(step.status);
   summary.max_hand_error = std::max(summary.max_hand_error, step.hand_error);
   summary.max_constraint_residual =
       std::max(summary.max_constraint_residual, step.constraint_residual);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ikd/planning/boxed_least_squares.h"
+#include "ikd/planning/swept_clearance.h"
 #include "path_optimizer.h"
 
 namespace ikd::ik {
@@ -89,7 +90,9 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
-  if (answered_) CheckMotion(q, *step);
+  if (answered_) {
+    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q), *step);
+  }
   window_.Answer(q, v);
   last_target_ = target;
   time_ = time;
@@ -229,12 +232,6 @@ double RateLimitedTracker::PairClearance(const NearPair& pair,
   return planning::SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(l),
                                           sites.col(l + 1)) -
          limbs[k].radius - limbs[l].radius;
-}
-
-void RateLimitedTracker::CheckMotion(const Eigen::VectorXd& q, IkResult& step) const {
-  const planning::SweptClearance swept = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  step.min_clearance = std::min(step.min_clearance, swept.min_clearance);
-  step.status = planning::WithMotionClearance(step.status, swept.min_clearance);
 }
 
 bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkResult& step) {

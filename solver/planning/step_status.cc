@@ -38,4 +38,31 @@ StepStatus WithMotionClearance(StepStatus status, double motion_clearance) {
   return status;
 }
 
+void StepCounts::Add(StepStatus status) {
+  ++samples;
+  switch (status) {
+    case StepStatus::kReached:
+      ++reached;
+      break;
+    case StepStatus::kClampedUnreachable:
+      ++clamped;
+      break;
+    case StepStatus::kInCollision:
+      ++in_collision;
+      break;
+    case StepStatus::kJointLimitBlocked:
+      ++limit_blocked;
+      break;
+    case StepStatus::kVelocityLimited:
+      ++velocity_limited;
+      break;
+    case StepStatus::kAccelerationLimited:
+      ++acceleration_limited;
+      break;
+    case StepStatus::kNotConverged:
+      ++not_converged;
+      break;
+  }
+}
+
 }  // namespace ikd::planning

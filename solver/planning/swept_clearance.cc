@@ -3,20 +3,35 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <utility>
 
 namespace ikd::planning {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// One measured configuration of the motion: each link's clearance to the scene and the arm's
-// self clearance.
+// One measured configuration: each link's clearance to the scene and the arm's self clearance,
+// at motion fraction s.
 struct Probe {
   double s = 0.0;
   Eigen::VectorXd link;
   double self = kInfinity;
   double least = kInfinity;
 };
+
+Probe Measure(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q,
+              std::vector<Capsule>& links) {
+  Probe probe;
+  body.Links(q, &links);
+  probe.link.resize(static_cast<int>(links.size()));
+  for (size_t k = 0; k < links.size(); ++k) {
+    const Capsule& c = links[k];
+    probe.link[k] = scene == nullptr ? kInfinity : scene->MinSignedDistance(c.a, c.b, c.radius);
+  }
+  probe.self = body.SelfClearance(links);
+  probe.least = std::min(probe.self, probe.link.size() > 0 ? probe.link.minCoeff() : kInfinity);
+  return probe;
+}
 
 // An interval of the motion between two probes, with its lower bound.
 struct Interval {
@@ -25,24 +40,21 @@ struct Interval {
   bool operator>(const Interval& other) const { return lower > other.lower; }
 };
 
+// One motion q_a -> q_b, its two ends measured by the caller.
 class Sweep {
  public:
   Sweep(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
-        const Eigen::VectorXd& q_b)
-      : body_(body), scene_(scene), q_a_(q_a), dq_(q_b - q_a) {}
+        const Eigen::VectorXd& q_b, Probe start, Probe end)
+      : body_(body), scene_(scene), q_a_(q_a), dq_(q_b - q_a) {
+    start.s = 0.0;
+    end.s = 1.0;
+    probes_.push_back(std::move(start));
+    probes_.push_back(std::move(end));
+  }
 
   int Measure(double s) {
-    Probe probe;
-    probe.s = s;
-    body_.Links(At(s), &links_);
-    probe.link.resize(static_cast<int>(links_.size()));
-    for (size_t k = 0; k < links_.size(); ++k) {
-      const Capsule& c = links_[k];
-      probe.link[k] = scene_ == nullptr ? kInfinity : scene_->MinSignedDistance(c.a, c.b, c.radius);
-    }
-    probe.self = body_.SelfClearance(links_);
-    probe.least = std::min(probe.self, probe.link.size() > 0 ? probe.link.minCoeff() : kInfinity);
-    probes_.push_back(std::move(probe));
+    probes_.push_back(planning::Measure(body_, scene_, At(s), links_));
+    probes_.back().s = s;
     return static_cast<int>(probes_.size()) - 1;
   }
 
@@ -89,21 +101,11 @@ class Sweep {
   Eigen::VectorXd bounds_;
 };
 
-}  // namespace
-
-double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q) {
-  std::vector<Capsule> links;
-  body.Links(q, &links);
-  double least = body.SelfClearance(links);
-  if (scene == nullptr) return least;
-  for (const Capsule& c : links) least = std::min(least, scene->MinSignedDistance(c.a, c.b, c.radius));
-  return least;
-}
-
-SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
-                                const Eigen::VectorXd& q_b, const SweptClearanceOptions& options) {
-  Sweep sweep(body, scene, q_a, q_b);
-  const int a = sweep.Measure(0.0), b = sweep.Measure(1.0);
+// The motion between two measured configurations, bisected as swept_clearance.h says.
+SweptClearance Settle(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
+                      const Eigen::VectorXd& q_b, Probe start, Probe end,
+                      const SweptClearanceOptions& options) {
+  Sweep sweep(body, scene, q_a, q_b, std::move(start), std::move(end));
   SweptClearance result;
   auto note = [&](int i) {
     if (sweep.probe(i).least < result.min_clearance) {
@@ -111,10 +113,10 @@ SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const E
       result.at = sweep.probe(i).s;
     }
   };
-  note(a);
-  note(b);
+  note(0);
+  note(1);
   std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> open;
-  open.push(sweep.Bounded(a, b));
+  open.push(sweep.Bounded(0, 1));
   // Stops at a measured touch (the motion collides; its depth is not refined) or when the
   // lowest bound is settled (then so is every other).
   while (result.min_clearance >= 0.0 && std::isfinite(result.min_clearance) &&
@@ -134,6 +136,40 @@ SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const E
   }
   result.evaluations = sweep.evaluations();
   return result;
+}
+
+}  // namespace
+
+double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q) {
+  std::vector<Capsule> links;
+  return Measure(body, scene, q, links).least;
+}
+
+SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
+                                const Eigen::VectorXd& q_b, const SweptClearanceOptions& options) {
+  std::vector<Capsule> links;
+  Probe start = Measure(body, scene, q_a, links);
+  Probe end = Measure(body, scene, q_b, links);
+  return Settle(body, scene, q_a, q_b, std::move(start), std::move(end), options);
+}
+
+std::vector<SweptClearance> SweptClearancesAlong(const ArmBody& body, const Scene* scene,
+                                                 const Eigen::MatrixXd& q,
+                                                 const SweptClearanceOptions& options) {
+  std::vector<SweptClearance> motions;
+  if (q.rows() < 2) return motions;
+  motions.reserve(q.rows() - 1);
+  std::vector<Capsule> links;
+  Eigen::VectorXd q_a = q.row(0).transpose();
+  Probe start = Measure(body, scene, q_a, links);
+  for (int k = 1; k < q.rows(); ++k) {
+    const Eigen::VectorXd q_b = q.row(k).transpose();
+    Probe end = Measure(body, scene, q_b, links);
+    motions.push_back(Settle(body, scene, q_a, q_b, start, end, options));
+    start = std::move(end);
+    q_a = q_b;
+  }
+  return motions;
 }
 
 }  // namespace ikd::planning

@@ -29,7 +29,7 @@ void RobotBody::Links(const Eigen::VectorXd& q, std::vector<planning::Capsule>* 
 
 void RobotBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                             Eigen::VectorXd* bounds) const {
-  *bounds = (b - a).cwiseAbs().transpose() * reach_;
+  *bounds = reach_.transpose() * (b - a).cwiseAbs();
 }
 
 }  // namespace ikd::robot

@@ -72,39 +72,18 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
 // Step 3 of robot_path.h: the motion into each sample from the one before.
 void CheckMotions(const Robot& robot, const planning::Scene* scene,
                   std::vector<RobotIkResult>& samples) {
-  const RobotBody body(robot);
+  if (samples.size() < 2) return;
+  Eigen::MatrixXd q(samples.size(), robot.num_joints());
+  for (size_t k = 0; k < samples.size(); ++k) q.row(k) = samples[k].q.transpose();
+  const std::vector<planning::SweptClearance> motions =
+      planning::SweptClearancesAlong(RobotBody(robot), scene, q);
   for (size_t k = 1; k < samples.size(); ++k) {
-    const planning::SweptClearance swept =
-        planning::SweptClearanceOf(body, scene, samples[k - 1].q, samples[k].q);
-    samples[k].min_clearance = std::min(samples[k].min_clearance, swept.min_clearance);
-    samples[k].status = planning::WithMotionClearance(samples[k].status, swept.min_clearance);
+    planning::TakeMotionClearance(motions[k - 1], samples[k]);
   }
 }
 
 void Count(const RobotIkResult& sample, RobotPathSummary& summary) {
-  ++summary.samples;
-  switch (sample.status) {
-    case planning::StepStatus::kReached:
-      ++summary.reached;
-      break;
-    case planning::StepStatus::kJointLimitBlocked:
-      ++summary.limit_blocked;
-      break;
-    case planning::StepStatus::kNotConverged:
-      ++summary.not_converged;
-      break;
-    case planning::StepStatus::kClampedUnreachable:
-      break;  // chain arms only
-    case planning::StepStatus::kVelocityLimited:
-      ++summary.velocity_limited;
-      break;
-    case planning::StepStatus::kAccelerationLimited:
-      ++summary.acceleration_limited;
-      break;
-    case planning::StepStatus::kInCollision:
-      ++summary.in_collision;
-      break;
-  }
+  summary.Add(sample.status);
   summary.max_position_error = std::max(summary.max_position_error, sample.position_error);
   summary.max_rotation_error = std::max(summary.max_rotation_error, sample.rotation_error);
   summary.min_clearance = std::min(summary.min_clearance, sample.min_clearance);

@@ -9,6 +9,7 @@
 #include <Eigen/Geometry>
 
 #include "ikd/planning/boxed_least_squares.h"
+#include "ikd/planning/swept_clearance.h"
 #include "motion.h"
 
 namespace ikd::robot {
@@ -81,7 +82,10 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
-  if (answered_) CheckMotion(q, result);
+  if (answered_) {
+    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q),
+                                  result);
+  }
   window_.Answer(q, v);
   last_target_ = target;
   time_ = time;
@@ -102,12 +106,6 @@ void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt
     return;
   }
   window_.Approach(q_target - window_.q(), (q_target - before.q) / dt);
-}
-
-void RateLimitedRobotTracker::CheckMotion(const Eigen::VectorXd& q, RobotIkResult& result) const {
-  const planning::SweptClearance swept = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  result.min_clearance = std::min(result.min_clearance, swept.min_clearance);
-  result.status = planning::WithMotionClearance(result.status, swept.min_clearance);
 }
 
 void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget& target,

@@ -80,13 +80,12 @@
 #include "ikd/ik/tracker.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 
 namespace ikd::ik {
 
-struct PathSummary {
-  int samples = 0;
-  int reached = 0, clamped = 0, in_collision = 0, limit_blocked = 0;
-  int velocity_limited = 0, acceleration_limited = 0;
+// The counts by status (not_converged stays 0: an industrial arm's status), then the path's own.
+struct PathSummary : planning::StepCounts {
   // Of the samples in collision, those clear themselves whose motion in touches (step 3).
   int collided_between = 0;
   double max_hand_error = 0.0;           // m
@@ -103,8 +102,6 @@ struct PathSummary {
   int start = 0;
   int optimizer_iterations = 0;  // 0: not optimized (off, under 3 samples, over 32 angles)
 
-  // Every sample reached, clear and within the rate limits.
-  bool IsSolutionUsable() const { return reached == samples; }
   // One line: counts by status, the ratios, the scaling and the worst residuals.
   std::string BriefReport() const;
 };

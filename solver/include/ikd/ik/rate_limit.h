@@ -72,9 +72,6 @@ class RateLimitedTracker {
                             const Eigen::VectorXd& q);
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
-  // The motion from the last answer to angles q (planning/swept_clearance.h): `step`'s
-  // min_clearance becomes its least clearance, and its status IN_COLLISION where it touches.
-  void CheckMotion(const Eigen::VectorXd& q, IkResult& step) const;
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
   // (planning/joint_rates.h) says so: clearance first, then the hand nearer `target`; true when
   // that state is on the target (REACHED).
@@ -95,7 +92,7 @@ class RateLimitedTracker {
 
   const Arm* arm_;
   const planning::Scene* scene_;  // may be null (free space)
-  ChainArmBody body_;             // the arm for the motion check between answers
+  ChainArmBody body_;  // the motion from the last answer is checked on it (swept_clearance.h)
   ArmTracker tracker_;
   double safety_margin_;
   // The last answer's joint angles (unwrapped along the stream) and velocities, and what

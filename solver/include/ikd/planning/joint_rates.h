@@ -109,10 +109,8 @@ class JointRateWindow {
   explicit JointRateWindow(std::vector<JointRate> joints);
 
   int size() const { return static_cast<int>(joints_.size()); }
-  const JointRate& joint(int j) const { return joints_[j]; }
-  // The last answer's joint values and velocities (empty before the first).
+  // The last answer's joint values (empty before the first).
   const Eigen::VectorXd& q() const { return q_; }
-  const Eigen::VectorXd& v() const { return v_; }
 
   // Records an answer: its joint values and the velocities that brought the arm there.
   void Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v);

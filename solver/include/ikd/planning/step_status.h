@@ -28,6 +28,21 @@ enum class StepStatus {
 // `status` unchanged otherwise (a blocked or unconverged step stays what it is).
 StepStatus WithMotionClearance(StepStatus status, double motion_clearance);
 
+// A path's samples counted by status: what the path summaries of both arm kinds start with.
+struct StepCounts {
+  int samples = 0;
+  int reached = 0;
+  int clamped = 0;  // CLAMPED_UNREACHABLE (chain arms)
+  int in_collision = 0, limit_blocked = 0;
+  int velocity_limited = 0, acceleration_limited = 0;
+  int not_converged = 0;  // NOT_CONVERGED (industrial arms)
+
+  // One more sample, with this status.
+  void Add(StepStatus status);
+  // Every sample reached, clear and within the rate limits.
+  bool IsSolutionUsable() const { return reached == samples; }
+};
+
 // The wire's StepStatus name without its prefix: "REACHED", "IN_COLLISION", ...
 const char* StepStatusName(StepStatus status);
 

@@ -15,12 +15,14 @@
 //   if (swept.min_clearance < 0.0) { /* the motion touches; swept.at is where */ }
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 
 namespace ikd::planning {
 
@@ -57,8 +59,8 @@ struct SweptClearanceOptions {
   // motion 0.1 m from everything is settled from its two ends while its links move 5 cm).
   double tolerance = 1e-6;           // m
   double relative_tolerance = 0.25;  // of the least clearance measured
-  // Configurations evaluated at most (the two ends included); beyond, the bound so far is
-  // returned (conservative: possibly below the true least clearance).
+  // Configurations evaluated at most per motion (its two ends included); beyond, the bound so
+  // far is returned (conservative: possibly below the true least clearance).
   int max_evaluations = 256;
 };
 
@@ -67,7 +69,7 @@ struct SweptClearance {
   double min_clearance = std::numeric_limits<double>::infinity();
   // Motion fraction in [0, 1] of the least clearance measured (0 at q_a, 1 at q_b).
   double at = 0.0;
-  int evaluations = 0;
+  int evaluations = 0;  // configurations measured for this motion, its two ends included
 };
 
 // The motion from q_a to q_b (each joint linearly; the caller passes the values the servo
@@ -75,5 +77,23 @@ struct SweptClearance {
 SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
                                 const Eigen::VectorXd& q_b,
                                 const SweptClearanceOptions& options = {});
+
+// The motions through the rows of q in turn (a path's samples): entry k - 1 is the motion from
+// row k - 1 to row k. Each row is measured once, for both motions it ends and begins.
+std::vector<SweptClearance> SweptClearancesAlong(const ArmBody& body, const Scene* scene,
+                                                 const Eigen::MatrixXd& q,
+                                                 const SweptClearanceOptions& options = {});
+
+// The step that ends a motion takes its clearance: min_clearance the least of its own and the
+// motion's, status WithMotionClearance (step_status.h). True when that made it IN_COLLISION.
+// For either arm kind's step result (a min_clearance and a status).
+template <typename Step>
+bool TakeMotionClearance(const SweptClearance& motion, Step& step) {
+  step.min_clearance = std::min(step.min_clearance, motion.min_clearance);
+  const StepStatus status = WithMotionClearance(step.status, motion.min_clearance);
+  const bool collided = status != step.status;
+  step.status = status;
+  return collided;
+}
 
 }  // namespace ikd::planning

@@ -70,15 +70,14 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_ik.h"
 
 namespace ikd::robot {
 
-struct RobotPathSummary {
-  int samples = 0;
-  int reached = 0, limit_blocked = 0, not_converged = 0, in_collision = 0;
-  int velocity_limited = 0, acceleration_limited = 0;
+// The counts by status (clamped stays 0: a chain arm's status), then the path's own.
+struct RobotPathSummary : planning::StepCounts {
   double max_position_error = 0.0;  // m, by forward kinematics
   double max_rotation_error = 0.0;  // rad (pose targets)
   double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: no scene)
@@ -93,8 +92,6 @@ struct RobotPathSummary {
   // 8 the ladder (step 6).
   int start = 0;
 
-  // Every sample reached, clear and within the rate limits.
-  bool IsSolutionUsable() const { return reached == samples; }
   // One line: counts by status, the ratios, the scaling and the worst errors.
   std::string BriefReport() const;
 };

@@ -72,16 +72,13 @@ class RateLimitedRobotTracker {
   void PlanApproach(const ToolTarget& previous, double dt, const Eigen::VectorXd& q_target);
   // `result` moved to joint values q: sites, errors against `target` and clearance.
   void Rebuild(const Eigen::VectorXd& q, const ToolTarget& target, RobotIkResult& result);
-  // The motion from the last answer to joint values q (planning/swept_clearance.h): `result`'s
-  // min_clearance becomes its least clearance, and its status IN_COLLISION where it touches.
-  void CheckMotion(const Eigen::VectorXd& q, RobotIkResult& result) const;
   // The tool `fraction` of the way from the last answer's pose to `target`.
   ToolTarget PartWay(const ToolTarget& target, double fraction) const;
 
   const Robot* robot_;
   RobotTracker tracker_;
   const planning::Scene* scene_;  // may be null (free space)
-  RobotBody body_;                // the arm for the motion check between answers
+  RobotBody body_;  // the motion from the last answer is checked on it (swept_clearance.h)
   double safety_margin_;
   double position_tolerance_, rotation_tolerance_;
   // The last answer's joint values and velocities, and what each joint may do next.
