@@ -7,6 +7,8 @@
 //    in step with the scene updates it sends) or another limb, computed here from the sites
 //    with the mock's own geometry (mock_geometry.h: its own copy of the scene and its own
 //    capsule distances, not the solver's, so that the check is a second opinion);
+//  - nor anywhere in the motion from the previous state, the servo's commanded motion with
+//    every joint interpolated linearly, sampled at least every --motion_check_step rad;
 //  - a REACHED state has the hand on the target (--max_hand_error);
 //  - servo dynamics: the joints follow the commanded positions under rate and acceleration
 //    limits (--max_joint_rate, --max_joint_accel) at the control rate, and the servo's
@@ -74,6 +76,9 @@ ABSL_FLAG(double, max_joint_rate, 0,
 ABSL_FLAG(double, max_joint_accel, 0,
           "servo: joint acceleration limit (rad/s^2) of every joint; 0: each joint's declared "
           "limit, 200 where the arm declares none");
+ABSL_FLAG(double, motion_check_step, 0.002,
+          "check: the motion between two states is sampled at least this often (rad of the "
+          "joint that turns most), and at least 16 times");
 ABSL_FLAG(double, max_tracking_error, 0.05,
           "check: largest servo tracking error |commanded - actual| of any joint (rad)");
 ABSL_FLAG(double, min_reached_fraction, 0,
@@ -316,6 +321,8 @@ struct Report {
   size_t bad_positions = 0;      // joint positions that are not the angles of the sites
   size_t limit_violations = 0;   // states beyond a joint limit
   size_t collisions = 0;         // states with a limb inside an obstacle or another limb
+  size_t motion_collisions = 0;  // clear states whose motion from a clear previous state
+                                 // passes through an obstacle or another limb
   size_t missed_targets = 0;     // REACHED states whose hand is not on the target (or, with
                                  // an orientation, not turned as asked)
   size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
@@ -329,6 +336,7 @@ struct Report {
   double max_joint_step = 0;     // rad
   double max_tracking_error = 0; // rad, servo
   std::optional<double> min_clearance;  // computed here from the sites and the mock's scene
+  std::optional<double> min_motion_clearance;  // the same, inside the motions between states
   std::vector<double> latencies_ms;
   grpc::Status rpc_status;
 };
@@ -437,6 +445,7 @@ class Executor {
     } else if (!CheckChain(state, report)) {
       return;
     }
+    if (previous != nullptr) CheckMotion(*previous, state, report);
     const double step = JointStep(state, previous);
     report->max_joint_step = std::max(report->max_joint_step, step);
     if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
@@ -504,6 +513,39 @@ class Executor {
     }
   }
 
+  // The motion from `from` to `to` the servo is commanded through: every joint linearly (chain
+  // angles by their difference modulo 2 pi, as the servo turns them and the server unwraps
+  // them), sampled inside at least every --motion_check_step rad. Counted only between two
+  // states clear in the current scene: a state inside an obstacle is counted by itself, and
+  // a scene update may move an obstacle onto the arm, which no answer can undo.
+  void CheckMotion(const v1::JointState& from, const v1::JointState& to, Report* report) const {
+    const int n = to.positions_size();
+    if (from.positions_size() != n || n == 0) return;
+    Eigen::VectorXd q_a(n), dq(n);
+    for (int j = 0; j < n; ++j) {
+      q_a[j] = from.positions(j);
+      dq[j] = robot_ ? to.positions(j) - from.positions(j)
+                     : AngleDifference(to.positions(j), from.positions(j));
+    }
+    if (!(ClearanceAt(q_a) >= 0) || !(ClearanceAt(q_a + dq) >= 0)) return;
+    const double least =
+        mock::LeastClearanceInside(q_a, dq, absl::GetFlag(FLAGS_motion_check_step),
+                                   [this](const Eigen::VectorXd& q) { return ClearanceAt(q); });
+    if (std::isfinite(least)) {
+      report->min_motion_clearance =
+          std::min(report->min_motion_clearance.value_or(INFINITY), least);
+    }
+    if (!(least >= 0)) ++report->motion_collisions;
+  }
+
+  // The least clearance of the arm at joint positions q (obstacles and, chains, limb to limb);
+  // -infinity where the positions are no configuration of the arm.
+  double ClearanceAt(const Eigen::VectorXd& q) const {
+    if (robot_) return RobotClearance(q);
+    auto sites = arm_->SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
+    return sites.ok() ? ChainClearance(*sites) : -INFINITY;
+  }
+
   Executor(const Setup& setup, ik::Arm arm, mock::Scene scene)
       : setup_(setup),
         arm_(std::move(arm)),
@@ -511,7 +553,7 @@ class Executor {
         servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ChainServoLimits(*arm_)) {
     for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
-  void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
+  double RobotClearance(const Eigen::VectorXd& q) const {
     const std::vector<double>& radii = robot_->spec().link_radii;
     const auto segments = robot::LinkSegments(robot_->spec(), q);
     double clearance = INFINITY;
@@ -519,6 +561,11 @@ class Executor {
       clearance = std::min(clearance, scene_.MinClearance(segments[k].first, segments[k].second,
                                                           radii.empty() ? 0.0 : radii[k]));
     }
+    return clearance;
+  }
+
+  void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
+    const double clearance = RobotClearance(q);
     if (std::isfinite(clearance)) {
       report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
     }
@@ -583,12 +630,17 @@ class Executor {
     if (!(violation <= 1e-9)) ++report->limit_violations;
   }
 
-  void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
+  double ChainClearance(const Eigen::Matrix3Xd& sites) const {
     double clearance = mock::ChainSelfClearance(sites, radii_);
     for (int k = 0; k < arm_->num_limbs(); ++k) {
       clearance =
           std::min(clearance, scene_.MinClearance(sites.col(k), sites.col(k + 1), radii_[k]));
     }
+    return clearance;
+  }
+
+  void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
+    const double clearance = ChainClearance(sites);
     if (std::isfinite(clearance)) {
       report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
     }
@@ -707,8 +759,8 @@ bool Passed(const Report& report, const Setup& setup) {
   return report.rpc_status.ok() && report.targets_sent == setup.targets.size() &&
          report.states_received == report.targets_sent && report.out_of_order == 0 &&
          report.bad_limbs == 0 && report.bad_positions == 0 && report.limit_violations == 0 &&
-         report.collisions == 0 && report.missed_targets == 0 && report.joint_jumps == 0 &&
-         report.servo_overruns == 0 &&
+         report.collisions == 0 && report.motion_collisions == 0 && report.missed_targets == 0 &&
+         report.joint_jumps == 0 && report.servo_overruns == 0 &&
          ReachedFraction(report) >= absl::GetFlag(FLAGS_min_reached_fraction);
 }
 
@@ -722,6 +774,7 @@ void PrintSummary(const Report& report, bool passed) {
   std::printf("bad_positions=%zu\n", report.bad_positions);
   std::printf("limit_violations=%zu\n", report.limit_violations);
   std::printf("collisions=%zu\n", report.collisions);
+  std::printf("motion_collisions=%zu\n", report.motion_collisions);
   std::printf("missed_targets=%zu\n", report.missed_targets);
   std::printf("joint_jumps=%zu\n", report.joint_jumps);
   std::printf("servo_overruns=%zu\n", report.servo_overruns);
@@ -737,6 +790,11 @@ void PrintSummary(const Report& report, bool passed) {
     std::printf("min_clearance=%.6g\n", *report.min_clearance);
   } else {
     std::printf("min_clearance=none\n");
+  }
+  if (report.min_motion_clearance) {
+    std::printf("min_motion_clearance=%.6g\n", *report.min_motion_clearance);
+  } else {
+    std::printf("min_motion_clearance=none\n");
   }
   std::printf("latency_p50_ms=%.3f\n", Percentile(report.latencies_ms, 0.50));
   std::printf("latency_p99_ms=%.3f\n", Percentile(report.latencies_ms, 0.99));

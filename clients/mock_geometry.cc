@@ -197,6 +197,18 @@ double ChainSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<doubl
   return best;
 }
 
+double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& dq, double step,
+                            const std::function<double(const Eigen::VectorXd&)>& clearance) {
+  constexpr double kMinSamples = 16.0, kMaxSamples = 1e5;
+  const double turn = dq.size() == 0 ? 0.0 : dq.cwiseAbs().maxCoeff();
+  const int n = static_cast<int>(std::clamp(std::ceil(turn / step), kMinSamples, kMaxSamples));
+  double least = kInfinity;
+  for (int i = 1; i < n; ++i) {
+    least = std::min(least, clearance(q_a + (static_cast<double>(i) / n) * dq));
+  }
+  return least;
+}
+
 absl::StatusOr<Scene> Scene::FromProto(const v1::SceneSpec& spec) {
   Scene scene;
   for (int k = 0; k < spec.obstacles_size(); ++k) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ double SegmentBoxSignedDistance(const Eigen::Vector3d& p, const Eigen::Vector3d&
 // Min clearance between non-adjacent limbs (|i - j| >= 2) of a chain whose limb k is the capsule
 // sites.col(k)-sites.col(k+1) of radius radii[k]; +infinity without such a pair.
 double ChainSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<double>& radii);
+
+// The least clearance(q_a + s dq) inside a motion, at s = i / n for 0 < i < n, with
+// n = max(16, ceil(max_j |dq_j| / step)): a sampled check (not a bound) of the motion a servo
+// is commanded through when every joint moves linearly from q_a to q_a + dq. +infinity when
+// every sample is (or the motion has none).
+double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& dq, double step,
+                            const std::function<double(const Eigen::VectorXd&)>& clearance);
 
 struct Obstacle {
   enum class Kind { kSphere, kCapsule, kBox, kHalfSpace };

@@ -54,6 +54,7 @@ TEST_F(IntegrationTest, MockArmFollowsCircleBetweenPillars) {
   EXPECT_EQ(run.exit_code, 0) << Describe(run);
   EXPECT_EQ(summary["states_received"], "401");
   EXPECT_EQ(summary["collisions"], "0");
+  EXPECT_EQ(summary["motion_collisions"], "0");
   EXPECT_EQ(summary["limit_violations"], "0");
   EXPECT_EQ(summary["servo_overruns"], "0");
   EXPECT_EQ(summary["passed"], "true");
@@ -61,6 +62,34 @@ TEST_F(IntegrationTest, MockArmFollowsCircleBetweenPillars) {
   EXPECT_GE(std::stod(summary["min_clearance"]), 0.0);
   // The pillars are in play: the arm passes within 5 cm of one of them.
   EXPECT_LT(std::stod(summary["min_clearance"]), 0.05);
+  // ... and between the states too (the mock's own sampling of the servo's motion).
+  ASSERT_NE(summary["min_motion_clearance"], "none");
+  EXPECT_GE(std::stod(summary["min_motion_clearance"]), 0.0);
+}
+
+// The motion check has teeth: at 5 Hz the demo arm's hand steps 12 cm along a line across its
+// reach, and a 5 mm ball sits on the line half way between two targets. Every state is clear
+// (the hand 6 cm from the ball's centre), the motion between them runs the arm through the
+// ball (measured: two motions, 3 cm deep): mock_arm, sampling the servo's motion with its own
+// geometry, fails the run, on that alone.
+TEST_F(IntegrationTest, MockArmFailsOnACollisionBetweenTwoClearStates) {
+  StartServer();
+  CreateDemoModels();
+  const std::string pebble = WriteFile("pebble.json", R"({"obstacles": [{"id": "pebble",
+      "sphere": {"center": {"x": 0.9, "y": 0, "z": 0}, "radius": 0.005}}]})");
+  RunResult run =
+      RunProcess({kMockArm, "--server=" + server_->address(), "--timeout=8s", "--arm=demo",
+                  "--scene_file=" + pebble, "--path=line", "--line=0.9,-0.3,0:0.9,0.3,0",
+                  "--rate_hz=5", "--duration=1", "--realtime=false", "--max_joint_step=1"});
+  EXPECT_EQ(run.exit_code, 1) << Describe(run);
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(summary["states_received"], "6");
+  EXPECT_EQ(summary["collisions"], "0");
+  EXPECT_EQ(summary["joint_jumps"], "0");  // (the arm turns up to 0.77 rad a step)
+  EXPECT_NE(summary["motion_collisions"], "0") << run.out;
+  ASSERT_NE(summary["min_motion_clearance"], "none");
+  EXPECT_LT(std::stod(summary["min_motion_clearance"]), 0.0);
+  EXPECT_EQ(summary["passed"], "false");
 }
 
 // The checks have teeth: a hand path through the middle of a ball (no collision-free answer
