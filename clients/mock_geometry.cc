@@ -209,6 +209,42 @@ double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& d
   return least;
 }
 
+namespace {
+double PairClearance(const Segments& links, const std::vector<double>& radii, int a, int b) {
+  const double ra = radii.empty() ? 0.0 : radii[a], rb = radii.empty() ? 0.0 : radii[b];
+  return SegmentSegmentDistance(links[a].first, links[a].second, links[b].first, links[b].second) -
+         ra - rb;
+}
+}  // namespace
+
+std::vector<std::pair<int, int>> LinkPairsToCheck(const std::vector<double>& radii, int links,
+                                                  int samples,
+                                                  const std::function<Segments()>& random_links) {
+  std::vector<int> touching(links * links, 0);
+  for (int s = 0; s < samples; ++s) {
+    const Segments segments = random_links();
+    for (int a = 0; a < links; ++a) {
+      for (int b = a + 2; b < links; ++b) {
+        touching[a * links + b] += PairClearance(segments, radii, a, b) < 0.0;
+      }
+    }
+  }
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < links; ++a) {
+    for (int b = a + 2; b < links; ++b) {
+      if (samples == 0 || touching[a * links + b] < samples) pairs.emplace_back(a, b);
+    }
+  }
+  return pairs;
+}
+
+double LinkPairsClearance(const Segments& links, const std::vector<double>& radii,
+                          const std::vector<std::pair<int, int>>& pairs) {
+  double least = kInfinity;
+  for (const auto& [a, b] : pairs) least = std::min(least, PairClearance(links, radii, a, b));
+  return least;
+}
+
 absl::StatusOr<Scene> Scene::FromProto(const v1::SceneSpec& spec) {
   Scene scene;
   for (int k = 0; k < spec.obstacles_size(); ++k) {

@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -50,6 +51,21 @@ double ChainSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<doubl
 // every sample is (or the motion has none).
 double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& dq, double step,
                             const std::function<double(const Eigen::VectorXd&)>& clearance);
+
+using Segments = std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>;
+
+// The link pairs (a, b), b >= a + 2, that an industrial arm's controller checks against each
+// other: every non-adjacent pair except those whose capsules (radius radii[k], 0 when empty)
+// touch in every one of `samples` configurations `random_links` draws (the links on either side
+// of a zero-length one). Stricter than the server's matrix, which also allows pairs that never
+// touch in its samples.
+std::vector<std::pair<int, int>> LinkPairsToCheck(const std::vector<double>& radii, int links,
+                                                  int samples,
+                                                  const std::function<Segments()>& random_links);
+
+// The least clearance of the given link pairs (+infinity for none).
+double LinkPairsClearance(const Segments& links, const std::vector<double>& radii,
+                          const std::vector<std::pair<int, int>>& pairs);
 
 struct Obstacle {
   enum class Kind { kSphere, kCapsule, kBox, kHalfSpace };

@@ -138,6 +138,11 @@ SweptClearance Settle(const ArmBody& body, const Scene* scene, const Eigen::Vect
   return result;
 }
 
+// Nothing to collide with: no obstacle and no pair of links checked.
+bool NothingToCheck(const ArmBody& body, const Scene* scene) {
+  return (scene == nullptr || scene->size() == 0) && !body.ChecksSelf();
+}
+
 }  // namespace
 
 double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q) {
@@ -147,6 +152,7 @@ double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd&
 
 SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q_a,
                                 const Eigen::VectorXd& q_b, const SweptClearanceOptions& options) {
+  if (NothingToCheck(body, scene)) return {};
   std::vector<Capsule> links;
   Probe start = Measure(body, scene, q_a, links);
   Probe end = Measure(body, scene, q_b, links);
@@ -158,6 +164,7 @@ std::vector<SweptClearance> SweptClearancesAlong(const ArmBody& body, const Scen
                                                  const SweptClearanceOptions& options) {
   std::vector<SweptClearance> motions;
   if (q.rows() < 2) return motions;
+  if (NothingToCheck(body, scene)) return std::vector<SweptClearance>(q.rows() - 1);
   motions.reserve(q.rows() - 1);
   std::vector<Capsule> links;
   Eigen::VectorXd q_a = q.row(0).transpose();

@@ -122,6 +122,16 @@ absl::Status ChainSpec::Validate() const {
                         absl::StrCat("must be finite and >= 0, got ", link_radii[k]));
     }
   }
+  const int links = NumMovingJoints(*this);
+  for (size_t k = 0; k < allowed_collisions.size(); ++k) {
+    const auto [a, b] = allowed_collisions[k];
+    const std::string field = absl::StrCat("allowed_collisions[", k, "]");
+    if (a < 0 || a >= links || b < 0 || b >= links) {
+      return FieldError(field, absl::StrCat("names link ", a < 0 || a >= links ? a : b,
+                                            "; links are 0 .. ", links - 1));
+    }
+    if (a == b) return FieldError(field, absl::StrCat("pairs link ", a, " with itself"));
+  }
   return absl::OkStatus();
 }
 

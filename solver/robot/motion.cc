@@ -12,6 +12,7 @@
 
 #include "ikd/robot/chain.h"
 #include "ikd/robot/seed_atlas.h"
+#include "ikd/robot/self_collision.h"
 
 namespace ikd::robot::internal {
 namespace {
@@ -136,19 +137,24 @@ void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, dou
   preferred += kPosturePull * fraction * (posture - q);
 }
 
-std::vector<double> LinkClearances(const Robot& robot, const planning::Scene& scene,
+bool ChecksClearance(const Robot& robot, const planning::Scene* scene) {
+  return (scene != nullptr && scene->size() > 0) || !SelfCollisionMatrixOf(robot).checked().empty();
+}
+
+std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q) {
   const std::vector<double>& radii = robot.spec().link_radii;
   const auto segments = LinkSegments(robot.spec(), q);
-  std::vector<double> d(segments.size());
-  for (size_t k = 0; k < segments.size(); ++k) {
-    d[k] = scene.MinSignedDistance(segments[k].first, segments[k].second,
-                                   radii.empty() ? 0.0 : radii[k]);
+  std::vector<double> d(segments.size(), std::numeric_limits<double>::infinity());
+  for (size_t k = 0; scene != nullptr && k < segments.size(); ++k) {
+    d[k] = scene->MinSignedDistance(segments[k].first, segments[k].second,
+                                    radii.empty() ? 0.0 : radii[k]);
   }
+  LowerBySelfClearances(SelfCollisionMatrixOf(robot), segments, radii, d);
   return d;
 }
 
-Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene& scene,
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q) {
   constexpr double h = 1e-6;
   Eigen::MatrixXd gradient;
@@ -158,12 +164,14 @@ Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene
     const std::vector<double> a = LinkClearances(robot, scene, up);
     const std::vector<double> b = LinkClearances(robot, scene, down);
     if (j == 0) gradient.resize(a.size(), q.size());
-    for (size_t k = 0; k < a.size(); ++k) gradient(k, j) = (a[k] - b[k]) / (2 * h);
+    for (size_t k = 0; k < a.size(); ++k) {
+      gradient(k, j) = std::isfinite(a[k]) && std::isfinite(b[k]) ? (a[k] - b[k]) / (2 * h) : 0.0;
+    }
   }
   return gradient;
 }
 
-void PullFromObstacles(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
+void PullFromObstacles(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                        double buffer, double fraction, Eigen::VectorXd& preferred) {
   const std::vector<double> d = LinkClearances(robot, scene, q);
   if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
@@ -227,8 +235,8 @@ RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
   sample.q = std::move(q);
   sample.sites = robot.SitesFromAngles(sample.q);
   std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, target);
-  if (scene != nullptr) {
-    const std::vector<double> d = LinkClearances(robot, *scene, sample.q);
+  if (ChecksClearance(robot, scene)) {
+    const std::vector<double> d = LinkClearances(robot, scene, sample.q);
     if (!d.empty()) sample.min_clearance = *std::min_element(d.begin(), d.end());
   }
   if (!(sample.position_error <= options.position_tolerance) ||

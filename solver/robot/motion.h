@@ -67,13 +67,20 @@ void AvoidLimits(const Robot& robot, const Eigen::VectorXd& q, double fraction,
 void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, double fraction,
                    Eigen::VectorXd& preferred);
 
-// Every link capsule's signed distance to the scene at q (m), in LinkSegments' order.
-std::vector<double> LinkClearances(const Robot& robot, const planning::Scene& scene,
+// Whether the arm has anything to keep clear of: a non-empty scene (may be null) or link pairs
+// of its own that self_collision.h checks.
+bool ChecksClearance(const Robot& robot, const planning::Scene* scene);
+
+// Every link capsule's signed clearance at q (m), in LinkSegments' order: the least of its
+// distance to the scene (when given) and to the links it is checked against
+// (self_collision.h); +infinity where there is neither.
+std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q);
 
 // d LinkClearances / dq (links x joints), by central differences (the capsule distance has no
-// analytic gradient where a link's nearest point switches between obstacles).
-Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene& scene,
+// analytic gradient where a link's nearest point switches between obstacles); 0 for a link
+// with nothing to keep clear of.
+Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q);
 
 // The pull of the links away from the scene's obstacles (Maciejewski & Klein's null-space
@@ -81,7 +88,7 @@ Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene
 // pushes along the gradient of its clearance in joint space, (1 - d / buffer)^2 strong, in
 // proportion to the step, so that a redundant arm turns away before it reaches the margin
 // instead of being pushed out by random trials after it did.
-void PullFromObstacles(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
+void PullFromObstacles(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                        double buffer, double fraction, Eigen::VectorXd& preferred);
 
 // The joint step from q towards tool pose X_goal (position rows only for kPosition): the

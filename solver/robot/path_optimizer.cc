@@ -185,7 +185,7 @@ class PathCost {
   void AddTo(const PathState& state, const Eigen::MatrixXd& emphasis, LeastSquares& ls) const {
     AddAccelerations(state, emphasis, ls);
     AddVelocities(state, ls);
-    if (scene_ != nullptr) AddClearances(state, ls);
+    if (ChecksClearance(robot_, scene_)) AddClearances(state, ls);
     AddPosture(state, ls);
   }
 
@@ -276,7 +276,7 @@ class PathCost {
     for (size_t k = 1; k < state.q.size(); ++k) {
       if (!ls.free(k) || !(MinOf(state.clearances[k]) < buffer)) continue;
       Eigen::MatrixXd gradient;
-      if (ls.wants_gradients()) gradient = LinkClearanceGradients(robot_, *scene_, state.q[k]);
+      if (ls.wants_gradients()) gradient = LinkClearanceGradients(robot_, scene_, state.q[k]);
       for (size_t l = 0; l < state.clearances[k].size(); ++l) {
         const double d = state.clearances[k][l];
         if (!(d < buffer)) continue;
@@ -318,8 +318,8 @@ PathState Moved(const Robot& robot, const planning::Scene* scene,
         !(rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q) > 0.0) {
       continue;
     }
-    if (scene != nullptr) {
-      std::vector<double> d = LinkClearances(robot, *scene, q);
+    if (ChecksClearance(robot, scene)) {
+      std::vector<double> d = LinkClearances(robot, scene, q);
       if (MinOf(d) < std::min(MinOf(state.clearances[k]), options.safety_margin)) continue;
       moved.clearances[k] = std::move(d);
     }
@@ -357,8 +357,9 @@ absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
   PathState state;
   for (const RobotIkResult& sample : samples) {
     state.q.push_back(sample.q);
-    state.clearances.push_back(scene ? LinkClearances(robot, *scene, sample.q)
-                                     : std::vector<double>{});
+    state.clearances.push_back(ChecksClearance(robot, scene)
+                                   ? LinkClearances(robot, scene, sample.q)
+                                   : std::vector<double>{});
   }
   const PathCost cost(robot, scene, times, options.safety_margin, state.q);
   Eigen::MatrixXd emphasis = Eigen::MatrixXd::Ones(samples.size(), robot.num_joints());
@@ -395,7 +396,7 @@ absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
     sample.sites = robot.SitesFromAngles(sample.q);
     std::tie(sample.position_error, sample.rotation_error) =
         ToolErrors(robot, sample.q, targets[k]);
-    if (scene != nullptr) sample.min_clearance = MinOf(state.clearances[k]);
+    if (ChecksClearance(robot, scene)) sample.min_clearance = MinOf(state.clearances[k]);
     if (sample.status == planning::StepStatus::kInCollision && sample.min_clearance >= 0.0) {
       sample.status = planning::StepStatus::kReached;  // the rate check follows
     }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ikd/robot/self_collision.h"
+
 namespace ikd::robot {
 
 RobotBody::RobotBody(const Robot& robot) : robot_(&robot) {
@@ -30,6 +32,16 @@ void RobotBody::Links(const Eigen::VectorXd& q, std::vector<planning::Capsule>* 
 void RobotBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                             Eigen::VectorXd* bounds) const {
   *bounds = reach_.transpose() * (b - a).cwiseAbs();
+}
+
+bool RobotBody::ChecksSelf() const { return !SelfCollisionMatrixOf(*robot_).checked().empty(); }
+
+double RobotBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
+  const SelfCollisionMatrix& matrix = SelfCollisionMatrixOf(*robot_);
+  if (matrix.checked().empty()) return std::numeric_limits<double>::infinity();
+  std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> segments;
+  for (const planning::Capsule& link : links) segments.emplace_back(link.a, link.b);
+  return LeastSelfClearance(matrix, segments, radii_).clearance;
 }
 
 }  // namespace ikd::robot

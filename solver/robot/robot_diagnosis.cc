@@ -7,22 +7,33 @@
 #include <Eigen/SVD>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/self_collision.h"
 
 namespace ikd::robot {
 namespace {
 
 constexpr size_t kMaxPairs = 8;  // colliding pairs listed, worst first
 
-// Link-obstacle pairs below zero (all, worst first, capped) and the closest inside the margin.
-void Clearances(const Robot& robot, const planning::Scene& scene, const Eigen::VectorXd& q,
+// Link-obstacle and link-link pairs (self_collision.h's checked pairs) below zero (all, worst
+// first, capped) and the closest inside the margin.
+void Clearances(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                 double margin, std::vector<ik::Reason>& reasons) {
   const std::vector<double>& radii = robot.spec().link_radii;
   const auto segments = LinkSegments(robot.spec(), q);
   std::vector<ik::Reason> colliding, inside;
-  for (size_t k = 0; k < segments.size(); ++k) {
+  for (const SelfContact& contact :
+       SelfContactsBelow(SelfCollisionMatrixOf(robot), segments, radii, margin)) {
+    ik::Reason r;
+    r.kind =
+        contact.clearance < 0.0 ? ik::Reason::Kind::kCollision : ik::Reason::Kind::kNearCollision;
+    r.link = contact.link_a, r.other_link = contact.link_b, r.distance = contact.clearance;
+    r.bound = margin;
+    (contact.clearance < 0.0 ? colliding : inside).push_back(r);
+  }
+  for (size_t k = 0; scene != nullptr && k < segments.size(); ++k) {
     const double radius = radii.empty() ? 0.0 : radii[k];
-    for (const auto& [obstacle, distance] : scene.SignedDistancesBelow(
-             segments[k].first, segments[k].second, radius, margin)) {
+    for (const auto& [obstacle, distance] :
+         scene->SignedDistancesBelow(segments[k].first, segments[k].second, radius, margin)) {
       ik::Reason r;
       r.kind = distance < 0.0 ? ik::Reason::Kind::kCollision : ik::Reason::Kind::kNearCollision;
       r.link = static_cast<int>(k), r.obstacle = obstacle, r.distance = distance, r.bound = margin;
@@ -98,7 +109,7 @@ std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const planning::Scene*
                                       const Eigen::VectorXd& q, const ToolTarget& target,
                                       const RobotIkOptions& options) {
   std::vector<ik::Reason> reasons;
-  if (scene != nullptr) Clearances(robot, *scene, q, options.safety_margin, reasons);
+  Clearances(robot, scene, q, options.safety_margin, reasons);
   JointsAtLimits(robot, q, reasons);
   Singularity(robot, q, target, reasons);
   Residuals(robot, q, target, options, reasons);

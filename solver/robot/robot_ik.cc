@@ -211,27 +211,16 @@ RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Pr
       bisection_limit_(options.max_bisections) {}
 
 double RobotTracker::MinClearance(const Eigen::VectorXd& q) const {
-  double clearance = std::numeric_limits<double>::infinity();
-  if (scene_ == nullptr) return clearance;
-  const std::vector<double>& radii = robot_->spec().link_radii;
-  const auto segments = LinkSegments(robot_->spec(), q);
-  for (size_t k = 0; k < segments.size(); ++k) {
-    const double radius = radii.empty() ? 0.0 : radii[k];
-    clearance = std::min(clearance,
-                         scene_->MinSignedDistance(segments[k].first, segments[k].second, radius));
-  }
-  return clearance;
+  if (!internal::ChecksClearance(*robot_, scene_)) return std::numeric_limits<double>::infinity();
+  const std::vector<double> d = internal::LinkClearances(*robot_, scene_, q);
+  return *std::min_element(d.begin(), d.end());
 }
 
 double RobotTracker::Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const {
   // Kept above the margin itself, as the chain arms' tracker does (their kMarginBuffer).
   const double margin = 1.25 * options_.safety_margin;
-  const std::vector<double>& radii = robot_->spec().link_radii;
-  const auto segments = LinkSegments(robot_->spec(), q);
   double cost = options_.motion_weight * (q - q_before).squaredNorm();
-  for (size_t k = 0; k < segments.size(); ++k) {
-    const double d = scene_->MinSignedDistance(segments[k].first, segments[k].second,
-                                               radii.empty() ? 0.0 : radii[k]);
+  for (const double d : internal::LinkClearances(*robot_, scene_, q)) {
     cost += options_.clearance_weight * std::pow(std::max(0.0, margin - d), 2);
   }
   return cost;
@@ -250,7 +239,10 @@ bool RobotTracker::WithinVelocityLimits(const Eigen::VectorXd& q) const {
 void RobotTracker::AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before,
                                   RobotIkResult& result) {
   const int redundancy = robot_->num_joints() - internal::ToolRows(mode);
-  if (scene_ == nullptr || redundancy <= 0 || options_.trials_per_step == 0) return;
+  if (!internal::ChecksClearance(*robot_, scene_) || redundancy <= 0 ||
+      options_.trials_per_step == 0) {
+    return;
+  }
   if (MinClearance(q_) >= 1.25 * options_.safety_margin) return;  // nothing near: no trials
   const Eigen::VectorXd& w = robot_->model(mode).inverse_masses();  // locks keep the masses
   std::normal_distribution<double> gauss(0.0, 1.0);
@@ -317,8 +309,8 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
     Eigen::VectorXd weights = motion_weights_, preferred;
     internal::AvoidLimits(*robot_, q_, interval / robot_->spacing(), weights, preferred);
     internal::PullToPosture(q_, posture_, interval / robot_->spacing(), preferred);
-    if (scene_ != nullptr) {
-      internal::PullFromObstacles(*robot_, *scene_, q_, kClearanceBuffer * options_.safety_margin,
+    if (internal::ChecksClearance(*robot_, scene_)) {
+      internal::PullFromObstacles(*robot_, scene_, q_, kClearanceBuffer * options_.safety_margin,
                                   interval / robot_->spacing(), preferred);
     }
     sites = robot_->SitesFromAngles(

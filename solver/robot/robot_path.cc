@@ -129,6 +129,27 @@ enum class Handover {
   kFromOwnSolve,     // it solves the first target itself; the optimizer eases the way there
 };
 
+// q0 as the first sample, where it already holds the first target within the tolerances and
+// the limits, clear by the safety margin: the arm stands there, and a solve would let step
+// (c)'s trials move it off a clearance between the margin and 1.25 x the margin, a jump no rate
+// check sees. Nothing otherwise.
+std::optional<RobotIkResult> StandingStart(const Robot& robot, const RobotTracker& tracker,
+                                           const ToolTarget& target, const Eigen::VectorXd& q0,
+                                           const RobotIkOptions& options) {
+  RobotIkResult result;
+  std::tie(result.position_error, result.rotation_error) = internal::ToolErrors(robot, q0, target);
+  if (!(result.position_error <= options.position_tolerance) ||
+      !(result.rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q0) > 0.0) {
+    return std::nullopt;
+  }
+  result.min_clearance = tracker.MinClearance(q0);
+  if (!(result.min_clearance >= options.safety_margin)) return std::nullopt;
+  result.q = q0;
+  result.sites = robot.SitesFromAngles(q0);
+  result.status = planning::StepStatus::kReached;
+  return result;
+}
+
 // Step 1 of robot_path.h: the tracker from q0 through every target with `options`. The first
 // target is a single-pose solve (restarts included), so that a start at a singular home (a
 // stretched UR5 at q = 0) still gets going. A widened margin's start is given start 0's first
@@ -145,7 +166,11 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
   if (!tracker.ok()) return tracker.status();
   std::vector<RobotIkResult> samples;
   samples.reserve(targets.size());
-  if (own) samples.push_back(tracker->Solve(targets[0]));
+  if (own) {
+    std::optional<RobotIkResult> standing =
+        first == nullptr ? StandingStart(robot, *tracker, targets[0], q0, options) : std::nullopt;
+    samples.push_back(standing ? *std::move(standing) : tracker->Solve(targets[0]));
+  }
   if (first != nullptr) samples.assign(1, *first);
   for (size_t k = 1; k < targets.size(); ++k) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");

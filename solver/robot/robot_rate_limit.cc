@@ -177,14 +177,14 @@ Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& t
     // whose step closes in faster joins the rows, kClearanceWeight times as heavy.
     Eigen::MatrixXd near_gradients(0, n);
     Eigen::VectorXd allowed(0);
-    if (scene_ != nullptr && scene_->size() > 0) {
-      const std::vector<double> clearance = internal::LinkClearances(*robot_, *scene_, q);
+    if (internal::ChecksClearance(*robot_, scene_)) {
+      const std::vector<double> clearance = internal::LinkClearances(*robot_, scene_, q);
       std::vector<int> near;
       for (int l = 0; l < static_cast<int>(clearance.size()); ++l) {
         if (clearance[l] < kLookahead * safety_margin_) near.push_back(l);
       }
       if (!near.empty()) {
-        const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, *scene_, q);
+        const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, scene_, q);
         near_gradients.resize(static_cast<int>(near.size()), n);
         allowed.resize(static_cast<int>(near.size()));
         for (size_t i = 0; i < near.size(); ++i) {

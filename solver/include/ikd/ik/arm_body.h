@@ -29,6 +29,8 @@ class ChainArmBody : public planning::ArmBody {
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
+  // Non-adjacent limbs exist from three limbs on.
+  bool ChecksSelf() const override { return num_links() >= 3; }
 
  private:
   const Arm* arm_;

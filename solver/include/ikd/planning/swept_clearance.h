@@ -47,6 +47,8 @@ class ArmBody {
     (void)links;
     return std::numeric_limits<double>::infinity();
   }
+  // Whether SelfClearance checks any pair (false: it is +infinity whatever the links).
+  virtual bool ChecksSelf() const { return false; }
 };
 
 // Clearance of one configuration: the least over links of the scene's signed distance (none

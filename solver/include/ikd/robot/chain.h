@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -50,6 +51,14 @@ struct ChainSpec {
   // the capsule of the link it moves, from joint k's origin to joint k+1's (the last link's to
   // the tool centre point). A simple stand-in for the links' real shapes.
   std::vector<double> link_radii;
+  // Whether the link capsules are checked against each other (self_collision.h). Off by
+  // default: joint-origin capsules are not the links' shapes (a DH table skips the lateral
+  // offsets, so a UR5's short wrist segments lie within 10 cm of each other where its real links
+  // do not touch), and on them the check reports contacts the real arm does not have.
+  bool check_self_collision = false;
+  // Link pairs (indices as in link_radii, 0 <= a, b < moving joints, a != b) never checked
+  // against each other, beyond those self_collision.h allows by itself.
+  std::vector<std::pair<int, int>> allowed_collisions;
 
   // OK, or InvalidArgument naming the field (joints[k].axis, joints[k].limits, ...) and bound.
   absl::Status Validate() const;

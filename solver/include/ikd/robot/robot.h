@@ -92,6 +92,8 @@ class Robot {
     std::shared_ptr<const void> value;
   };
   IkCache& ik_cache() const { return *ik_cache_; }
+  // The same for self_collision.h's SelfCollisionMatrixOf.
+  IkCache& self_collision_cache() const { return *self_collision_cache_; }
 
  private:
   Robot() = default;
@@ -109,6 +111,7 @@ class Robot {
   std::vector<constraints::DistanceConstraint> constraints_;
   std::shared_ptr<const constraints::ConstraintModel> position_model_, pose_model_;
   std::shared_ptr<IkCache> ik_cache_ = std::make_shared<IkCache>();
+  std::shared_ptr<IkCache> self_collision_cache_ = std::make_shared<IkCache>();
 };
 
 }  // namespace ikd::robot

@@ -1,7 +1,7 @@
 // An industrial arm's body for the planning layer (planning/swept_clearance.h): its links as
 // the capsules of LinkSegments (joint origin to joint origin, the last to the tool centre point,
-// of radius link_radii), and how far a link's points can move while the joints move linearly.
-// Links are not checked against each other (no self-collision model yet).
+// of radius link_radii), how far a link's points can move while the joints move linearly, and
+// the clearance of the link pairs self_collision.h checks against each other.
 //
 //   ikd::robot::RobotBody body(robot);
 //   auto swept = ikd::planning::SweptClearanceOf(body, &scene, q_before, q_after);
@@ -28,6 +28,8 @@ class RobotBody : public planning::ArmBody {
   // k's radius (segment lengths do not depend on q: each joins two points of one link).
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
+  double SelfClearance(const std::vector<planning::Capsule>& links) const override;
+  bool ChecksSelf() const override;
 
  private:
   const Robot* robot_;

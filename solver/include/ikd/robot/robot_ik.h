@@ -109,7 +109,8 @@ struct RobotIkResult {
   double max_joint_change = 0.0;  // largest |q_k(end) - q_k(start)| of the move (rad)
   // Largest |q_k(end) - q_k(start)| / (max_velocity_k * duration); 0 without a duration.
   double velocity_ratio = 0.0;
-  // Min signed distance of the link capsules to the scene (m); +infinity without a scene.
+  // Min signed distance of the link capsules to the scene and between the link pairs
+  // self_collision.h checks (m); +infinity with neither.
   double min_clearance = std::numeric_limits<double>::infinity();
   int trials_accepted = 0;
 };

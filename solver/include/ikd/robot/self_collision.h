@@ -1,0 +1,88 @@
+// Self-collision of an industrial arm (issue 33, item 3): which pairs of its link capsules are
+// checked against each other, decided once per arm the way MoveIt's setup assistant builds its
+// allowed-collision matrix, and the clearances of the checked pairs. Only for a spec with
+// check_self_collision (chain.h says why it is off by default). A pair is allowed (never
+// checked) when
+//  - the links are adjacent (they share a joint, so their capsules always meet);
+//  - the capsules touch in every one of N random configurations within the joint limits (e.g.
+//    the two links on either side of a zero-length one): a check could never pass;
+//  - they touch in none of them: the arm's own geometry keeps them apart;
+//  - the spec lists it in ChainSpec::allowed_collisions.
+// Links are LinkSegments' capsules (link k moved by joint k, radius link_radii[k], 0 when the
+// spec gives none: lines never touch, so an arm without radii checks no pair).
+//
+//   const auto& matrix = ikd::robot::SelfCollisionMatrixOf(robot);   // computed on first use
+//   ikd::robot::SelfContact worst = ikd::robot::LeastSelfClearance(matrix, segments, radii);
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "ikd/robot/chain.h"
+#include "ikd/robot/robot.h"
+
+namespace ikd::robot {
+
+enum class PairRule {
+  kChecked,
+  kAdjacent,
+  kAlwaysTouching,  // in every sampled configuration
+  kNeverTouching,   // in none of them
+  kAllowedBySpec,   // ChainSpec::allowed_collisions
+  kOff,             // the spec does not check self-collision (ChainSpec::check_self_collision)
+};
+const char* PairRuleName(PairRule rule);
+
+class SelfCollisionMatrix {
+ public:
+  static constexpr int kDefaultSamples = 10000;  // MoveIt's setup assistant's default density
+
+  // Samples every joint uniformly within its limits (continuous joints over a full turn) from a
+  // fixed seed: the same spec gives the same matrix.
+  static SelfCollisionMatrix Compute(const ChainSpec& spec, int samples = kDefaultSamples,
+                                     uint64_t seed = 1);
+
+  int num_links() const { return links_; }
+  int samples() const { return samples_; }
+  PairRule rule(int a, int b) const { return rules_[a * links_ + b]; }
+  const std::vector<std::pair<int, int>>& checked() const { return checked_; }  // (a < b)
+
+ private:
+  int links_ = 0;
+  int samples_ = 0;
+  std::vector<PairRule> rules_;  // links x links, symmetric
+  std::vector<std::pair<int, int>> checked_;
+};
+
+// The matrix of `robot`'s spec, computed on first use and kept with the robot (shared by its
+// copies; thread-safe).
+const SelfCollisionMatrix& SelfCollisionMatrixOf(const Robot& robot);
+
+struct SelfContact {
+  int link_a = -1, link_b = -1;  // -1: no checked pair
+  double clearance = 0.0;        // m, signed: < 0 is a penetration
+};
+
+// The checked pair closest to touching in the configuration whose link segments and radii are
+// given (LinkSegments, link_radii or empty); clearance +infinity when no pair is checked.
+SelfContact LeastSelfClearance(
+    const SelfCollisionMatrix& matrix,
+    const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
+    const std::vector<double>& radii);
+
+// Every checked pair with clearance below `bound`, closest first.
+std::vector<SelfContact> SelfContactsBelow(
+    const SelfCollisionMatrix& matrix,
+    const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
+    const std::vector<double>& radii, double bound);
+
+// Lowers clearances[k] of each link k to its least clearance against the links it is checked
+// against.
+void LowerBySelfClearances(const SelfCollisionMatrix& matrix,
+                           const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
+                           const std::vector<double>& radii, std::vector<double>& clearances);
+
+}  // namespace ikd::robot
