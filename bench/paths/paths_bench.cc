@@ -38,6 +38,9 @@ ABSL_FLAG(std::string, only, "",
 ABSL_FLAG(bool, chains, true, "run the chain-arm kinds");
 ABSL_FLAG(bool, robots, true, "run the industrial-arm kinds and the fixed-path table");
 ABSL_FLAG(bool, fixed_paths, true, "with --robots: the fixed tool circles and lines table");
+ABSL_FLAG(bool, self_collision, false,
+          "industrial arms check their link capsules against each other "
+          "(robot::ChainSpec::check_self_collision; the checker does not count self-contacts)");
 ABSL_FLAG(std::string, trace, "",
           "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
           "fastest and most accelerated angle, the least clearance and (spatial) bend");
@@ -431,6 +434,7 @@ int main(int argc, char** argv) {
     if (dump) std::fclose(dump);
     return 0;
   }
+  SetSelfCollision(absl::GetFlag(FLAGS_self_collision));
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const int count = absl::GetFlag(FLAGS_scenarios);
   if (count < 1) Die("--scenarios must be >= 1");

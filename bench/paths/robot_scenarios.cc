@@ -80,6 +80,8 @@ void CrossCheck(const RobotArm& arm) {
   }
 }
 
+bool self_collision = false;  // SetSelfCollision
+
 std::unique_ptr<RobotArm> LoadArm(ArmId id) {
   auto arm = std::make_unique<RobotArm>();
   arm->id = id;
@@ -98,6 +100,7 @@ std::unique_ptr<RobotArm> LoadArm(ArmId id) {
       break;
   }
   arm->spec.link_radii.assign(robot::NumMovingJoints(arm->spec), kLinkRadius);
+  arm->spec.check_self_collision = self_collision;
   arm->robot = std::make_unique<robot::Robot>(Unwrap(robot::Robot::Create(arm->spec), "Robot::Create"));
   robot::SeedAtlasOf(*arm->robot);  // built once, as a server does per arm, not in a timed plan
   arm->model = CheckModelOf(arm->robot->spec());
@@ -229,6 +232,8 @@ void Hash(uint64_t& h, double x) {  // FNV-1a over the bytes
 }
 
 }  // namespace
+
+void SetSelfCollision(bool on) { self_collision = on; }
 
 const RobotArm& GetArm(ArmId id) {
   static std::mutex mutex;

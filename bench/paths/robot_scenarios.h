@@ -43,6 +43,10 @@ struct RobotArm {
 // capsules) differ from the library's (ToolPose, LinkSegments) by more than 1e-9 anywhere on
 // 200 random configurations.
 const RobotArm& GetArm(ArmId id);
+// Before the first GetArm: the arms check their link capsules against each other
+// (robot::ChainSpec::check_self_collision; off, as the library's default, unless set). The
+// checker does not count self-contacts: this measures what the check does to the plans.
+void SetSelfCollision(bool on);
 
 struct RobotKind {
   ArmId arm;
