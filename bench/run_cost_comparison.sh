@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side cost of two commits on the same machine in one run: builds bench/paths'
 # paths_bench at BASE (a git worktree) and at the current tree, both with the same build type and
-# flags, then runs them alternately (the order swapped every round, so drift in the machine's
-# speed falls on both) and prints per kind and solver the median over rounds of each build's
+# flags, then runs them kind by kind back to back (which goes first alternating, so that drift in
+# the machine's speed falls on both) for ROUNDS rounds and prints per kind and solver the median over rounds of each build's
 # "us per sample" (PlanPath, PlanRobotPath; the planner alone, the checker is not timed), the cost
 # case's median (a 200-sample 7-link path among 20 obstacles) and live Track's mean us per answer,
 # with the ratio HEAD / BASE.
 # Writes its Markdown output (stdout, as printed) into docs/cost-comparison.md after a preamble
 # with both commits and the command line.
-# Usage: bench/run_cost_comparison.sh BASE [ROUNDS (default 3)] [SCENARIOS per kind (default 20)]
+# Usage: bench/run_cost_comparison.sh BASE [ROUNDS (default 5)] [SCENARIOS per kind (default 20)]
 # Env:   IKD_BUILD_DIR (this tree's build, default build; an existing directory is built as it is),
 #        IKD_COMPARE_DIR (default build-compare: the worktree and its build), IKD_JOBS,
 #        IKD_SKIP_APT=1 to skip apt-get, IKD_BENCH_NO_DOCS=1 to print only, IKD_COST_DOC (default
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: bench/run_cost_comparison.sh BASE [ROUNDS] [SCENARIOS]}
-rounds=${2:-3}
+rounds=${2:-5}
 scenarios=${3:-20}
 source deploy/common.sh
 compare_dir="${IKD_COMPARE_DIR:-build-compare}"
@@ -61,16 +61,29 @@ timings() {
                                    print $2, $3, $col }
     /^$/ { col = 0 }' "$1"
 }
+# Kind by kind, the two builds back to back (the first of them alternating), so that a slow
+# spell of the machine falls on both.
+kinds=(planar-free planar-obstacles spatial-free spatial-obstacles ur5-position ur5-pose
+       panda-position panda-pose iiwa14-position iiwa14-pose ur5-position-obstacles
+       ur5-pose-obstacles panda-position-obstacles panda-pose-obstacles
+       iiwa14-position-obstacles iiwa14-pose-obstacles cost track)
+turn=0
 for ((r = 1; r <= rounds; ++r)); do
-  order=(base head)
-  ((r % 2 == 0)) && order=(head base)
-  for which in "${order[@]}"; do
-    echo "round $r: $which" >&2
-    "${binary[$which]}" --scenarios "$scenarios" --nofixed_paths > "$out/$which.$r.txt"
-    timings "$out/$which.$r.txt" >> "$out/$which.rows"
-    "${binary[$which]}" --cost | sed -n 's/.*: median \([0-9.]*\) ms.*/cost-case 7-link-20-posts \1/p' \
-      >> "$out/$which.rows"
-    "${binary[$which]}" --track > "$out/$which.track.$r.txt"
+  echo "round $r" >&2
+  for kind in "${kinds[@]}"; do
+    order=(base head)
+    ((turn++ % 2 == 1)) && order=(head base)
+    for which in "${order[@]}"; do
+      case "$kind" in
+        cost)
+          "${binary[$which]}" --cost |
+            sed -n 's/.*: median \([0-9.]*\) ms.*/cost-case 7-link-20-posts \1/p' >> "$out/$which.rows" ;;
+        track) "${binary[$which]}" --track > "$out/$which.track.$r.txt" ;;
+        *)
+          "${binary[$which]}" --scenarios "$scenarios" --only "$kind" 2>/dev/null > "$out/run.txt"
+          timings "$out/run.txt" >> "$out/$which.rows" ;;
+      esac
+    done
   done
 done
 
@@ -114,8 +127,8 @@ doc="${IKD_COST_DOC:-docs/cost-comparison.md}"
   echo "# Cost of the current tree against an earlier commit, side by side"
   echo
   echo "Written by \`bench/run_cost_comparison.sh $*\`; edits are overwritten by the next run."
-  echo "Both builds run alternately on one machine ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), the order swapped every round;"
-  echo "each figure is the median over the rounds. Timings are wall time of the planner or"
+  echo "Both builds run kind by kind back to back on one machine ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), which goes first"
+  echo "alternating; each figure is the median over the rounds. Timings are wall time of the planner or"
   echo "tracker alone (paths_bench's \"us per sample\" and Track's \"us per answer\"), never of"
   echo "the checker. Same scenarios, same options, same seeds for both builds."
   echo
