@@ -138,7 +138,7 @@ void PullToPosture(const Eigen::VectorXd& q, const Eigen::VectorXd& posture, dou
 }
 
 bool ChecksClearance(const Robot& robot, const planning::Scene* scene) {
-  return (scene != nullptr && scene->size() > 0) || !SelfCollisionMatrixOf(robot).checked().empty();
+  return (scene != nullptr && scene->size() > 0) || ChecksSelfCollision(robot);
 }
 
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,

@@ -34,7 +34,7 @@ void RobotBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
   *bounds = reach_.transpose() * (b - a).cwiseAbs();
 }
 
-bool RobotBody::ChecksSelf() const { return !SelfCollisionMatrixOf(*robot_).checked().empty(); }
+bool RobotBody::ChecksSelf() const { return ChecksSelfCollision(*robot_); }
 
 double RobotBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
   const SelfCollisionMatrix& matrix = SelfCollisionMatrixOf(*robot_);

@@ -59,7 +59,7 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
                                                  uint64_t seed) {
   SelfCollisionMatrix m;
   m.links_ = NumMovingJoints(spec);
-  m.samples_ = std::max(samples, 1);
+  samples = std::max(samples, 1);
   const int n = m.links_;
   m.rules_.assign(n * n, PairRule::kChecked);
   std::vector<int> touches(n * n, 0);
@@ -67,7 +67,7 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
   const bool has_radii =
       std::any_of(spec.link_radii.begin(), spec.link_radii.end(), [](double r) { return r > 0.0; });
   std::mt19937_64 rng(seed);
-  for (int s = 0; spec.check_self_collision && has_radii && s < m.samples_; ++s) {
+  for (int s = 0; spec.check_self_collision && has_radii && s < samples; ++s) {
     const Segments segments = LinkSegments(spec, RandomConfiguration(spec, rng));
     for (int a = 0; a < n; ++a) {
       for (int b = a + 2; b < n; ++b) {
@@ -82,7 +82,7 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
         rule = PairRule::kAdjacent;
       } else if (!spec.check_self_collision) {
         rule = PairRule::kOff;
-      } else if (has_radii && touches[a * n + b] == m.samples_) {
+      } else if (touches[a * n + b] == samples) {
         rule = PairRule::kAlwaysTouching;
       } else if (touches[a * n + b] == 0) {
         rule = PairRule::kNeverTouching;
@@ -110,6 +110,10 @@ const SelfCollisionMatrix& SelfCollisionMatrixOf(const Robot& robot) {
         std::make_shared<const SelfCollisionMatrix>(SelfCollisionMatrix::Compute(robot.spec()));
   });
   return *static_cast<const SelfCollisionMatrix*>(cache.value.get());
+}
+
+bool ChecksSelfCollision(const Robot& robot) {
+  return !SelfCollisionMatrixOf(robot).checked().empty();
 }
 
 SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const Segments& segments,

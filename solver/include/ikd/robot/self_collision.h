@@ -46,13 +46,11 @@ class SelfCollisionMatrix {
                                      uint64_t seed = 1);
 
   int num_links() const { return links_; }
-  int samples() const { return samples_; }
   PairRule rule(int a, int b) const { return rules_[a * links_ + b]; }
   const std::vector<std::pair<int, int>>& checked() const { return checked_; }  // (a < b)
 
  private:
   int links_ = 0;
-  int samples_ = 0;
   std::vector<PairRule> rules_;  // links x links, symmetric
   std::vector<std::pair<int, int>> checked_;
 };
@@ -60,6 +58,9 @@ class SelfCollisionMatrix {
 // The matrix of `robot`'s spec, computed on first use and kept with the robot (shared by its
 // copies; thread-safe).
 const SelfCollisionMatrix& SelfCollisionMatrixOf(const Robot& robot);
+
+// Whether `robot` checks some pair of its links against each other.
+bool ChecksSelfCollision(const Robot& robot);
 
 struct SelfContact {
   int link_a = -1, link_b = -1;  // -1: no checked pair
