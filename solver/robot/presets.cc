@@ -1,6 +1,7 @@
 #include "ikd/robot/presets.h"
 
 #include <cmath>
+#include <string>
 
 namespace ikd::robot::presets {
 namespace {
@@ -64,6 +65,37 @@ ChainSpec Iiwa14() {
                             {0.0, 0.0, 0.126, 0.0, limit(175, 135)}},
                            DhConvention::kStandard),
                "iiwa14");
+}
+
+ChainSpec Irb120() {
+  // ABB IRB 120-3/0.58 product specification (3HAC035960): link dimensions 290 / 270 / 70 /
+  // 302 / 72 mm, working ranges and axis speeds; joint frames and directions as ABB's controller
+  // counts them (the ROS-Industrial description abb_irb120_support uses the same): axis 1 about
+  // z, axes 2, 3, 5 about y, axes 4, 6 about x, all zero with the arm upright and the wrist
+  // pointing along x. The flange's z points along x (tool0).
+  ChainSpec spec;
+  spec.name = "irb120";
+  struct Axis {
+    Eigen::Vector3d origin, axis;
+    double lower_deg, upper_deg, speed_deg;
+  };
+  const Axis axes[] = {{{0, 0, 0}, Eigen::Vector3d::UnitZ(), -165, 165, 250},
+                       {{0, 0, 0.290}, Eigen::Vector3d::UnitY(), -110, 110, 250},
+                       {{0, 0, 0.270}, Eigen::Vector3d::UnitY(), -110, 70, 250},
+                       {{0, 0, 0.070}, Eigen::Vector3d::UnitX(), -160, 160, 320},
+                       {{0.302, 0, 0}, Eigen::Vector3d::UnitY(), -120, 120, 320},
+                       {{0.072, 0, 0}, Eigen::Vector3d::UnitX(), -400, 400, 420}};
+  for (int k = 0; k < 6; ++k) {
+    JointSpec joint;
+    joint.name = "joint_" + std::to_string(k + 1);
+    joint.X_PJ.translation() = axes[k].origin;
+    joint.axis = axes[k].axis;
+    joint.limits =
+        JointLimits{Deg(axes[k].lower_deg), Deg(axes[k].upper_deg), Deg(axes[k].speed_deg)};
+    spec.joints.push_back(joint);
+  }
+  spec.X_FT.linear() = Eigen::AngleAxisd(kPi / 2.0, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  return spec;
 }
 
 }  // namespace ikd::robot::presets

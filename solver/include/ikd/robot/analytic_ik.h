@@ -1,0 +1,108 @@
+// Closed-form inverse kinematics of revolute arms by subproblem decomposition (Paden-Kahan
+// subproblems 1-4 in the least-squares forms of Elias & Wen's IK-Geo): every branch of a tool
+// pose in microseconds, for the arm families whose axes allow it, found from the chain's own
+// geometry whether it came from a URDF, a DH table or a preset:
+//   kThreeParallel:        6R with axes 2, 3, 4 parallel and axes 5, 6 intersecting (the UR
+//                          family), or the same read from the tool back to the base;
+//   kSphericalWristElbow:  6R with axes 4, 5, 6 through one point and axes 2, 3 parallel (Puma,
+//                          KUKA KR, ABB, Fanuc class);
+//   kSphericalWristShoulder: 6R with axes 4, 5, 6 through one point and axes 1, 2 intersecting
+//                          (a 7R arm with one joint locked: the iiwa14 at joint 3, the Panda at
+//                          joint 7 read from the tool back).
+// A 7R arm is solved with one joint locked at a value the caller gives (sweep it for the
+// redundancy). Geometry tests tolerate round-off (AnalyticOptions::geometry_tolerance); the
+// deviation is reported (geometry_error) and every branch is polished by Newton steps on the
+// chain's exact kinematics, so what the tolerance costs is left in no answer.
+//
+//   auto ik = ikd::robot::AnalyticIk::Create(ikd::robot::presets::Ur5());
+//   for (const AnalyticSolution& s : ik->Solve(X_WT)) Use(s.q);   // up to 8 branches
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include "absl/status/statusor.h"
+#include "ikd/robot/chain.h"
+
+namespace ikd::robot {
+
+enum class AnalyticFamily { kThreeParallel, kSphericalWristElbow, kSphericalWristShoulder };
+const char* AnalyticFamilyName(AnalyticFamily family);
+
+struct AnalyticOptions {
+  // rad (angle between axes called parallel) and m (distance between axes called intersecting).
+  double geometry_tolerance = 1e-6;
+  // A branch whose tool pose misses the target by more than this (m, rad) after polishing is
+  // not a solution (the target is out of reach on that branch).
+  double tolerance = 1e-10;
+  // Every full-turn copy q + 2 pi k within a joint's limits as a solution of its own (a UR5's
+  // +-2 pi joints give up to 64 per branch); otherwise one copy per branch, nearest `near`.
+  bool every_turn = false;
+  // 7R arms: the joint to lock (0-based); -1 tries joint 3, then joint 7, then the others.
+  int locked_joint = -1;
+
+  // OK, or InvalidArgument naming the field and its bound.
+  absl::Status Validate() const;
+};
+
+struct AnalyticSolution {
+  Eigen::VectorXd q;  // within the joint limits
+  // A representative of a continuum: the wrist axes aligned (only a sum of two joints is
+  // fixed) or the wrist centre on the first axis (that joint is free); the free joint is 0.
+  bool singular = false;
+  int branch = 0;               // which branch (0-7) of the decomposition
+  double position_error = 0.0;  // m, by the chain's forward kinematics
+  double rotation_error = 0.0;  // rad
+};
+
+class AnalyticIk {
+ public:
+  // Errors (InvalidArgument): a prismatic joint; not 6 moving joints (7 with a joint to lock);
+  // an arm in no family, with every family's failed condition named ("kThreeParallel: axes 3
+  // and 4 not parallel (0.2 rad)").
+  static absl::StatusOr<AnalyticIk> Create(const ChainSpec& spec,
+                                           const AnalyticOptions& options = {});
+
+  // Every branch of tool pose X_WT within the joint limits, in branch order. 7R arms: the
+  // locked joint is held at `locked_value` (outside its limits: no solution). `near`, when
+  // given, picks each joint's full-turn copy (see every_turn).
+  std::vector<AnalyticSolution> Solve(const Eigen::Isometry3d& X_WT, double locked_value = 0.0,
+                                      const Eigen::VectorXd* near = nullptr) const;
+
+  AnalyticFamily family() const { return family_; }
+  bool reversed() const { return reversed_; }   // the family read from the tool back
+  int locked_joint() const { return locked_; }  // -1 for a 6R arm
+  int num_joints() const { return static_cast<int>(h_.size()); }
+  // The largest deviation of the axes from the family's conditions (rad or m).
+  double geometry_error() const { return geometry_error_; }
+
+ private:
+  AnalyticIk() = default;
+  // Forward kinematics of the exact chain (product of exponentials).
+  Eigen::Isometry3d ToolPoseAt(const Eigen::VectorXd& q) const;
+  std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT, Eigen::VectorXd& q) const;
+  std::vector<Eigen::VectorXd> TurnCopies(const Eigen::VectorXd& q,
+                                          const Eigen::VectorXd* near) const;
+
+  AnalyticOptions options_;
+  AnalyticFamily family_ = AnalyticFamily::kThreeParallel;
+  bool reversed_ = false;
+  int locked_ = -1;
+  double geometry_error_ = 0.0;
+  // The arm at q = 0 in product-of-exponentials form (world frame): joint k turns about the
+  // line along h_[k] through origin_[k]; home_ is the tool pose.
+  std::vector<Eigen::Vector3d> h_, origin_;
+  std::vector<Eigen::Vector3d> point_;  // per joint: the family's chosen point on its axis
+  std::array<int, 6> free_{};           // the joints solved for, base to tool
+  std::array<double, 6> sign_{};        // in solve order: h[k] = sign[k] h[1] where parallel
+  Eigen::Isometry3d home_ = Eigen::Isometry3d::Identity();
+  std::vector<JointLimits> limits_;  // per joint; continuous joints: +-inf
+};
+
+}  // namespace ikd::robot

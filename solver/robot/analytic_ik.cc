@@ -1,0 +1,423 @@
+#include "ikd/robot/analytic_ik.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "robot/analytic_families.h"
+#include "robot/subproblems.h"
+
+namespace ikd::robot {
+namespace {
+
+using internal::Arm6;
+using internal::RawSolution;
+constexpr double kTwoPi = 2.0 * std::numbers::pi;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Below this error (m, rad) a branch is left as the decomposition gave it: round-off.
+constexpr double kPolishBelow = 1e-12;
+constexpr int kPolishSteps = 4;
+
+// Two axis lines (point o, unit direction h).
+struct Line {
+  Eigen::Vector3d o, h;
+};
+
+double AngleBetween(const Line& a, const Line& b) {
+  return std::atan2(a.h.cross(b.h).norm(), std::abs(a.h.dot(b.h)));
+}
+
+// The closest points of two non-parallel lines: their midpoint and distance.
+struct Meeting {
+  Eigen::Vector3d point;
+  double distance = 0.0;
+};
+Meeting Closest(const Line& a, const Line& b) {
+  const Eigen::Vector3d r = b.o - a.o;
+  const double ab = a.h.dot(b.h), denominator = 1.0 - ab * ab;
+  const double s = (a.h.dot(r) - ab * b.h.dot(r)) / denominator;
+  const double t = (ab * a.h.dot(r) - b.h.dot(r)) / denominator;
+  const Eigen::Vector3d pa = a.o + s * a.h, pb = b.o + t * b.h;
+  return {0.5 * (pa + pb), (pa - pb).norm()};
+}
+
+// A family's conditions checked on six axes in solve order: the points it solves with and the
+// signs of the parallel axes, or the first condition that fails.
+struct Fit {
+  bool ok = false;
+  std::string failure;
+  std::array<Eigen::Vector3d, 6> c;
+  std::array<double, 6> sign = {1, 1, 1, 1, 1, 1};
+  double error = 0.0;
+};
+
+class Checker {
+ public:
+  // numbers: the joint number (1-based) of each axis, for the messages; locked: the locked
+  // joint's number (0: none). Parallel or intersecting axes on either side of a locked joint
+  // are so at one locked value only, and serve no family.
+  Checker(const std::array<Line, 6>& axes, const std::array<int, 6>& numbers, int locked,
+          double tolerance)
+      : axes_(axes), numbers_(numbers), locked_(locked), tol_(tolerance) {
+    for (int k = 0; k < 6; ++k) fit_.c[k] = axes[k].o;
+  }
+  bool Parallel(int a, int b) {
+    if (!fit_.failure.empty() || !SameSide(a, b)) return false;
+    const double angle = AngleBetween(axes_[a], axes_[b]);
+    if (angle > tol_) {
+      return Fail(absl::StrFormat("axes %d and %d not parallel (%.3g rad > %g)", numbers_[a],
+                                  numbers_[b], angle, tol_));
+    }
+    fit_.error = std::max(fit_.error, angle);
+    fit_.sign[b] = axes_[a].h.dot(axes_[b].h) > 0.0 ? 1.0 : -1.0;
+    return true;
+  }
+  bool NotParallel(int a, int b) {
+    if (!fit_.failure.empty()) return false;
+    if (AngleBetween(axes_[a], axes_[b]) > 1e3 * tol_) return true;
+    return Fail(absl::StrFormat("axes %d and %d parallel", numbers_[a], numbers_[b]));
+  }
+  // Where axes a and b meet, or a failure.
+  std::optional<Eigen::Vector3d> Intersect(int a, int b) {
+    if (!SameSide(a, b) || !NotParallel(a, b)) return std::nullopt;
+    const Meeting m = Closest(axes_[a], axes_[b]);
+    if (m.distance > tol_) {
+      Fail(absl::StrFormat("axes %d and %d do not intersect (%.3g m apart > %g)", numbers_[a],
+                           numbers_[b], m.distance, tol_));
+      return std::nullopt;
+    }
+    fit_.error = std::max(fit_.error, m.distance);
+    return m.point;
+  }
+  // Axes 4, 5, 6 through one point: the wrist centre becomes their point.
+  bool SphericalWrist() {
+    const std::optional<Eigen::Vector3d> p = Intersect(3, 4), q = Intersect(4, 5);
+    if (!p || !q) return false;
+    if ((*p - *q).norm() > tol_) {
+      return Fail(absl::StrFormat("axes %d, %d, %d do not meet in one point (%.3g m > %g)",
+                                  numbers_[3], numbers_[4], numbers_[5], (*p - *q).norm(), tol_));
+    }
+    fit_.error = std::max(fit_.error, (*p - *q).norm());
+    fit_.c[3] = fit_.c[4] = fit_.c[5] = 0.5 * (*p + *q);
+    return true;
+  }
+  Fit Result() {
+    fit_.ok = fit_.failure.empty();
+    return fit_;
+  }
+  Fit& fit() { return fit_; }
+
+ private:
+  bool SameSide(int a, int b) {
+    if (locked_ == 0 || (numbers_[a] < locked_) == (numbers_[b] < locked_)) return true;
+    return Fail(absl::StrFormat("axes %d and %d lie on either side of locked joint %d", numbers_[a],
+                                numbers_[b], locked_));
+  }
+  bool Fail(std::string why) {
+    if (fit_.failure.empty()) fit_.failure = std::move(why);
+    return false;
+  }
+  const std::array<Line, 6>& axes_;
+  const std::array<int, 6>& numbers_;
+  int locked_;
+  double tol_;
+  Fit fit_;
+};
+
+Fit CheckFamily(AnalyticFamily family, const std::array<Line, 6>& axes,
+                const std::array<int, 6>& numbers, int locked, double tolerance) {
+  Checker check(axes, numbers, locked, tolerance);
+  switch (family) {
+    case AnalyticFamily::kThreeParallel:
+      check.Parallel(1, 2) && check.Parallel(1, 3) && check.NotParallel(0, 1) &&
+          check.NotParallel(1, 4);
+      if (std::optional<Eigen::Vector3d> p = check.Intersect(4, 5)) {
+        check.fit().c[4] = check.fit().c[5] = *p;
+      }
+      break;
+    case AnalyticFamily::kSphericalWristElbow:
+      check.SphericalWrist() && check.Parallel(1, 2) && check.NotParallel(0, 1);
+      break;
+    case AnalyticFamily::kSphericalWristShoulder:
+      if (check.SphericalWrist()) {
+        if (std::optional<Eigen::Vector3d> p = check.Intersect(0, 1)) {
+          check.fit().c[0] = check.fit().c[1] = *p;
+        }
+      }
+      break;
+  }
+  return check.Result();
+}
+
+constexpr AnalyticFamily kFamilies[] = {AnalyticFamily::kThreeParallel,
+                                        AnalyticFamily::kSphericalWristElbow,
+                                        AnalyticFamily::kSphericalWristShoulder};
+
+Eigen::Isometry3d ScrewMotion(const Eigen::Vector3d& h, const Eigen::Vector3d& o, double q) {
+  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
+  X.linear() = internal::Rot(h, q);
+  X.translation() = o - X.linear() * o;
+  return X;
+}
+
+}  // namespace
+
+const char* AnalyticFamilyName(AnalyticFamily family) {
+  switch (family) {
+    case AnalyticFamily::kThreeParallel:
+      return "three parallel axes";
+    case AnalyticFamily::kSphericalWristElbow:
+      return "spherical wrist, parallel elbow";
+    case AnalyticFamily::kSphericalWristShoulder:
+      return "spherical wrist, intersecting shoulder";
+  }
+  return "unknown";
+}
+
+absl::Status AnalyticOptions::Validate() const {
+  if (!(geometry_tolerance > 0.0) || !(geometry_tolerance <= 1e-2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("geometry_tolerance must be in (0, 0.01], got ", geometry_tolerance));
+  }
+  if (!(tolerance > 0.0) || !std::isfinite(tolerance)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tolerance must be finite and > 0, got ", tolerance));
+  }
+  if (locked_joint < -1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("locked_joint must be -1 (any) or a joint index, got ", locked_joint));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
+                                              const AnalyticOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  if (absl::Status s = spec.Validate(); !s.ok()) return s;
+  const ChainSpec merged = MergeFixedJoints(spec);
+  const int n = static_cast<int>(merged.joints.size());
+  for (int k = 0; k < n; ++k) {
+    if (merged.joints[k].type != JointType::kRevolute) {
+      return absl::InvalidArgumentError(absl::StrCat("joints[", k, "] (", merged.joints[k].name,
+                                                     ") is not revolute: the closed forms are "
+                                                     "for revolute arms"));
+    }
+  }
+  if (n != 6 && n != 7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a closed form needs 6 revolute joints (7 with one locked), got ", n));
+  }
+  if (options.locked_joint >= 0 && (n == 6 || options.locked_joint >= n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("locked_joint must be -1 for a 6-joint arm and < 7 for a 7-joint one, got ",
+                     options.locked_joint, " with ", n, " joints"));
+  }
+  AnalyticIk ik;
+  ik.options_ = options;
+  Eigen::Isometry3d X = merged.X_WB;
+  for (const JointSpec& joint : merged.joints) {
+    X = X * joint.X_PJ;
+    ik.h_.push_back((X.linear() * joint.axis).normalized());
+    ik.origin_.push_back(X.translation());
+    ik.limits_.push_back(joint.limits.value_or(JointLimits{-kInf, kInf}));
+  }
+  ik.home_ = X * merged.X_FT;
+  std::vector<int> locks = {-1};
+  if (n == 7) {
+    locks = options.locked_joint >= 0 ? std::vector<int>{options.locked_joint}
+                                      : std::vector<int>{2, 6, 0, 1, 3, 4, 5};
+  }
+  std::vector<std::string> failures;
+  for (int lock : locks) {
+    std::array<int, 6> free{};
+    for (int j = 0, k = 0; j < n; ++j) {
+      if (j != lock) free[k++] = j;
+    }
+    for (bool reversed : {false, true}) {
+      std::array<Line, 6> axes;
+      std::array<int, 6> numbers{};
+      for (int k = 0; k < 6; ++k) {
+        const int j = free[reversed ? 5 - k : k];
+        axes[k] = {ik.origin_[j], ik.h_[j]};
+        numbers[k] = j + 1;
+      }
+      for (AnalyticFamily family : kFamilies) {
+        const Fit fit = CheckFamily(family, axes, numbers, lock + 1, options.geometry_tolerance);
+        if (!fit.ok) {
+          failures.push_back(
+              absl::StrCat(lock >= 0 ? absl::StrCat("joint ", lock + 1, " locked, ") : "",
+                           reversed ? "from the tool back, " : "", AnalyticFamilyName(family), ": ",
+                           fit.failure));
+          continue;
+        }
+        ik.family_ = family;
+        ik.reversed_ = reversed;
+        ik.locked_ = lock;
+        ik.free_ = free;
+        ik.sign_ = fit.sign;
+        ik.geometry_error_ = fit.error;
+        ik.point_ = ik.origin_;
+        for (int k = 0; k < 6; ++k) ik.point_[free[reversed ? 5 - k : k]] = fit.c[k];
+        return ik;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("the arm fits no closed-form family: ", absl::StrJoin(failures, "; ")));
+}
+
+Eigen::Isometry3d AnalyticIk::ToolPoseAt(const Eigen::VectorXd& q) const {
+  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
+  for (int j = 0; j < num_joints(); ++j) X = X * ScrewMotion(h_[j], origin_[j], q[j]);
+  return X * home_;
+}
+
+// Newton steps on the exact chain (the locked joint held) until the pose error is round-off;
+// returns the errors (m, rad) of the final q.
+std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
+                                             Eigen::VectorXd& q) const {
+  for (int step = 0;; ++step) {
+    const Eigen::Isometry3d X = ToolPoseAt(q);
+    const Eigen::Vector3d dp = X_WT.translation() - X.translation();
+    const Eigen::AngleAxisd dr(X_WT.linear() * X.linear().transpose());
+    const double position_error = dp.norm(), rotation_error = std::abs(dr.angle());
+    if (std::max(position_error, rotation_error) <= kPolishBelow || step == kPolishSteps) {
+      return {position_error, rotation_error};
+    }
+    // Geometric Jacobian of the free joints: axis k moved by the joints before it.
+    Eigen::Matrix<double, 6, 6> J;
+    Eigen::Isometry3d before = Eigen::Isometry3d::Identity();
+    for (int j = 0, col = 0; j < num_joints(); ++j) {
+      if (j != locked_) {
+        const Eigen::Vector3d w = before.linear() * h_[j];
+        J.block<3, 1>(0, col) = w.cross(X.translation() - before * origin_[j]);
+        J.block<3, 1>(3, col) = w;
+        ++col;
+      }
+      before = before * ScrewMotion(h_[j], origin_[j], q[j]);
+    }
+    Eigen::Matrix<double, 6, 1> e;
+    e << dp, dr.angle() * dr.axis();
+    // Damped, so a branch at a singular pose moves no further than round-off would.
+    const Eigen::Matrix<double, 6, 6> JJt =
+        J * J.transpose() + 1e-12 * Eigen::Matrix<double, 6, 6>::Identity();
+    const Eigen::Matrix<double, 6, 1> dq = J.transpose() * JJt.ldlt().solve(e);
+    for (int j = 0, col = 0; j < num_joints(); ++j) {
+      if (j != locked_) q[j] += dq[col++];
+    }
+  }
+}
+
+std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, double locked_value,
+                                                const Eigen::VectorXd* near) const {
+  std::vector<AnalyticSolution> out;
+  if (!X_WT.matrix().allFinite() || !std::isfinite(locked_value)) return out;
+  const int n = num_joints();
+  Eigen::Isometry3d lock = Eigen::Isometry3d::Identity();
+  if (locked_ >= 0) {
+    const JointLimits& range = limits_[locked_];
+    if (locked_value < range.lower || locked_value > range.upper) return out;
+    lock = ScrewMotion(h_[locked_], origin_[locked_], locked_value);
+  }
+  // The 6R arm in solve order, the joints past the lock carried by it.
+  Arm6 arm;
+  for (int k = 0; k < 6; ++k) {
+    const int j = free_[reversed_ ? 5 - k : k];
+    const bool carried = locked_ >= 0 && j > locked_;
+    arm.h[k] = carried ? Eigen::Vector3d(lock.linear() * h_[j]) : h_[j];
+    arm.c[k] = carried ? Eigen::Vector3d(lock * point_[j]) : point_[j];
+  }
+  arm.sign = sign_;
+  const Eigen::Isometry3d home = locked_ >= 0 ? Eigen::Isometry3d(lock * home_) : home_;
+  Eigen::Isometry3d X = X_WT;
+  if (reversed_) {
+    // X_WT = E1 .. E6 home, so home X_WT^-1 = E6^-1 .. E1^-1: the axes in reverse order,
+    // angles negated, tool at the identity.
+    arm.home = Eigen::Isometry3d::Identity();
+    X = home * X_WT.inverse();
+  } else {
+    arm.home = home;
+  }
+  std::vector<RawSolution> raw;
+  switch (family_) {
+    case AnalyticFamily::kThreeParallel:
+      raw = internal::SolveThreeParallel(arm, X);
+      break;
+    case AnalyticFamily::kSphericalWristElbow:
+      raw = internal::SolveSphericalWristElbow(arm, X);
+      break;
+    case AnalyticFamily::kSphericalWristShoulder:
+      raw = internal::SolveSphericalWristShoulder(arm, X);
+      break;
+  }
+  for (int b = 0; b < static_cast<int>(raw.size()); ++b) {
+    Eigen::VectorXd q(n);
+    for (int k = 0; k < 6; ++k) {
+      const int j = free_[reversed_ ? 5 - k : k];
+      q[j] = reversed_ ? -raw[b].q[k] : raw[b].q[k];
+    }
+    if (locked_ >= 0) q[locked_] = locked_value;
+    const auto [position_error, rotation_error] = Polish(X_WT, q);
+    if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
+    for (Eigen::VectorXd& copy : TurnCopies(q, near)) {
+      const bool known = std::any_of(out.begin(), out.end(), [&](const AnalyticSolution& s) {
+        return (s.q - copy).cwiseAbs().maxCoeff() < 1e-9;
+      });
+      if (known) continue;
+      out.push_back({std::move(copy), raw[b].singular, b, position_error, rotation_error});
+    }
+  }
+  return out;
+}
+
+// q's joints within their limits: every full-turn copy (every_turn), else the one nearest
+// `near` (or nearest 0); none when a joint has no copy within its limits.
+std::vector<Eigen::VectorXd> AnalyticIk::TurnCopies(const Eigen::VectorXd& q,
+                                                    const Eigen::VectorXd* near) const {
+  std::vector<std::vector<double>> values(q.size());
+  for (int j = 0; j < q.size(); ++j) {
+    const JointLimits& range = limits_[j];
+    if (j == locked_) {
+      values[j] = {q[j]};
+      continue;
+    }
+    const double wrapped = std::remainder(q[j], kTwoPi);
+    const double around = near ? (*near)[j] : 0.0;
+    const double slack = 1e-12;
+    if (!std::isfinite(range.lower) || !std::isfinite(range.upper)) {
+      values[j] = {around + std::remainder(wrapped - around, kTwoPi)};
+      continue;
+    }
+    double lowest = wrapped + kTwoPi * std::ceil((range.lower - slack - wrapped) / kTwoPi);
+    std::vector<double> inside;
+    for (double v = lowest; v <= range.upper + slack; v += kTwoPi) {
+      inside.push_back(std::clamp(v, range.lower, range.upper));
+    }
+    if (inside.empty()) return {};
+    if (!options_.every_turn) {
+      const double best = *std::min_element(inside.begin(), inside.end(), [&](double a, double b) {
+        return std::abs(a - around) < std::abs(b - around);
+      });
+      inside = {best};
+    }
+    values[j] = std::move(inside);
+  }
+  std::vector<Eigen::VectorXd> copies = {q};
+  for (int j = 0; j < q.size(); ++j) {
+    std::vector<Eigen::VectorXd> grown;
+    for (const Eigen::VectorXd& partial : copies) {
+      for (double v : values[j]) {
+        grown.push_back(partial);
+        grown.back()[j] = v;
+      }
+    }
+    copies = std::move(grown);
+  }
+  return copies;
+}
+
+}  // namespace ikd::robot

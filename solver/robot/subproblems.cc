@@ -1,0 +1,110 @@
+#include "robot/subproblems.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <Eigen/Geometry>
+
+namespace ikd::robot::internal {
+namespace {
+
+// Relative tolerance of exactness and degeneracy: round-off of a few hundred operations.
+constexpr double kTolerance = 1e-9;
+
+double Wrap(double theta) { return std::remainder(theta, 2.0 * std::numbers::pi); }
+
+}  // namespace
+
+Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double theta) {
+  return Eigen::AngleAxisd(theta, k).toRotationMatrix();
+}
+
+double AngleAbout(const Eigen::Vector3d& k, const Eigen::Matrix3d& R) {
+  // R = rot(k, t): trace R = 1 + 2 cos t and R - R^T = 2 sin t [k]x.
+  const Eigen::Vector3d vee(R(2, 1) - R(1, 2), R(0, 2) - R(2, 0), R(1, 0) - R(0, 1));
+  return std::atan2(0.5 * k.dot(vee), 0.5 * (R.trace() - 1.0));
+}
+
+Angle1 Subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p1, const Eigen::Vector3d& p2) {
+  // Only the components across k turn: theta is the angle between them about k.
+  const Eigen::Vector3d a = p1 - k * k.dot(p1);
+  const Eigen::Vector3d b = p2 - k * k.dot(p2);
+  const double scale = std::max({p1.norm(), p2.norm(), 1e-300});
+  Angle1 out;
+  if (a.norm() <= kTolerance * scale || b.norm() <= kTolerance * scale) {
+    out.degenerate = true;
+    out.exact = std::abs(a.norm() - b.norm()) <= 1e-6 * scale;
+    return out;
+  }
+  out.theta = std::atan2(k.dot(a.cross(b)), a.dot(b));
+  out.exact = std::abs(a.norm() - b.norm()) <= 1e-6 * scale &&
+              std::abs(k.dot(p1) - k.dot(p2)) <= 1e-6 * scale;
+  return out;
+}
+
+Angles Subproblem4(const Eigen::Vector3d& h, const Eigen::Vector3d& k, const Eigen::Vector3d& p,
+                   double d) {
+  // h . rot(k, t) p = A cos t + B sin t + C (IK-Geo's subproblem 4).
+  const double hk = h.dot(k), kp = k.dot(p);
+  const double A = h.dot(p) - hk * kp, B = h.dot(k.cross(p)), C = hk * kp;
+  const double amplitude = std::hypot(A, B);
+  const double scale = std::max(h.norm() * p.norm(), 1e-300);
+  Angles out;
+  out.count = 1;
+  if (amplitude <= kTolerance * scale) {
+    out.degenerate = true;
+    out.exact = std::abs(d - C) <= 1e-6 * scale;
+    return out;
+  }
+  const double phase = std::atan2(B, A);
+  const double c = (d - C) / amplitude;
+  if (std::abs(c) > 1.0) {
+    out.exact = c - 1.0 <= kTolerance * 1e3 && -1.0 - c <= kTolerance * 1e3;
+    out.theta[0] = Wrap(c > 0.0 ? phase : phase + std::numbers::pi);
+    return out;
+  }
+  const double spread = std::acos(c);
+  out.count = 2;
+  out.theta[0] = Wrap(phase + spread);
+  out.theta[1] = Wrap(phase - spread);
+  return out;
+}
+
+Angles Subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p1, const Eigen::Vector3d& p2,
+                   double d) {
+  // |rot p1 - p2|^2 = |p1|^2 + |p2|^2 - 2 p2 . rot p1 = d^2.
+  return Subproblem4(p2, k, p1, 0.5 * (p1.squaredNorm() + p2.squaredNorm() - d * d));
+}
+
+AnglePairs Subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1,
+                       const Eigen::Vector3d& k2, const Eigen::Vector3d& p2) {
+  // The common vector c = alpha k1 + beta k2 + gamma (k1 x k2) keeps p1's component along k1,
+  // p2's along k2, and their length.
+  const double c12 = k1.dot(k2);
+  const double s2 = 1.0 - c12 * c12;
+  const double a1 = k1.dot(p1), a2 = k2.dot(p2);
+  const double alpha = (a1 - c12 * a2) / s2, beta = (a2 - c12 * a1) / s2;
+  const double radius = 0.5 * (p1.norm() + p2.norm());
+  const double in_plane = alpha * alpha + beta * beta + 2.0 * alpha * beta * c12;
+  double gamma2 = (radius * radius - in_plane) / s2;
+  AnglePairs out;
+  const double scale = std::max(radius * radius, 1e-300);
+  out.exact = gamma2 >= -1e-6 * scale && std::abs(p1.norm() - p2.norm()) <= 1e-6 * radius;
+  gamma2 = std::max(gamma2, 0.0);
+  const Eigen::Vector3d base = alpha * k1 + beta * k2;
+  const Eigen::Vector3d across = k1.cross(k2) * std::sqrt(gamma2);
+  out.count = gamma2 > 0.0 ? 2 : 1;
+  for (int i = 0; i < out.count; ++i) {
+    const Eigen::Vector3d c =
+        i == 0 ? Eigen::Vector3d(base + across) : Eigen::Vector3d(base - across);
+    const Angle1 first = Subproblem1(k1, p1, c);
+    const Angle1 second = Subproblem1(k2, p2, c);
+    out.theta1[i] = first.theta;
+    out.theta2[i] = second.theta;
+    out.degenerate = out.degenerate || first.degenerate || second.degenerate;
+  }
+  return out;
+}
+
+}  // namespace ikd::robot::internal
