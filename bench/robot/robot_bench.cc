@@ -24,12 +24,14 @@
 #include "absl/flags/flag.h"
 #include "bench_flags.h"
 #include "bench_util.h"
+#include "ikd/robot/analytic_ik.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/seed_atlas.h"
 #include "ikd/robot/robot_branches.h"
 #include "ikd/robot/robot_ik.h"
 #include "robot_bench.h"
+#include "ur5_closed_form.h"
 
 ABSL_FLAG(bool, quick, false,
           "a smoke run: 500 random targets per robot, --budget_targets 200 and --branch_poses 50 "
@@ -43,10 +45,12 @@ ABSL_FLAG(std::optional<int>, budget_targets, std::nullopt,
           "such table; --quick: 200)");
 ABSL_FLAG(std::optional<int>, branch_poses, std::nullopt,
           "generic UR5 poses of the all-branches table (default 500, 0: none; --quick: 50)");
+ABSL_FLAG(std::optional<int>, closed_form_poses, std::nullopt,
+          "random poses per arm of the closed-form table (default 10000, --quick 1000; 0: none)");
 ABSL_FLAG(bool, kdl, true, "run Orocos KDL's solvers beside ikd (--nokdl: ikd only)");
 ABSL_FLAG(bool, ikd_only, false,
           "the default ikd solver alone (no KDL, no \"ikd no atlas\" row)");
-ABSL_FLAG(std::string, only, "", "one robot: UR5, Panda or iiwa14");
+ABSL_FLAG(std::string, only, "", "one robot: UR5, Panda, iiwa14 or IRB120");
 
 namespace ikd::bench {
 namespace {
@@ -74,7 +78,8 @@ struct RobotCase {
 const RobotCase kRobots[] = {
     {"UR5", robot::presets::Ur5, {0.0, -1.2, 1.5, -1.8, -1.57, 0.0}, LineDirection::kTowardBase},
     {"Panda", robot::presets::Panda, {0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785}, LineDirection::kDown},
-    {"iiwa14", robot::presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}, LineDirection::kDown}};
+    {"iiwa14", robot::presets::Iiwa14, {0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0}, LineDirection::kDown},
+    {"IRB120", robot::presets::Irb120, {0.0, 0.3, 0.2, 0.0, 1.07, 0.0}, LineDirection::kDown}};
 
 struct Args {
   int targets = 0;
@@ -82,6 +87,7 @@ struct Args {
   int repeats = 0;         // path timing: best of this many runs
   int budget_targets = 0;  // per robot and budget, the equal-time-budget table
   int branch_poses = 0;    // generic UR5 poses of the all-branches table
+  int closed_form_poses = 0;  // random poses per arm of the closed-form table
   bool kdl = true;
   bool ikd_only = false;  // the default ikd solver alone (instruction counts under callgrind)
   std::string only;
@@ -98,6 +104,8 @@ Args ReadFlags() {
   args.repeats = FlagIn(kProgram, FLAGS_repeats, 1, 100);
   args.budget_targets = FlagOr(kProgram, FLAGS_budget_targets, quick ? 200 : 2000, 0, 1'000'000);
   args.branch_poses = FlagOr(kProgram, FLAGS_branch_poses, quick ? 50 : 500, 0, 1'000'000);
+  args.closed_form_poses =
+      FlagOr(kProgram, FLAGS_closed_form_poses, quick ? 1000 : 10000, 0, 10'000'000);
   args.ikd_only = absl::GetFlag(FLAGS_ikd_only);
   args.kdl = absl::GetFlag(FLAGS_kdl) && !args.ikd_only;
   args.only = absl::GetFlag(FLAGS_only);
@@ -176,8 +184,17 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
   // atlas changes, measured side by side.
   robot::RobotIkOptions from_seed;
   from_seed.starts = robot::SolveStarts::kGivenThenRandom;
+  from_seed.solver = robot::IkSolver::kNumeric;
   auto seeded = std::make_shared<robot::RobotTracker>(
       *robot::RobotTracker::Create(robot, from_seed, robot.MidRange()));
+  // The numeric solver where the default answers by the closed form (6R arms that have one),
+  // the closed form where the default is numeric (7R arms: solver ANALYTIC's sweep).
+  const robot::AnalyticIk* closed = robot::AnalyticIkOf(robot);
+  robot::RobotIkOptions other;
+  other.solver = closed != nullptr && closed->locked_joint() >= 0 ? robot::IkSolver::kAnalytic
+                                                                   : robot::IkSolver::kNumeric;
+  auto alternative = std::make_shared<robot::RobotTracker>(
+      *robot::RobotTracker::Create(robot, other, robot.MidRange()));
   std::vector<Contender> contenders = {
       {"ikd", [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*tracker, seed, X);
@@ -185,6 +202,13 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
       {"ikd no atlas", [seeded](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*seeded, seed, X);
        }}};
+  if (closed != nullptr) {
+    contenders.insert(contenders.begin() + 1,
+                      {other.solver == robot::IkSolver::kAnalytic ? "ikd analytic" : "ikd numeric",
+                       [alternative](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
+                         return SolveIkd(*alternative, seed, X);
+                       }});
+  }
   if (ikd_only) contenders.resize(1);
 #ifdef IKD_HAVE_KDL
   for (KdlMethod method : kdl ? std::vector<KdlMethod>(std::begin(kKdlMethods), std::end(kKdlMethods))
@@ -241,25 +265,6 @@ std::vector<Follower> MakeFollowers(const Robot& robot, const std::vector<Conten
 // ---------------------------------------------------------------------------------------------
 // Statistics.
 
-struct Times {
-  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;  // µs
-};
-
-Times Summarize(std::vector<double> us) {
-  Times t;
-  if (us.empty()) return t;
-  std::sort(us.begin(), us.end());
-  auto at = [&](double p) {
-    const size_t k = static_cast<size_t>(std::ceil(p * us.size()));
-    return us[std::clamp<size_t>(k, 1, us.size()) - 1];
-  };
-  double sum = 0.0;
-  for (double u : us) sum += u;
-  t.mean = sum / us.size();
-  t.p50 = at(0.50), t.p95 = at(0.95), t.p99 = at(0.99), t.max = us.back();
-  return t;
-}
-
 // One solver's record on one robot's random targets.
 struct RandomTally {
   std::string robot, solver;
@@ -296,16 +301,6 @@ struct PathTally {
 
 // ---------------------------------------------------------------------------------------------
 // Random reachable targets.
-
-Eigen::VectorXd RandomInsideLimits(const Robot& robot, std::mt19937_64& rng) {
-  Eigen::VectorXd q(robot.num_joints());
-  for (int k = 0; k < q.size(); ++k) {
-    const auto& limits = robot.spec().joints[k].limits;
-    const double lo = limits ? limits->lower : -std::numbers::pi, hi = limits ? limits->upper : std::numbers::pi;
-    q[k] = std::uniform_real_distribution<double>(lo, hi)(rng);
-  }
-  return q;
-}
 
 // One robot's random targets: the joint values behind each target, and every solver's record.
 struct RandomRun {
@@ -450,78 +445,6 @@ void PrintBudget(const std::vector<BudgetTally>& all) {
 constexpr double kBranchTolerance = 1e-9;
 constexpr int kServiceBranchAttempts = 128;  // server/ik_problem.cc's kBranchAttempts
 
-// The benchmark's own count of a UR5 pose's solutions: the closed form of Hawkins (2013,
-// "Analytic inverse kinematics for the Universal Robots UR-5/UR-10 arms"), shoulder (2) x wrist
-// (2) x elbow (2) where each exists, every candidate checked by the benchmark's own DH forward
-// kinematics (1e-9) and told apart by more than 0.1 rad. The UR5's joints turn +-2 pi, so every
-// solution is inside the limits modulo a full turn.
-constexpr double kUr5D1 = 0.089159, kUr5A2 = -0.425, kUr5A3 = -0.39225, kUr5D4 = 0.10915,
-                 kUr5D5 = 0.09465, kUr5D6 = 0.0823;
-constexpr double kUr5Alpha[6] = {std::numbers::pi / 2, 0, 0, std::numbers::pi / 2, -std::numbers::pi / 2, 0};
-constexpr double kUr5A[6] = {0, kUr5A2, kUr5A3, 0, 0, 0};
-constexpr double kUr5D[6] = {kUr5D1, 0, 0, kUr5D4, kUr5D5, kUr5D6};
-
-// The largest joint difference modulo a full turn: the benchmark's own.
-double TurnDistance(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-  double largest = 0.0;
-  for (int j = 0; j < a.size(); ++j) {
-    largest = std::max(largest, std::abs(std::remainder(a[j] - b[j], 2.0 * std::numbers::pi)));
-  }
-  return largest;
-}
-
-// Standard DH: Rz(theta) Tz(d) Tx(a) Rx(alpha).
-Eigen::Matrix4d Ur5Link(int i, double theta) {
-  const double ct = std::cos(theta), st = std::sin(theta);
-  const double ca = std::cos(kUr5Alpha[i]), sa = std::sin(kUr5Alpha[i]);
-  Eigen::Matrix4d A;
-  A << ct, -st * ca, st * sa, kUr5A[i] * ct, st, ct * ca, -ct * sa, kUr5A[i] * st, 0, sa, ca, kUr5D[i], 0, 0, 0, 1;
-  return A;
-}
-
-Eigen::Matrix4d Ur5Forward(const Eigen::VectorXd& q) {
-  Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
-  for (int i = 0; i < 6; ++i) T = T * Ur5Link(i, q[i]);
-  return T;
-}
-
-std::vector<Eigen::VectorXd> Ur5ClosedForm(const Eigen::Matrix4d& T) {
-  std::vector<Eigen::VectorXd> solutions;
-  const Eigen::Vector3d p5 = (T * Eigen::Vector4d(0, 0, -kUr5D6, 1)).head<3>();
-  const double r5 = p5.head<2>().norm();
-  if (r5 < kUr5D4) return solutions;
-  const Eigen::Matrix4d T60 = T.inverse();
-  for (int shoulder : {1, -1}) {
-    const double q1 = std::atan2(p5.y(), p5.x()) + shoulder * std::acos(kUr5D4 / r5) + std::numbers::pi / 2;
-    const double c5 = (T(0, 3) * std::sin(q1) - T(1, 3) * std::cos(q1) - kUr5D4) / kUr5D6;
-    if (std::abs(c5) > 1.0) continue;
-    for (int wrist : {1, -1}) {
-      const double q5 = wrist * std::acos(c5), s5 = std::sin(q5);
-      if (std::abs(s5) < 1e-9) continue;
-      const double q6 = std::atan2((-T60(1, 0) * std::sin(q1) + T60(1, 1) * std::cos(q1)) / s5,
-                                   (T60(0, 0) * std::sin(q1) - T60(0, 1) * std::cos(q1)) / s5);
-      const Eigen::Matrix4d T14 = Ur5Link(0, q1).inverse() * T * Ur5Link(5, q6).inverse() * Ur5Link(4, q5).inverse();
-      const Eigen::Vector3d p13 = (T14 * Eigen::Vector4d(0, -kUr5D4, 0, 1)).head<3>();
-      const double c3 = (p13.squaredNorm() - kUr5A2 * kUr5A2 - kUr5A3 * kUr5A3) / (2 * kUr5A2 * kUr5A3);
-      if (std::abs(c3) > 1.0) continue;
-      for (int elbow : {1, -1}) {
-        const double q3 = elbow * std::acos(c3);
-        const double q2 = -std::atan2(p13.y(), -p13.x()) + std::asin(kUr5A3 * std::sin(q3) / p13.norm());
-        const Eigen::Matrix4d T34 = (Ur5Link(1, q2) * Ur5Link(2, q3)).inverse() * T14;
-        const double q4 = std::atan2(T34(1, 0), T34(0, 0));
-        Eigen::VectorXd q(6);
-        q << q1, q2, q3, q4, q5, q6;
-        if ((Ur5Forward(q) - T).cwiseAbs().maxCoeff() > 1e-9) continue;
-        const bool known = std::any_of(solutions.begin(), solutions.end(), [&](const Eigen::VectorXd& s) {
-          return TurnDistance(s, q) < 0.1;
-        });
-        if (!known) solutions.push_back(q);
-      }
-    }
-  }
-  return solutions;
-}
-
 struct BranchTally {
   int drawn = 0;  // configurations drawn to find `poses` whose pose has 8 solutions
   int poses = 0, all_eight = 0, made_found = 0, off_pose = 0;
@@ -580,7 +503,7 @@ BranchTally RunBranches(const Robot& robot, int n, uint64_t seed) {
 void PrintBranches(const BranchTally& t) {
   const Times s = Summarize(t.ms);
   std::printf("Random configurations inside the limits, %d drawn; their poses with 8 distinct solutions by "
-              "the closed form: %d. SolveBranches from the mid-range seed, %d attempts (the service's), "
+              "the closed form: %d. SolveBranches from the mid-range seed as the service calls it (the closed form where the arm has one, else %d numeric attempts), "
               "tolerance %.0e m and rad; every branch judged by forward kinematics.\n\n",
               t.drawn, t.poses, kServiceBranchAttempts, kBranchTolerance);
   std::printf("| poses | all 8 found (each on the pose and matching one closed-form solution) | the making configuration among them | branches off the pose "
@@ -919,11 +842,37 @@ void PrintTargets(const std::vector<RandomRun>& runs, const std::vector<PathTall
 }
 
 }  // namespace
+
+Times Summarize(std::vector<double> us) {
+  Times t;
+  if (us.empty()) return t;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double p) {
+    const size_t k = static_cast<size_t>(std::ceil(p * us.size()));
+    return us[std::clamp<size_t>(k, 1, us.size()) - 1];
+  };
+  double sum = 0.0;
+  for (double u : us) sum += u;
+  t.mean = sum / us.size();
+  t.p50 = at(0.50), t.p95 = at(0.95), t.p99 = at(0.99), t.max = us.back();
+  return t;
+}
+
+Eigen::VectorXd RandomInsideLimits(const Robot& robot, std::mt19937_64& rng) {
+  Eigen::VectorXd q(robot.num_joints());
+  for (int k = 0; k < q.size(); ++k) {
+    const auto& limits = robot.spec().joints[k].limits;
+    const double lo = limits ? limits->lower : -std::numbers::pi, hi = limits ? limits->upper : std::numbers::pi;
+    q[k] = std::uniform_real_distribution<double>(lo, hi)(rng);
+  }
+  return q;
+}
+
 }  // namespace ikd::bench
 
 int main(int argc, char** argv) {
   using namespace ikd::bench;
-  ParseBenchFlags(kProgram, "industrial-arm IK benchmark: ikd against Orocos KDL on UR5, Panda and iiwa14",
+  ParseBenchFlags(kProgram, "industrial-arm IK benchmark: ikd against Orocos KDL on UR5, Panda, iiwa14 and IRB120",
                   argc, argv);
   Args args = ReadFlags();
   std::printf("robot_bench: %d random pose targets per robot (seed %llu), tolerance %.0e m / %.0e rad, "
@@ -960,7 +909,7 @@ int main(int argc, char** argv) {
     robots.push_back({&c, std::move(owned), std::move(paths), atlas_ms});
   }
   if (robots.empty()) {
-    std::fprintf(stderr, "robot_bench: no robot named %s (UR5, Panda, iiwa14)\n", args.only.c_str());
+    std::fprintf(stderr, "robot_bench: no robot named %s (UR5, Panda, iiwa14, IRB120)\n", args.only.c_str());
     return 2;
   }
   std::printf("| robot | joints | ikd spacing (m) | ikd seed atlas build (ms) | ready pose q (rad) | TCP at ready (m) | mid-range seed (rad) | line | circle |\n"
@@ -992,6 +941,13 @@ int main(int argc, char** argv) {
       }
     }
     PrintBudget(budget);
+  }
+
+  if (args.closed_form_poses > 0) {
+    std::printf("\n### Closed form: every branch\n\n");
+    std::vector<NamedRobot> named;
+    for (const Loaded& r : robots) named.push_back({r.c->name, r.robot.get()});
+    PrintClosedFormTables(named, args.closed_form_poses, args.seed);
   }
 
   for (const Loaded& r : robots) {

@@ -3,14 +3,35 @@
 // when KDL was found at configure time).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <random>
+#include <vector>
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/robot.h"
 
 namespace ikd::bench {
+
+// Statistics of per-call times (µs).
+struct Times {
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+Times Summarize(std::vector<double> us);
+
+// Joint values drawn uniformly within the limits (+-pi for a continuous joint).
+Eigen::VectorXd RandomInsideLimits(const robot::Robot& robot, std::mt19937_64& rng);
+
+// The closed-form tables (closed_form_tables.cc): every branch of random poses by
+// robot::AnalyticIk, per arm, beside the numeric branch search where that is affordable.
+struct NamedRobot {
+  const char* name;
+  const robot::Robot* robot;
+};
+void PrintClosedFormTables(const std::vector<NamedRobot>& robots, int poses, uint64_t seed);
 
 // What one IK call returned. `claimed`: the solver's own verdict (ikd kReached, KDL return code
 // >= 0); the benchmark judges every answer by forward kinematics itself.

@@ -18,9 +18,15 @@ using internal::Arm6;
 using internal::RawSolution;
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Below this error (m, rad) a branch is left as the decomposition gave it: round-off.
-constexpr double kPolishBelow = 1e-12;
+// Below this error (m, rad) a branch is left as the decomposition gave it: round-off (a tenth
+// of the default tolerance).
+constexpr double kPolishBelow = 1e-11;
+// Above it the branch misses its pose (a least-squares answer: out of reach), and no Newton
+// step is spent on it; the geometry tolerance's own errors stay far below.
+constexpr double kPolishAbove = 1e-4;
 constexpr int kPolishSteps = 4;
+// rad: a joint value this far past a bound is taken as on it (round-off of the decomposition).
+constexpr double kTurnSlack = 1e-12;
 
 // Two axis lines (point o, unit direction h).
 struct Line {
@@ -271,9 +277,21 @@ absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
 }
 
 Eigen::Isometry3d AnalyticIk::ToolPoseAt(const Eigen::VectorXd& q) const {
+  // X <- X [Rj, o_j - Rj o_j], composed on a quaternion and a translation: the cheapest form
+  // of the check every branch gets.
+  Eigen::Quaterniond Q = Eigen::Quaterniond::Identity();
+  Eigen::Vector3d p = Eigen::Vector3d::Zero();
+  for (int j = 0; j < num_joints(); ++j) {
+    const double half = 0.5 * q[j];
+    const Eigen::Vector3d v = std::sin(half) * h_[j];
+    const Eigen::Quaterniond Qj(std::cos(half), v.x(), v.y(), v.z());
+    p += Q * (origin_[j] - Qj * origin_[j]);
+    Q = Q * Qj;
+  }
   Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
-  for (int j = 0; j < num_joints(); ++j) X = X * ScrewMotion(h_[j], origin_[j], q[j]);
-  return X * home_;
+  X.linear() = Q.toRotationMatrix() * home_.linear();
+  X.translation() = p + Q * home_.translation();
+  return X;
 }
 
 // Newton steps on the exact chain (the locked joint held) until the pose error is round-off;
@@ -283,11 +301,16 @@ std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
   for (int step = 0;; ++step) {
     const Eigen::Isometry3d X = ToolPoseAt(q);
     const Eigen::Vector3d dp = X_WT.translation() - X.translation();
-    const Eigen::AngleAxisd dr(X_WT.linear() * X.linear().transpose());
-    const double position_error = dp.norm(), rotation_error = std::abs(dr.angle());
-    if (std::max(position_error, rotation_error) <= kPolishBelow || step == kPolishSteps) {
+    const Eigen::Matrix3d dR = X_WT.linear() * X.linear().transpose();
+    // The angle of dR, accurate near 0 (acos of the trace is not).
+    const Eigen::Vector3d vee(dR(2, 1) - dR(1, 2), dR(0, 2) - dR(2, 0), dR(1, 0) - dR(0, 1));
+    const double position_error = dp.norm();
+    const double rotation_error = std::atan2(0.5 * vee.norm(), 0.5 * (dR.trace() - 1.0));
+    const double error = std::max(position_error, rotation_error);
+    if (error <= kPolishBelow || error > kPolishAbove || step == kPolishSteps) {
       return {position_error, rotation_error};
     }
+    const Eigen::AngleAxisd dr(dR);
     // Geometric Jacobian of the free joints: axis k moved by the joints before it.
     Eigen::Matrix<double, 6, 6> J;
     Eigen::Isometry3d before = Eigen::Isometry3d::Identity();
@@ -363,15 +386,53 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
     if (locked_ >= 0) q[locked_] = locked_value;
     const auto [position_error, rotation_error] = Polish(X_WT, q);
     if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
-    for (Eigen::VectorXd& copy : TurnCopies(q, near)) {
+    const auto add = [&](Eigen::VectorXd copy) {
       const bool known = std::any_of(out.begin(), out.end(), [&](const AnalyticSolution& s) {
-        return (s.q - copy).cwiseAbs().maxCoeff() < 1e-9;
+        return (s.q - copy).cwiseAbs().maxCoeff() < 1e-9;  // a double root, found twice
       });
-      if (known) continue;
-      out.push_back({std::move(copy), raw[b].singular, b, position_error, rotation_error});
+      if (!known)
+        out.push_back({std::move(copy), raw[b].singular, b, position_error, rotation_error});
+    };
+    if (!options_.every_turn) {
+      if (ToNearestCopy(q, near)) add(std::move(q));
+      continue;
     }
+    for (Eigen::VectorXd& copy : TurnCopies(q, near)) add(std::move(copy));
   }
   return out;
+}
+
+std::optional<AnalyticSolution> AnalyticIk::SolveNearest(const Eigen::Isometry3d& X_WT,
+                                                         const Eigen::VectorXd& seed,
+                                                         int samples) const {
+  std::optional<AnalyticSolution> best;
+  double best_distance = kInf;
+  auto consider = [&](double locked_value) {
+    for (AnalyticSolution& s : Solve(X_WT, locked_value, &seed)) {
+      const double distance = (s.q - seed).squaredNorm();
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = std::move(s);
+      }
+    }
+  };
+  if (locked_ < 0) {
+    consider(0.0);
+    return best;
+  }
+  consider(seed[locked_]);
+  for (double value : LockedSamples(samples)) consider(value);
+  return best;
+}
+
+std::vector<double> AnalyticIk::LockedSamples(int count) const {
+  if (locked_ < 0) return {};
+  const JointLimits& range = limits_[locked_];
+  const double lower = std::isfinite(range.lower) ? range.lower : -std::numbers::pi;
+  const double upper = std::isfinite(range.upper) ? range.upper : std::numbers::pi;
+  std::vector<double> values;
+  for (int i = 0; i < count; ++i) values.push_back(lower + (upper - lower) * (i + 0.5) / count);
+  return values;
 }
 
 // q's joints within their limits: every full-turn copy (every_turn), else the one nearest
@@ -385,25 +446,19 @@ std::vector<Eigen::VectorXd> AnalyticIk::TurnCopies(const Eigen::VectorXd& q,
       values[j] = {q[j]};
       continue;
     }
-    const double wrapped = std::remainder(q[j], kTwoPi);
-    const double around = near ? (*near)[j] : 0.0;
-    const double slack = 1e-12;
-    if (!std::isfinite(range.lower) || !std::isfinite(range.upper)) {
-      values[j] = {around + std::remainder(wrapped - around, kTwoPi)};
-      continue;
-    }
-    double lowest = wrapped + kTwoPi * std::ceil((range.lower - slack - wrapped) / kTwoPi);
+    // The copies within the range, nearest `near` first: from the nearest copy outwards.
+    const double around = std::clamp(near ? (*near)[j] : 0.0, range.lower, range.upper);
+    const double nearest = around + internal::WrapAngle(q[j] - around);
     std::vector<double> inside;
-    for (double v = lowest; v <= range.upper + slack; v += kTwoPi) {
-      inside.push_back(std::clamp(v, range.lower, range.upper));
+    for (int step = 0; step < 2 * kMaxTurnCopies + 2; ++step) {
+      // 0, +1, -1, +2, -2, ... turns from the nearest copy.
+      const double v = nearest + kTwoPi * ((step + 1) / 2) * (step % 2 == 1 ? 1 : -1);
+      if (v >= range.lower - kTurnSlack && v <= range.upper + kTurnSlack) {
+        inside.push_back(std::clamp(v, range.lower, range.upper));
+      }
     }
     if (inside.empty()) return {};
-    if (!options_.every_turn) {
-      const double best = *std::min_element(inside.begin(), inside.end(), [&](double a, double b) {
-        return std::abs(a - around) < std::abs(b - around);
-      });
-      inside = {best};
-    }
+    if (static_cast<int>(inside.size()) > kMaxTurnCopies) inside.resize(kMaxTurnCopies);
     values[j] = std::move(inside);
   }
   std::vector<Eigen::VectorXd> copies = {q};
@@ -418,6 +473,30 @@ std::vector<Eigen::VectorXd> AnalyticIk::TurnCopies(const Eigen::VectorXd& q,
     copies = std::move(grown);
   }
   return copies;
+}
+
+bool AnalyticIk::ToNearestCopy(Eigen::VectorXd& q, const Eigen::VectorXd* near) const {
+  for (int j = 0; j < q.size(); ++j) {
+    if (j == locked_) continue;
+    const JointLimits& range = limits_[j];
+    const double around = std::clamp(near ? (*near)[j] : 0.0, range.lower, range.upper);
+    double v = around + internal::WrapAngle(q[j] - around);
+    // The nearest copy may lie past a bound with another copy inside: step back into range.
+    if (v > range.upper + kTurnSlack) v -= kTwoPi;
+    if (v < range.lower - kTurnSlack) v += kTwoPi;
+    if (v > range.upper + kTurnSlack || v < range.lower - kTurnSlack) return false;
+    q[j] = std::clamp(v, range.lower, range.upper);
+  }
+  return true;
+}
+
+const AnalyticIk* AnalyticIkOf(const Robot& robot) {
+  Robot::IkCache& cache = robot.analytic_cache();
+  absl::call_once(cache.once, [&] {
+    absl::StatusOr<AnalyticIk> ik = AnalyticIk::Create(robot.spec());
+    if (ik.ok()) cache.value = std::make_shared<const AnalyticIk>(*std::move(ik));
+  });
+  return static_cast<const AnalyticIk*>(cache.value.get());
 }
 
 }  // namespace ikd::robot

@@ -9,6 +9,7 @@
 #include <Eigen/Cholesky>
 
 #include "absl/strings/str_cat.h"
+#include "ikd/robot/analytic_ik.h"
 #include "ikd/robot/seed_atlas.h"
 #include "motion.h"
 
@@ -172,6 +173,10 @@ absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const Robo
                                                    " joint values, got ", q0.size()));
   }
   if (!q0.allFinite()) return absl::InvalidArgumentError("seed must be finite");
+  if (options.solver == IkSolver::kAnalytic && AnalyticIkOf(robot) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "solver is ANALYTIC but ", AnalyticIk::Create(robot.spec()).status().message()));
+  }
   auto position = Projectors::For(robot.model(TargetMode::kPosition));
   if (!position.ok()) return position.status();
   auto pose = Projectors::For(robot.model(TargetMode::kPose));
@@ -485,6 +490,7 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
 }
 
 RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
+  if (std::optional<RobotIkResult> closed_form = SolveAnalytic(target)) return *closed_form;
   // Restart seeds and trials come from the options' seed alone: a solve does not depend on
   // what the tracker did before.
   std::mt19937_64 rng(options_.seed);

@@ -12,8 +12,6 @@ namespace {
 // Relative tolerance of exactness and degeneracy: round-off of a few hundred operations.
 constexpr double kTolerance = 1e-9;
 
-double Wrap(double theta) { return std::remainder(theta, 2.0 * std::numbers::pi); }
-
 }  // namespace
 
 Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double theta) {
@@ -60,14 +58,14 @@ Angles Subproblem4(const Eigen::Vector3d& h, const Eigen::Vector3d& k, const Eig
   const double phase = std::atan2(B, A);
   const double c = (d - C) / amplitude;
   if (std::abs(c) > 1.0) {
-    out.exact = c - 1.0 <= kTolerance * 1e3 && -1.0 - c <= kTolerance * 1e3;
-    out.theta[0] = Wrap(c > 0.0 ? phase : phase + std::numbers::pi);
+    out.exact = std::abs(c) - 1.0 <= 1e-12;  // a double root, past 1 by round-off
+    out.theta[0] = WrapAngle(c > 0.0 ? phase : phase + std::numbers::pi);
     return out;
   }
   const double spread = std::acos(c);
   out.count = 2;
-  out.theta[0] = Wrap(phase + spread);
-  out.theta[1] = Wrap(phase - spread);
+  out.theta[0] = WrapAngle(phase + spread);
+  out.theta[1] = WrapAngle(phase - spread);
   return out;
 }
 

@@ -7,9 +7,17 @@
 // (Rodrigues). Angles are returned in (-pi, pi].
 #pragma once
 
+#include <cmath>
+
 #include <Eigen/Core>
 
 namespace ikd::robot::internal {
+
+// theta moved into [-pi, pi] by whole turns (std::remainder's result, at a fraction of its cost).
+inline double WrapAngle(double theta) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  return theta - kTwoPi * std::nearbyint(theta / kTwoPi);
+}
 
 // rot(k, theta) p = p cos(theta) + (k x p) sin(theta) + k (k . p) (1 - cos(theta)).
 Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double theta);

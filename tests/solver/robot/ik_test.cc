@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numbers>
 #include <random>
 
 #include <gmock/gmock.h>
@@ -165,14 +166,16 @@ TEST_P(RobotIkTest, SameSeedSameBytes) {
 // least as many.
 TEST_P(RobotIkTest, SeedAtlasTakesFewerProjectionsThanTheMidRangeSeed) {
   std::mt19937_64 rng(25);
-  RobotIkOptions from_seed;
+  // The numeric solve's starts (the closed form needs none).
+  const RobotIkOptions with_atlas{.solver = IkSolver::kNumeric};
+  RobotIkOptions from_seed = with_atlas;
   from_seed.starts = SolveStarts::kGivenThenRandom;
   int projections[2] = {0, 0}, solved[2] = {0, 0};
   for (int trial = 0; trial < 30; ++trial) {
     const ToolTarget target = PoseTarget(*robot_, RandomInsideLimits(*robot_, rng));
     for (int atlas = 0; atlas < 2; ++atlas) {
       auto result =
-          SolveRobotIk(*robot_, target, robot_->MidRange(), atlas ? RobotIkOptions{} : from_seed);
+          SolveRobotIk(*robot_, target, robot_->MidRange(), atlas ? with_atlas : from_seed);
       ASSERT_TRUE(result.ok());
       projections[atlas] += result->projections;
       if (result->status != planning::StepStatus::kReached) continue;
@@ -194,9 +197,10 @@ TEST_P(RobotIkTest, NearTargetContinuesFromTheGivenConfiguration) {
   const Eigen::Isometry3d X0 = ToolPose(robot_->spec(), q0);
   const ToolTarget target = *ToolTarget::Pose(X0.translation() + Eigen::Vector3d(0.0, 0.01, 0.0),
                                               Eigen::Quaterniond(X0.linear()));
-  RobotIkOptions from_seed;
+  const RobotIkOptions with_atlas{.solver = IkSolver::kNumeric};
+  RobotIkOptions from_seed = with_atlas;
   from_seed.starts = SolveStarts::kGivenThenRandom;
-  auto with = SolveRobotIk(*robot_, target, q0, RobotIkOptions{});
+  auto with = SolveRobotIk(*robot_, target, q0, with_atlas);
   auto without = SolveRobotIk(*robot_, target, q0, from_seed);
   ASSERT_TRUE(with.ok() && without.ok());
   ASSERT_EQ(with->status, planning::StepStatus::kReached);
@@ -212,6 +216,7 @@ TEST_P(RobotIkTest, NearTargetContinuesFromTheGivenConfiguration) {
 TEST_P(RobotIkTest, GivenFirstKeepsTheSeedsBranchAndRestartsFromTheAtlas) {
   std::mt19937_64 rng(26);
   RobotIkOptions given_first, random_restarts;
+  given_first.solver = random_restarts.solver = IkSolver::kNumeric;
   given_first.starts = SolveStarts::kGivenFirst;
   random_restarts.starts = SolveStarts::kGivenThenRandom;
   int projections_atlas = 0, projections_random = 0, same = 0;
@@ -391,6 +396,88 @@ TEST(RobotIkInput, TimeBudgetStopsTheRestarts) {
   EXPECT_GE(seconds, options.time_budget) << "no attempt is cut short of the budget";
   EXPECT_GE(result->restarts, 1);
   EXPECT_LT(result->restarts, options.max_restarts);
+}
+
+// RobotIkOptions::solver. A UR5 pose target is answered by the closed form: the branch nearest
+// the given configuration (no other branch, all listed by the tests' own forward kinematics
+// check below, is nearer), on the target by forward kinematics, no projection spent.
+TEST(RobotIkSolver, AutoAnswersA6RPoseByTheNearestClosedFormBranch) {
+  auto robot = Robot::Create(presets::Ur5());
+  ASSERT_TRUE(robot.ok());
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Eigen::VectorXd made = RandomInsideLimits(*robot, rng);
+    const Eigen::VectorXd seed = RandomInsideLimits(*robot, rng);
+    const ToolTarget target = PoseTarget(*robot, made);
+    auto result = SolveRobotIk(*robot, target, seed, {});
+    ASSERT_TRUE(result.ok());
+    ASSERT_EQ(result->status, planning::StepStatus::kReached) << trial;
+    EXPECT_EQ(result->solver, IkSolver::kAnalytic);
+    EXPECT_EQ(result->projections, 0);
+    const Eigen::Isometry3d X = ToolFrame(robot->spec(), result->q);
+    EXPECT_LT((X.translation() - target.position).norm(), 1e-10);
+    // The making configuration's pose has it as one branch: the answer is no farther.
+    // (its copy nearest the seed within the UR5's +-2 pi ranges, joint by joint).
+    Eigen::VectorXd made_near = made;
+    for (int j = 0; j < 6; ++j) {
+      for (int turns = -2; turns <= 2; ++turns) {
+        const double copy = made[j] + 2 * std::numbers::pi * turns;
+        if (std::abs(copy) <= 2 * std::numbers::pi &&
+            std::abs(copy - seed[j]) < std::abs(made_near[j] - seed[j])) {
+          made_near[j] = copy;
+        }
+      }
+    }
+    EXPECT_LE((result->q - seed).squaredNorm(), (made_near - seed).squaredNorm() + 1e-9) << trial;
+
+    RobotIkOptions numeric;
+    numeric.solver = IkSolver::kNumeric;
+    auto by_numeric = SolveRobotIk(*robot, target, seed, numeric);
+    ASSERT_TRUE(by_numeric.ok());
+    EXPECT_EQ(by_numeric->solver, IkSolver::kNumeric);
+  }
+}
+
+// 7R arms stay numeric under kAuto (continuation keeps near the given configuration along the
+// self-motion); kAnalytic answers them by the closed form's sweep of the locked joint.
+TEST(RobotIkSolver, SevenJointArmsTakeTheClosedFormOnlyWhenAsked) {
+  auto robot = Robot::Create(presets::Panda());
+  ASSERT_TRUE(robot.ok());
+  const Eigen::VectorXd ready = Eigen::Map<const Eigen::VectorXd>(kRobotCases[1].ready.data(), 7);
+  Eigen::VectorXd made = ready;
+  made[0] += 0.4, made[3] += 0.3;
+  const ToolTarget target = PoseTarget(*robot, made);
+  auto automatic = SolveRobotIk(*robot, target, ready, {});
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_EQ(automatic->solver, IkSolver::kNumeric);
+  RobotIkOptions analytic;
+  analytic.solver = IkSolver::kAnalytic;
+  auto closed = SolveRobotIk(*robot, target, ready, analytic);
+  ASSERT_TRUE(closed.ok());
+  ASSERT_EQ(closed->status, planning::StepStatus::kReached);
+  EXPECT_EQ(closed->solver, IkSolver::kAnalytic);
+  EXPECT_LT((ToolFrame(robot->spec(), closed->q).translation() - target.position).norm(), 1e-10);
+}
+
+// kAnalytic for an arm that fits no closed-form family is refused, naming the solver and the
+// failed conditions.
+TEST(RobotIkSolver, AnalyticIsRefusedForAnArmWithoutAClosedForm) {
+  ChainSpec spec = presets::Ur5();
+  spec.joints[2].X_PJ.rotate(Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitX()));
+  auto robot = Robot::Create(spec);
+  ASSERT_TRUE(robot.ok());
+  RobotIkOptions analytic;
+  analytic.solver = IkSolver::kAnalytic;
+  auto tracker = RobotTracker::Create(*robot, analytic, robot->MidRange());
+  ASSERT_FALSE(tracker.ok());
+  EXPECT_EQ(tracker.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tracker.status().message(), testing::HasSubstr("solver is ANALYTIC"));
+  EXPECT_THAT(tracker.status().message(), testing::HasSubstr("not parallel"));
+  // kAuto falls back to the numeric solve.
+  auto fallback =
+      SolveRobotIk(*robot, PoseTarget(*robot, robot->MidRange()), robot->MidRange(), {});
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ(fallback->solver, IkSolver::kNumeric);
 }
 
 }  // namespace

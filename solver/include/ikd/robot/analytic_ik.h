@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "ikd/robot/chain.h"
+#include "ikd/robot/robot.h"
 
 namespace ikd::robot {
 
@@ -42,7 +43,8 @@ struct AnalyticOptions {
   // not a solution (the target is out of reach on that branch).
   double tolerance = 1e-10;
   // Every full-turn copy q + 2 pi k within a joint's limits as a solution of its own (a UR5's
-  // +-2 pi joints give up to 64 per branch); otherwise one copy per branch, nearest `near`.
+  // +-2 pi joints give up to 64 per branch; at most kMaxTurnCopies per joint, those nearest
+  // `near`); otherwise one copy per branch, nearest `near`.
   bool every_turn = false;
   // 7R arms: the joint to lock (0-based); -1 tries joint 3, then joint 7, then the others.
   int locked_joint = -1;
@@ -63,6 +65,8 @@ struct AnalyticSolution {
 
 class AnalyticIk {
  public:
+  static constexpr int kMaxTurnCopies = 4;
+
   // Errors (InvalidArgument): a prismatic joint; not 6 moving joints (7 with a joint to lock);
   // an arm in no family, with every family's failed condition named ("kThreeParallel: axes 3
   // and 4 not parallel (0.2 rad)").
@@ -74,6 +78,17 @@ class AnalyticIk {
   // given, picks each joint's full-turn copy (see every_turn).
   std::vector<AnalyticSolution> Solve(const Eigen::Isometry3d& X_WT, double locked_value = 0.0,
                                       const Eigen::VectorXd* near = nullptr) const;
+
+  // The solution nearest `seed` (least sum of squared joint differences, each joint's full-turn
+  // copy nearest the seed's): among the branches of a 6R arm; for a 7R arm over `samples` values
+  // of the locked joint spread evenly across its limits and the seed's own value. None when the
+  // pose has no branch.
+  std::optional<AnalyticSolution> SolveNearest(const Eigen::Isometry3d& X_WT,
+                                               const Eigen::VectorXd& seed, int samples = 64) const;
+
+  // `count` values of the locked joint spread evenly across its limits (+-pi where it has
+  // none); empty for a 6R arm.
+  std::vector<double> LockedSamples(int count) const;
 
   AnalyticFamily family() const { return family_; }
   bool reversed() const { return reversed_; }   // the family read from the tool back
@@ -87,8 +102,12 @@ class AnalyticIk {
   // Forward kinematics of the exact chain (product of exponentials).
   Eigen::Isometry3d ToolPoseAt(const Eigen::VectorXd& q) const;
   std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT, Eigen::VectorXd& q) const;
+  // every_turn's copies of q (at most kMaxTurnCopies per joint); none when a joint has none.
   std::vector<Eigen::VectorXd> TurnCopies(const Eigen::VectorXd& q,
                                           const Eigen::VectorXd* near) const;
+  // q's joints moved to their full-turn copies nearest `near` within the limits; false when a
+  // joint has none there.
+  bool ToNearestCopy(Eigen::VectorXd& q, const Eigen::VectorXd* near) const;
 
   AnalyticOptions options_;
   AnalyticFamily family_ = AnalyticFamily::kThreeParallel;
@@ -104,5 +123,9 @@ class AnalyticIk {
   Eigen::Isometry3d home_ = Eigen::Isometry3d::Identity();
   std::vector<JointLimits> limits_;  // per joint; continuous joints: +-inf
 };
+
+// The robot's closed form with default options, built on first use and kept with the robot;
+// null when its arm fits no family.
+const AnalyticIk* AnalyticIkOf(const Robot& robot);
 
 }  // namespace ikd::robot

@@ -92,8 +92,9 @@ class Robot {
     std::shared_ptr<const void> value;
   };
   IkCache& ik_cache() const { return *ik_cache_; }
-  // The same for self_collision.h's SelfCollisionMatrixOf.
+  // The same for self_collision.h's SelfCollisionMatrixOf and analytic_ik.h's AnalyticIkOf.
   IkCache& self_collision_cache() const { return *self_collision_cache_; }
+  IkCache& analytic_cache() const { return *analytic_cache_; }
 
  private:
   Robot() = default;
@@ -112,6 +113,7 @@ class Robot {
   std::shared_ptr<const constraints::ConstraintModel> position_model_, pose_model_;
   std::shared_ptr<IkCache> ik_cache_ = std::make_shared<IkCache>();
   std::shared_ptr<IkCache> self_collision_cache_ = std::make_shared<IkCache>();
+  std::shared_ptr<IkCache> analytic_cache_ = std::make_shared<IkCache>();
 };
 
 }  // namespace ikd::robot

@@ -68,6 +68,14 @@ enum class SolveStarts {
   kGivenThenRandom,
 };
 
+// What answers a single-pose solve. kAuto: the closed form (analytic_ik.h) for pose targets of
+// 6R arms that have one, the numeric solve otherwise and wherever the closed form finds no clear
+// branch. A 7R arm keeps the numeric solve: continuation moves it along its self-motion to a
+// solution near where it is, where the closed form only samples the locked joint.
+// kAnalytic: the closed form for 7R arms too (AnalyticIk::SolveNearest's sweep), and an arm
+// without one is refused when the tracker is created. kNumeric: never the closed form.
+enum class IkSolver { kAuto, kAnalytic, kNumeric };
+
 struct RobotIkOptions {
   uint64_t seed = 1;                 // restart seeds are drawn from it: same seed, same answer
   double position_tolerance = 1e-5;  // m: tool position error of a success, by forward kinematics
@@ -83,6 +91,7 @@ struct RobotIkOptions {
   // Starts of a single-pose solve (Solve, SolveRobotIk); paths (StepTo) always continue from
   // where they are. See SolveStarts.
   SolveStarts starts = SolveStarts::kNearestFirst;
+  IkSolver solver = IkSolver::kAuto;
   // Obstacle avoidance (a tracker with a scene; Kastenmeier & Vesely step (c)): after a step
   // whose link capsules come closer than the margin to an obstacle, this many random
   // displacements of the free sites, each re-projected and kept when the cost falls (clearance
@@ -113,6 +122,7 @@ struct RobotIkResult {
   // self_collision.h checks (m); +infinity with neither.
   double min_clearance = std::numeric_limits<double>::infinity();
   int trials_accepted = 0;
+  IkSolver solver = IkSolver::kNumeric;  // which answered: kAnalytic or kNumeric
 };
 
 // Moves an arm's tool along successive targets by continuation from its current joint values
@@ -145,6 +155,10 @@ class RobotTracker {
   // closest attempt's configuration when not solved). Reusing one tracker for many solves
   // (Reset to the seed, then Solve) saves building its solvers each time.
   RobotIkResult Solve(const ToolTarget& target);
+  // The closed form's answer to a Solve (RobotIkOptions::solver): the branch nearest the
+  // tracker's configuration clear of the safety margin (else clear of the scene), the tracker
+  // moved there; none where it does not apply or finds no clear branch.
+  std::optional<RobotIkResult> SolveAnalytic(const ToolTarget& target);
   // Seed atlas entries a Solve tries (RobotIkOptions::starts) before random seeds.
   static constexpr int kAtlasStarts = 8;
 

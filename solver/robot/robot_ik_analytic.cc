@@ -1,0 +1,55 @@
+// RobotTracker::SolveAnalytic: a single-pose solve answered by the closed form (analytic_ik.h).
+#include <algorithm>
+#include <optional>
+
+#include "ikd/robot/analytic_ik.h"
+#include "ikd/robot/robot_ik.h"
+
+namespace ikd::robot {
+namespace {
+
+// Sampled values of a 7R arm's locked joint when the given configuration's own has no branch.
+constexpr int kLockedSamples = 64;
+
+}  // namespace
+
+std::optional<RobotIkResult> RobotTracker::SolveAnalytic(const ToolTarget& target) {
+  if (options_.solver == IkSolver::kNumeric || !target.orientation) return std::nullopt;
+  const AnalyticIk* ik = AnalyticIkOf(*robot_);
+  if (ik == nullptr) return std::nullopt;
+  const bool redundant = ik->locked_joint() >= 0;
+  if (redundant && options_.solver != IkSolver::kAnalytic) return std::nullopt;
+  Eigen::Isometry3d X_WT = Eigen::Isometry3d::Identity();
+  X_WT.linear() = target.orientation->normalized().toRotationMatrix();
+  X_WT.translation() = target.position;
+  const Eigen::VectorXd given = q_;
+  // A 7R arm's locked joint at its own value and at samples across its range.
+  std::vector<AnalyticSolution> branches =
+      ik->Solve(X_WT, redundant ? given[ik->locked_joint()] : 0.0, &given);
+  for (double value : redundant ? ik->LockedSamples(kLockedSamples) : std::vector<double>{}) {
+    for (AnalyticSolution& s : ik->Solve(X_WT, value, &given)) branches.push_back(std::move(s));
+  }
+  std::sort(branches.begin(), branches.end(),
+            [&](const AnalyticSolution& a, const AnalyticSolution& b) {
+              return (a.q - given).squaredNorm() < (b.q - given).squaredNorm();
+            });
+  // The nearest branch clear of the margin, else the nearest clear of the scene.
+  const AnalyticSolution* chosen = nullptr;
+  for (double least : {options_.safety_margin, 0.0}) {
+    for (const AnalyticSolution& s : branches) {
+      if (MinClearance(s.q) >= least) {
+        chosen = &s;
+        break;
+      }
+    }
+    if (chosen != nullptr) break;
+  }
+  if (chosen == nullptr) return std::nullopt;
+  Reset(chosen->q);
+  RobotIkResult result =
+      Finish(target, given, 0.0, planning::StepStatus::kReached, RobotIkResult{});
+  result.solver = IkSolver::kAnalytic;
+  return result;
+}
+
+}  // namespace ikd::robot
