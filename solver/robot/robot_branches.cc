@@ -30,8 +30,6 @@ std::optional<std::vector<RobotIkResult>> ClosedFormBranches(const Robot& robot,
   Eigen::Isometry3d X_WT = Eigen::Isometry3d::Identity();
   X_WT.linear() = target.orientation->normalized().toRotationMatrix();
   X_WT.translation() = target.position;
-  auto tracker = RobotTracker::Create(robot, options, seed, scene);
-  if (!tracker.ok()) return std::nullopt;
   std::vector<RobotIkResult> found;
   for (const AnalyticSolution& branch : ik->Solve(X_WT, 0.0, &seed)) {
     RobotIkResult result;
@@ -39,7 +37,10 @@ std::optional<std::vector<RobotIkResult>> ClosedFormBranches(const Robot& robot,
     result.sites = robot.SitesFromAngles(branch.q);
     std::tie(result.position_error, result.rotation_error) =
         internal::ToolErrors(robot, branch.q, target);
-    result.min_clearance = tracker->MinClearance(branch.q);
+    if (internal::ChecksClearance(robot, scene)) {
+      const std::vector<double> d = internal::LinkClearances(robot, scene, branch.q);
+      result.min_clearance = *std::min_element(d.begin(), d.end());
+    }
     if (result.min_clearance < 0.0) continue;  // a branch in collision is no solution
     result.status = planning::StepStatus::kReached;
     result.solver = IkSolver::kAnalytic;
@@ -82,6 +83,11 @@ absl::StatusOr<std::vector<RobotIkResult>> SolveBranches(
     const RobotIkOptions& options, const BranchOptions& branches, const planning::Scene* scene,
     const std::function<bool()>& stop) {
   if (absl::Status s = branches.Validate(); !s.ok()) return s;
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  if (seed.size() != robot.num_joints() || !seed.allFinite()) {
+    return absl::InvalidArgumentError(absl::StrCat("seed must hold ", robot.num_joints(),
+                                                   " finite joint values, got ", seed.size()));
+  }
   // Each attempt continues from its own start only (no restarts of its own, no atlas): the
   // branch it ends on is its start's.
   RobotIkOptions single = options;
