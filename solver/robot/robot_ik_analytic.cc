@@ -8,7 +8,7 @@
 namespace ikd::robot {
 namespace {
 
-// Sampled values of a 7R arm's locked joint when the given configuration's own has no branch.
+// Sampled values of a 7R arm's locked joint, tried beside the given configuration's own.
 constexpr int kLockedSamples = 64;
 
 }  // namespace
