@@ -384,7 +384,10 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
       q[j] = reversed_ ? -raw[b].q[k] : raw[b].q[k];
     }
     if (locked_ >= 0) q[locked_] = locked_value;
-    const auto [position_error, rotation_error] = Polish(X_WT, q);
+    // Plain variables, not a structured binding: the lambda below captures them (clang 14
+    // refuses to capture a binding).
+    const std::pair<double, double> errors = Polish(X_WT, q);
+    const double position_error = errors.first, rotation_error = errors.second;
     if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
     const auto add = [&](Eigen::VectorXd copy) {
       const bool known = std::any_of(out.begin(), out.end(), [&](const AnalyticSolution& s) {
