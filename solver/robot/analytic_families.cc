@@ -5,10 +5,13 @@
 namespace ikd::robot::internal {
 namespace {
 
-// The wrist of a spherical-wrist arm: R36 = rot(h4, q4) rot(h5, q5) rot(h6, q6) (0-based 3-5),
-// appended to every (q1, q2, q3) in `arm_part`: two branches, flipped wrist or not.
-void AppendWrist(const Arm6& arm, const Eigen::Matrix3d& R36, RawSolution arm_part,
+// The wrist of a spherical-wrist arm appended to (q1, q2, q3) of `arm_part`: two branches,
+// flipped wrist or not, from R36 = R03^T R06 = rot(h4, q4) rot(h5, q5) rot(h6, q6).
+void AppendWrist(const Arm6& arm, const Eigen::Matrix3d& R06, RawSolution arm_part,
                  std::vector<RawSolution>& out) {
+  const Eigen::Matrix3d R03 =
+      Rot(arm.h[0], arm_part.q[0]) * Rot(arm.h[1], arm_part.q[1]) * Rot(arm.h[2], arm_part.q[2]);
+  const Eigen::Matrix3d R36 = R03.transpose() * R06;
   // rot(h4, -q4) R36 h6 = rot(h5, q5) h6 (subproblem 2, IK-Geo eq. for the spherical wrist).
   const AnglePairs wrist = Subproblem2(arm.h[3], R36 * arm.h[5], arm.h[4], arm.h[5]);
   for (int i = 0; i < wrist.count; ++i) {
@@ -26,14 +29,21 @@ Eigen::Matrix3d R06Of(const Arm6& arm, const Eigen::Isometry3d& X) {
   return X.linear() * arm.home.linear().transpose();
 }
 
+// From axis 1's point to axis 6's, which joint 6 does not move: the tool's position less its
+// offset from axis 6's point, turned by R06.
+Eigen::Vector3d FirstToLastPoint(const Arm6& arm, const Eigen::Isometry3d& X,
+                                 const Eigen::Matrix3d& R06) {
+  return X.translation() - R06 * (arm.home.translation() - arm.c[5]) - arm.c[0];
+}
+
 }  // namespace
 
 std::vector<RawSolution> SolveThreeParallel(const Arm6& arm, const Eigen::Isometry3d& X) {
   const auto& h = arm.h;
   const auto& c = arm.c;
   const Eigen::Matrix3d R06 = R06Of(arm, X);
-  // From axis 1's point to the point where axes 5 and 6 meet, which joints 5 and 6 do not move.
-  const Eigen::Vector3d w16 = X.translation() - R06 * (arm.home.translation() - c[5]) - c[0];
+  // To the point where axes 5 and 6 meet, which joints 5 and 6 do not move.
+  const Eigen::Vector3d w16 = FirstToLastPoint(arm, X, R06);
   std::vector<RawSolution> out;
   // Joints 2-4 turn about h2, so h2 . R10 w16 is fixed: subproblem 4 for q1.
   const Angles first = Subproblem4(h[1], h[0], w16, h[1].dot(c[4] - c[0]));
@@ -72,7 +82,7 @@ std::vector<RawSolution> SolveSphericalWristElbow(const Arm6& arm, const Eigen::
   const auto& h = arm.h;
   const auto& c = arm.c;
   const Eigen::Matrix3d R06 = R06Of(arm, X);
-  const Eigen::Vector3d w16 = X.translation() - R06 * (arm.home.translation() - c[5]) - c[0];
+  const Eigen::Vector3d w16 = FirstToLastPoint(arm, X, R06);
   const Eigen::Vector3d p12 = c[1] - c[0], p23 = c[2] - c[1], p34 = c[3] - c[2];
   std::vector<RawSolution> out;
   // Joints 2, 3 turn about h2: h2 . R10 w16 = h2 . (p12 + p23 + p34), subproblem 4 for q1.
@@ -88,8 +98,7 @@ std::vector<RawSolution> SolveSphericalWristElbow(const Arm6& arm, const Eigen::
       s.q[2] = third.theta[i3];
       s.q[1] = Subproblem1(h[1], p23 + Rot(h[2], s.q[2]) * p34, v).theta;
       s.singular = first.degenerate;
-      const Eigen::Matrix3d R03 = Rot(h[0], s.q[0]) * Rot(h[1], s.q[1]) * Rot(h[2], s.q[2]);
-      AppendWrist(arm, R03.transpose() * R06, s, out);
+      AppendWrist(arm, R06, s, out);
     }
   }
   return out;
@@ -100,7 +109,7 @@ std::vector<RawSolution> SolveSphericalWristShoulder(const Arm6& arm, const Eige
   const auto& c = arm.c;
   const Eigen::Matrix3d R06 = R06Of(arm, X);
   // From the shoulder point (axes 1 and 2) to the wrist centre: its length is fixed by q3 alone.
-  const Eigen::Vector3d w16 = X.translation() - R06 * (arm.home.translation() - c[5]) - c[0];
+  const Eigen::Vector3d w16 = FirstToLastPoint(arm, X, R06);
   const Eigen::Vector3d p23 = c[2] - c[1], p34 = c[3] - c[2];
   std::vector<RawSolution> out;
   const Angles third = Subproblem3(h[2], p34, -p23, w16.norm());
@@ -114,8 +123,7 @@ std::vector<RawSolution> SolveSphericalWristShoulder(const Arm6& arm, const Eige
       s.q[1] = shoulder.theta2[i];
       s.q[2] = third.theta[i3];
       s.singular = shoulder.degenerate;
-      const Eigen::Matrix3d R03 = Rot(h[0], s.q[0]) * Rot(h[1], s.q[1]) * Rot(h[2], s.q[2]);
-      AppendWrist(arm, R03.transpose() * R06, s, out);
+      AppendWrist(arm, R06, s, out);
     }
   }
   return out;

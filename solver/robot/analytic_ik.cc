@@ -405,27 +405,26 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
   return out;
 }
 
+std::vector<AnalyticSolution> AnalyticIk::SolveByDistance(const Eigen::Isometry3d& X_WT,
+                                                          const Eigen::VectorXd& seed,
+                                                          int samples) const {
+  std::vector<AnalyticSolution> all = Solve(X_WT, locked_ >= 0 ? seed[locked_] : 0.0, &seed);
+  for (double value : LockedSamples(samples)) {
+    for (AnalyticSolution& s : Solve(X_WT, value, &seed)) all.push_back(std::move(s));
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [&](const AnalyticSolution& a, const AnalyticSolution& b) {
+                     return (a.q - seed).squaredNorm() < (b.q - seed).squaredNorm();
+                   });
+  return all;
+}
+
 std::optional<AnalyticSolution> AnalyticIk::SolveNearest(const Eigen::Isometry3d& X_WT,
                                                          const Eigen::VectorXd& seed,
                                                          int samples) const {
-  std::optional<AnalyticSolution> best;
-  double best_distance = kInf;
-  auto consider = [&](double locked_value) {
-    for (AnalyticSolution& s : Solve(X_WT, locked_value, &seed)) {
-      const double distance = (s.q - seed).squaredNorm();
-      if (distance < best_distance) {
-        best_distance = distance;
-        best = std::move(s);
-      }
-    }
-  };
-  if (locked_ < 0) {
-    consider(0.0);
-    return best;
-  }
-  consider(seed[locked_]);
-  for (double value : LockedSamples(samples)) consider(value);
-  return best;
+  std::vector<AnalyticSolution> all = SolveByDistance(X_WT, seed, samples);
+  if (all.empty()) return std::nullopt;
+  return std::move(all.front());
 }
 
 std::vector<double> AnalyticIk::LockedSamples(int count) const {

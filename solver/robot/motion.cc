@@ -141,6 +141,14 @@ bool ChecksClearance(const Robot& robot, const planning::Scene* scene) {
   return (scene != nullptr && scene->size() > 0) || ChecksSelfCollision(robot);
 }
 
+double MinLinkClearance(const Robot& robot, const planning::Scene* scene,
+                        const Eigen::VectorXd& q) {
+  if (!ChecksClearance(robot, scene)) return std::numeric_limits<double>::infinity();
+  const std::vector<double> d = LinkClearances(robot, scene, q);
+  return d.empty() ? std::numeric_limits<double>::infinity()
+                   : *std::min_element(d.begin(), d.end());
+}
+
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q) {
   const std::vector<double>& radii = robot.spec().link_radii;
@@ -235,10 +243,7 @@ RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
   sample.q = std::move(q);
   sample.sites = robot.SitesFromAngles(sample.q);
   std::tie(sample.position_error, sample.rotation_error) = ToolErrors(robot, sample.q, target);
-  if (ChecksClearance(robot, scene)) {
-    const std::vector<double> d = LinkClearances(robot, scene, sample.q);
-    if (!d.empty()) sample.min_clearance = *std::min_element(d.begin(), d.end());
-  }
+  sample.min_clearance = MinLinkClearance(robot, scene, sample.q);
   if (!(sample.position_error <= options.position_tolerance) ||
       !(sample.rotation_error <= options.rotation_tolerance)) {
     sample.status = planning::StepStatus::kNotConverged;

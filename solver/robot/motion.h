@@ -76,6 +76,8 @@ bool ChecksClearance(const Robot& robot, const planning::Scene* scene);
 // (self_collision.h); +infinity where there is neither.
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q);
+// The least of them; +infinity when there is nothing to keep clear of (ChecksClearance).
+double MinLinkClearance(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q);
 
 // d LinkClearances / dq (links x joints), by central differences (the capsule distance has no
 // analytic gradient where a link's nearest point switches between obstacles); 0 for a link

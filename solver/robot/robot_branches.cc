@@ -37,10 +37,7 @@ std::optional<std::vector<RobotIkResult>> ClosedFormBranches(const Robot& robot,
     result.sites = robot.SitesFromAngles(branch.q);
     std::tie(result.position_error, result.rotation_error) =
         internal::ToolErrors(robot, branch.q, target);
-    if (internal::ChecksClearance(robot, scene)) {
-      const std::vector<double> d = internal::LinkClearances(robot, scene, branch.q);
-      result.min_clearance = *std::min_element(d.begin(), d.end());
-    }
+    result.min_clearance = internal::MinLinkClearance(robot, scene, branch.q);
     if (result.min_clearance < 0.0) continue;  // a branch in collision is no solution
     result.status = planning::StepStatus::kReached;
     result.solver = IkSolver::kAnalytic;

@@ -216,9 +216,7 @@ RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Pr
       bisection_limit_(options.max_bisections) {}
 
 double RobotTracker::MinClearance(const Eigen::VectorXd& q) const {
-  if (!internal::ChecksClearance(*robot_, scene_)) return std::numeric_limits<double>::infinity();
-  const std::vector<double> d = internal::LinkClearances(*robot_, scene_, q);
-  return *std::min_element(d.begin(), d.end());
+  return internal::MinLinkClearance(*robot_, scene_, q);
 }
 
 double RobotTracker::Cost(const Eigen::VectorXd& q, const Eigen::VectorXd& q_before) const {

@@ -1,5 +1,4 @@
 // RobotTracker::SolveAnalytic: a single-pose solve answered by the closed form (analytic_ik.h).
-#include <algorithm>
 #include <optional>
 
 #include "ikd/robot/analytic_ik.h"
@@ -23,16 +22,7 @@ std::optional<RobotIkResult> RobotTracker::SolveAnalytic(const ToolTarget& targe
   X_WT.linear() = target.orientation->normalized().toRotationMatrix();
   X_WT.translation() = target.position;
   const Eigen::VectorXd given = q_;
-  // A 7R arm's locked joint at its own value and at samples across its range.
-  std::vector<AnalyticSolution> branches =
-      ik->Solve(X_WT, redundant ? given[ik->locked_joint()] : 0.0, &given);
-  for (double value : redundant ? ik->LockedSamples(kLockedSamples) : std::vector<double>{}) {
-    for (AnalyticSolution& s : ik->Solve(X_WT, value, &given)) branches.push_back(std::move(s));
-  }
-  std::sort(branches.begin(), branches.end(),
-            [&](const AnalyticSolution& a, const AnalyticSolution& b) {
-              return (a.q - given).squaredNorm() < (b.q - given).squaredNorm();
-            });
+  const std::vector<AnalyticSolution> branches = ik->SolveByDistance(X_WT, given, kLockedSamples);
   // The nearest branch clear of the margin, else the nearest clear of the scene.
   const AnalyticSolution* chosen = nullptr;
   for (double least : {options_.safety_margin, 0.0}) {

@@ -79,16 +79,16 @@ class AnalyticIk {
   std::vector<AnalyticSolution> Solve(const Eigen::Isometry3d& X_WT, double locked_value = 0.0,
                                       const Eigen::VectorXd* near = nullptr) const;
 
-  // The solution nearest `seed` (least sum of squared joint differences, each joint's full-turn
-  // copy nearest the seed's): among the branches of a 6R arm; for a 7R arm over `samples` values
-  // of the locked joint spread evenly across its limits and the seed's own value. None when the
-  // pose has no branch.
+  // Every solution, nearest `seed` first (least sum of squared joint differences, each joint's
+  // full-turn copy nearest the seed's): the branches of a 6R arm; for a 7R arm those at the
+  // seed's own value of the locked joint and at `samples` values spread evenly across its limits
+  // (+-pi where it has none).
+  std::vector<AnalyticSolution> SolveByDistance(const Eigen::Isometry3d& X_WT,
+                                                const Eigen::VectorXd& seed,
+                                                int samples = 64) const;
+  // The first of SolveByDistance; none when the pose has no branch.
   std::optional<AnalyticSolution> SolveNearest(const Eigen::Isometry3d& X_WT,
                                                const Eigen::VectorXd& seed, int samples = 64) const;
-
-  // `count` values of the locked joint spread evenly across its limits (+-pi where it has
-  // none); empty for a 6R arm.
-  std::vector<double> LockedSamples(int count) const;
 
   AnalyticFamily family() const { return family_; }
   bool reversed() const { return reversed_; }   // the family read from the tool back
@@ -103,6 +103,7 @@ class AnalyticIk {
   Eigen::Isometry3d ToolPoseAt(const Eigen::VectorXd& q) const;
   std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT, Eigen::VectorXd& q) const;
   // every_turn's copies of q (at most kMaxTurnCopies per joint); none when a joint has none.
+  std::vector<double> LockedSamples(int count) const;  // none for a 6R arm
   std::vector<Eigen::VectorXd> TurnCopies(const Eigen::VectorXd& q,
                                           const Eigen::VectorXd* near) const;
   // q's joints moved to their full-turn copies nearest `near` within the limits; false when a
