@@ -51,6 +51,9 @@ ABSL_FLAG(int32_t, trials, 0, "solve/trajectory: stochastic trials per sub-step 
 ABSL_FLAG(bool, explore, false,
           "solve/trajectory/track: run the trials also where the arm is clear of every margin "
           "(IkOptions.explore_unconstrained)");
+ABSL_FLAG(std::string, solver, "",
+          "solve/trajectory/track, industrial arms: auto, analytic (the closed form; refused for "
+          "an arm without one) or numeric (IkOptions.solver; empty: the options' own, else auto)");
 ABSL_FLAG(std::string, options_file, "",
           "solve/trajectory/track: IK options as a JSON ikd.v1.IkOptions (weights, margin, "
           "max_step_fraction, ...); --seed and --trials override its fields");
@@ -537,7 +540,7 @@ absl::StatusOr<v1::SceneRef> SceneFromFlags() {
   return ref;
 }
 
-// --options_file first, then --seed, --trials and --explore where they are given.
+// --options_file first, then --seed, --trials, --explore and --solver where they are given.
 absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   v1::IkOptions options;
   const std::string path = absl::GetFlag(FLAGS_options_file);
@@ -548,6 +551,16 @@ absl::StatusOr<v1::IkOptions> OptionsFromFlags() {
   if (absl::GetFlag(FLAGS_seed) != 0) options.set_seed(absl::GetFlag(FLAGS_seed));
   if (absl::GetFlag(FLAGS_trials) != 0) options.set_trials_per_step(absl::GetFlag(FLAGS_trials));
   if (absl::GetFlag(FLAGS_explore)) options.set_explore_unconstrained(true);
+  const std::string solver = absl::GetFlag(FLAGS_solver);
+  if (!solver.empty()) {
+    v1::IkSolver value;
+    if (!v1::IkSolver_Parse(absl::StrCat("IK_SOLVER_", absl::AsciiStrToUpper(solver)), &value) ||
+        value == v1::IK_SOLVER_UNSPECIFIED) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--solver must be auto, analytic or numeric, got \"", solver, "\""));
+    }
+    options.set_solver(value);
+  }
   return options;
 }
 

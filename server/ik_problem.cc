@@ -7,9 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "errors.h"
 #include "ik_conversions.h"
-#include "model_refs.h"
 #include "ikd/ik/diagnosis.h"
+#include "ikd/robot/analytic_ik.h"
 #include "ikd/robot/robot_diagnosis.h"
+#include "model_refs.h"
 #include "reason_conversions.h"
 #include "robot_cache.h"
 #include "robot_conversions.h"
@@ -75,6 +76,14 @@ absl::StatusOr<std::shared_ptr<RobotProblem>> MakeRobotProblem(
   absl::StatusOr<std::shared_ptr<const robot::Robot>> robot =
       SharedRobotCache().Get(arm_spec.spec, arm_spec.path);
   if (!robot.ok()) return robot.status();
+  if (robot_options->solver == robot::IkSolver::kAnalytic &&
+      robot::AnalyticIkOf(**robot) == nullptr) {
+    // Which axes fail which family's condition, as the closed form's own check words it.
+    return FieldViolation(
+        Below(prefix, "options.solver"),
+        absl::StrCat("is ANALYTIC but ",
+                     robot::AnalyticIk::Create((*robot)->spec()).status().message()));
+  }
   auto problem = std::make_shared<RobotProblem>();
   problem->robot = *std::move(robot);
   absl::StatusOr<Eigen::VectorXd> initial =

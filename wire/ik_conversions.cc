@@ -72,6 +72,15 @@ absl::StatusOr<ik::IkOptions> IkOptionsFromProto(const v1::IkOptions& in,
                                        kMaxPatience, "], got ", in.patience()));
   }
   if (in.patience() != 0) out.patience = in.patience() == -1 ? 0 : in.patience();
+  if (!v1::IkSolver_IsValid(in.solver())) {
+    return FieldViolation(Below(path, "solver"),
+                          absl::StrCat("must be AUTO, ANALYTIC or NUMERIC, got ", in.solver()));
+  }
+  if (in.solver() == v1::IK_SOLVER_ANALYTIC) {
+    return FieldViolation(Below(path, "solver"),
+                          "ANALYTIC is for industrial arms (ArmSpec.robot); a chain arm is solved "
+                          "by its constraint tracker: leave it AUTO or set NUMERIC");
+  }
   out.explore_unconstrained = in.explore_unconstrained();
   out.optimize_path = !in.no_path_optimization();
   if (in.safety_margin() != 0) out.safety_margin = in.safety_margin();
@@ -234,6 +243,7 @@ absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkResult& step,
   out.set_constraint_residual(step.constraint_residual);
   out.set_iterations(step.iterations);
   out.set_trials_accepted(step.trials_accepted);
+  out.set_solver(v1::IK_SOLVER_NUMERIC);  // a chain arm has only its constraint tracker
   out.set_status(ToProto(step.status));
   if (absl::Status finite = CheckStateFinite(out); !finite.ok()) return finite;
   return out;

@@ -122,9 +122,14 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
         case v1::ROBOT_PRESET_UR5: chain = robot::presets::Ur5(); break;
         case v1::ROBOT_PRESET_PANDA: chain = robot::presets::Panda(); break;
         case v1::ROBOT_PRESET_IIWA14: chain = robot::presets::Iiwa14(); break;
+        case v1::ROBOT_PRESET_IRB120:
+          chain = robot::presets::Irb120();
+          break;
         default:
-          return FieldViolation(path + ".preset",
-                                "must be ROBOT_PRESET_UR5, ROBOT_PRESET_PANDA or ROBOT_PRESET_IIWA14");
+          return FieldViolation(
+              path + ".preset",
+              "must be ROBOT_PRESET_UR5, ROBOT_PRESET_PANDA, ROBOT_PRESET_IIWA14 or "
+              "ROBOT_PRESET_IRB120");
       }
       chain->X_FT = chain->X_FT * *tool;
       break;
@@ -286,6 +291,22 @@ absl::StatusOr<robot::RobotIkOptions> RobotIkOptionsFromProto(const v1::IkOption
                           absl::StrCat("must be in [0, 3600], got ", budget));
   }
   out.time_budget = budget;
+  switch (options.solver()) {
+    case v1::IK_SOLVER_UNSPECIFIED:
+    case v1::IK_SOLVER_AUTO:
+      out.solver = robot::IkSolver::kAuto;
+      break;
+    case v1::IK_SOLVER_ANALYTIC:
+      out.solver = robot::IkSolver::kAnalytic;
+      break;
+    case v1::IK_SOLVER_NUMERIC:
+      out.solver = robot::IkSolver::kNumeric;
+      break;
+    default:
+      return FieldViolation(
+          Below(path, "solver"),
+          absl::StrCat("must be AUTO, ANALYTIC or NUMERIC, got ", options.solver()));
+  }
   if (absl::Status s = out.Validate(); !s.ok()) return AtRequestPath(s, path);
   return out;
 }
@@ -314,6 +335,8 @@ absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
   *out.mutable_target() = ToProto(target.position);
   out.set_hand_error(result.position_error);
   out.set_rotation_error(result.rotation_error);
+  out.set_solver(result.solver == robot::IkSolver::kAnalytic ? v1::IK_SOLVER_ANALYTIC
+                                                             : v1::IK_SOLVER_NUMERIC);
   out.set_constraint_residual(robot.model(robot::TargetMode::kPose).MaxRelativeViolation(result.sites));
   out.set_iterations(result.iterations);
   out.set_status(ToProto(result.status));

@@ -163,6 +163,26 @@ TEST_F(IntegrationTest, IkctlSolveUnknownArmIsNotFound) {
   EXPECT_THAT(run.err, HasSubstr("arms/nope"));
 }
 
+// --solver reaches IkOptions.solver: NUMERIC is reported back in the answer, ANALYTIC for a
+// chain arm is the server's INVALID_ARGUMENT at options.solver (exit 1), and an unknown name is
+// ikctl's own usage error (exit 2) before any call.
+TEST_F(IntegrationTest, IkctlSolverFlagReachesTheOptions) {
+  StartServer();
+  CreateDemoModels();
+  const std::string ur5 = WriteFile("ur5.json", R"({"robot": {"preset": "ROBOT_PRESET_UR5"}})");
+  RunResult numeric =
+      Ikctl({"solve", "--arm_file=" + ur5, "--target=0.4,0.2,0.4", "--solver=numeric"});
+  ASSERT_EQ(numeric.exit_code, 0) << Describe(numeric);
+  EXPECT_THAT(numeric.out, HasSubstr("\"solver\": \"IK_SOLVER_NUMERIC\""));
+  RunResult chain = Ikctl({"solve", "--arm=demo", "--target=0.6,0.6,0", "--solver=Analytic"});
+  EXPECT_EQ(chain.exit_code, 1) << Describe(chain);
+  EXPECT_THAT(chain.err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(chain.err, HasSubstr("options.solver"));
+  RunResult unknown = Ikctl({"solve", "--arm=demo", "--target=0.6,0.6,0", "--solver=fast"});
+  EXPECT_EQ(unknown.exit_code, 2) << Describe(unknown);
+  EXPECT_THAT(unknown.err, HasSubstr("--solver must be auto, analytic or numeric, got \"fast\""));
+}
+
 // ikctl track answers every target line in order (a header and comments skipped): the state's
 // time is the line's time, REACHED, the hand on the target (hand error < 1e-9 m).
 TEST_F(IntegrationTest, IkctlTrackAnswersEveryTargetInOrder) {

@@ -820,6 +820,96 @@ TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
   EXPECT_LT(turns(Positions(own.solutions(0)), made), 1e-4);
 }
 
+// IkOptions.solver: AUTO answers a 6R arm's full pose by the closed form and says so; NUMERIC
+// takes the constraint solver; ANALYTIC sweeps a 7R arm's locked joint; a position-only target
+// stays numeric. Every answer is checked by forward kinematics. ANALYTIC for an arm without a
+// closed form, or for a chain arm, is refused at options.solver, naming the failed axes.
+TEST_F(KinematicsServiceTest, AnswersSayWhichSolverAnsweredAndAnalyticIsRefusedWhereThereIsNone) {
+  auto pose_request = [&](v1::RobotPreset preset, const robot::ChainSpec& chain,
+                          const Eigen::VectorXd& made) {
+    const Eigen::Isometry3d X = robot::ToolPose(chain, made);
+    v1::SolveRequest request;
+    request.mutable_arm()->mutable_spec()->mutable_robot()->set_preset(preset);
+    *request.mutable_target() = Vec(X.translation().x(), X.translation().y(), X.translation().z());
+    *request.mutable_target_orientation() = Quat(Eigen::Quaterniond(X.linear()));
+    return request;
+  };
+  auto expect_answer = [&](const v1::SolveRequest& request, const robot::ChainSpec& chain,
+                           v1::IkSolver solver) {
+    v1::SolveResponse response;
+    const grpc::Status status = Solve(request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED);
+    EXPECT_EQ(response.state().solver(), solver) << v1::IkSolver_Name(response.state().solver());
+    const Eigen::Isometry3d X = robot::ToolPose(chain, Positions(response.state()));
+    EXPECT_LT((X.translation() -
+               Eigen::Vector3d(request.target().x(), request.target().y(), request.target().z()))
+                  .norm(),
+              1e-5);
+  };
+  const robot::ChainSpec ur5 = robot::presets::Ur5();
+  const Eigen::VectorXd ur5_made =
+      (Eigen::VectorXd(6) << 0.3, -1.2, 1.4, -1.5, -1.3, 0.4).finished();
+  const v1::SolveRequest ur5_pose = pose_request(v1::ROBOT_PRESET_UR5, ur5, ur5_made);
+  expect_answer(ur5_pose, ur5, v1::IK_SOLVER_ANALYTIC);
+  v1::SolveRequest ur5_numeric = ur5_pose;
+  ur5_numeric.mutable_options()->set_solver(v1::IK_SOLVER_NUMERIC);
+  expect_answer(ur5_numeric, ur5, v1::IK_SOLVER_NUMERIC);
+  const robot::ChainSpec irb120 = robot::presets::Irb120();
+  const Eigen::VectorXd irb_made =
+      (Eigen::VectorXd(6) << 0.4, 0.3, -0.2, 0.5, 0.6, -0.7).finished();
+  v1::SolveRequest irb_pose = pose_request(v1::ROBOT_PRESET_IRB120, irb120, irb_made);
+  irb_pose.mutable_options()->set_solver(v1::IK_SOLVER_ANALYTIC);
+  expect_answer(irb_pose, irb120, v1::IK_SOLVER_ANALYTIC);
+  const robot::ChainSpec panda = robot::presets::Panda();
+  const Eigen::VectorXd panda_made =
+      (Eigen::VectorXd(7) << 0.2, -0.6, 0.1, -2.2, 0.1, 1.7, 0.6).finished();
+  v1::SolveRequest panda_pose = pose_request(v1::ROBOT_PRESET_PANDA, panda, panda_made);
+  expect_answer(panda_pose, panda, v1::IK_SOLVER_NUMERIC);  // AUTO keeps a 7R arm numeric
+  panda_pose.mutable_options()->set_solver(v1::IK_SOLVER_ANALYTIC);
+  expect_answer(panda_pose, panda, v1::IK_SOLVER_ANALYTIC);
+  v1::SolveRequest ur5_position = ur5_pose;  // three joints to spare: the numeric solver
+  ur5_position.clear_target_orientation();
+  ur5_position.mutable_options()->set_solver(v1::IK_SOLVER_ANALYTIC);
+  expect_answer(ur5_position, ur5, v1::IK_SOLVER_NUMERIC);
+
+  auto refused = [&](const v1::SolveRequest& request) {
+    v1::SolveResponse response;
+    const grpc::Status status = Solve(request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(ViolatedFields(status), Contains("options.solver"));
+    return status.error_message();
+  };
+  // A 6R DH table whose consecutive axes are all skewed: no family fits.
+  v1::SolveRequest skewed = ur5_position;
+  v1::DhTable* dh = skewed.mutable_arm()->mutable_spec()->mutable_robot()->mutable_dh();
+  dh->set_convention(v1::DH_CONVENTION_STANDARD);
+  for (int j = 0; j < 6; ++j) {
+    v1::DhRow* row = dh->add_rows();
+    row->set_a(0.2);
+    row->set_alpha(0.5 + 0.1 * j);
+    row->set_d(0.1);
+  }
+  *skewed.mutable_target() = Vec(0.3, 0.2, 0.4);
+  EXPECT_THAT(refused(skewed), HasSubstr("not parallel"));
+  v1::SolveRequest skewed_auto = skewed;  // AUTO: silently numeric
+  skewed_auto.mutable_options()->clear_solver();
+  v1::SolveResponse skewed_answer;
+  ASSERT_TRUE(Solve(skewed_auto, &skewed_answer).ok());
+  EXPECT_EQ(skewed_answer.state().solver(), v1::IK_SOLVER_NUMERIC);
+  v1::SolveRequest unknown = ur5_pose;
+  unknown.mutable_options()->set_solver(static_cast<v1::IkSolver>(9));
+  EXPECT_THAT(refused(unknown), HasSubstr("got 9"));
+  v1::SolveRequest chain;
+  *chain.mutable_arm()->mutable_spec() = PlanarArm();
+  *chain.mutable_target() = Vec(0.9, 0.6, 0);
+  v1::SolveResponse chain_answer;
+  ASSERT_TRUE(Solve(chain, &chain_answer).ok());
+  EXPECT_EQ(chain_answer.state().solver(), v1::IK_SOLVER_NUMERIC);
+  chain.mutable_options()->set_solver(v1::IK_SOLVER_ANALYTIC);
+  EXPECT_THAT(refused(chain), HasSubstr("industrial arms"));
+}
+
 // A preferred posture (SolveRequest.preferred_posture): the Panda's tool position of one
 // configuration, asked from the ready pose with that configuration as a heavy posture, is
 // answered there (the self-motion of a position target is 4-dimensional); without the posture

@@ -127,8 +127,7 @@ TEST(IkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
       {"trials_per_step", "in [0, 100000]", [](v1::IkOptions& o) { o.set_trials_per_step(-5); }},
       {"patience", "-1 (never stop), 0 (the default) or in [1, 100000], got -2",
        [](v1::IkOptions& o) { o.set_patience(-2); }},
-      {"patience", "in [1, 100000], got 100001",
-       [](v1::IkOptions& o) { o.set_patience(100001); }},
+      {"patience", "in [1, 100000], got 100001", [](v1::IkOptions& o) { o.set_patience(100001); }},
       {"safety_margin", "[0, ", [](v1::IkOptions& o) { o.set_safety_margin(-0.1); }},
       {"max_step_fraction", "in (0, 1]", [](v1::IkOptions& o) { o.set_max_step_fraction(1.5); }},
       {"tolerance", "in [1e-15, 1e-3]", [](v1::IkOptions& o) { o.set_tolerance(0.1); }},
@@ -136,6 +135,10 @@ TEST(IkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
        [](v1::IkOptions& o) { o.set_time_budget_seconds(kNaN); }},
       {"weights.joint_limit", "finite and >= 0",
        [](v1::IkOptions& o) { o.mutable_weights()->set_joint_limit(-1); }},
+      // A chain arm has no closed form: ANALYTIC is refused, not ignored.
+      {"solver", "industrial arms", [](v1::IkOptions& o) { o.set_solver(v1::IK_SOLVER_ANALYTIC); }},
+      {"solver", "AUTO, ANALYTIC or NUMERIC, got 5",
+       [](v1::IkOptions& o) { o.set_solver(static_cast<v1::IkSolver>(5)); }},
   };
   for (const Case& c : cases) {
     v1::IkOptions wire;

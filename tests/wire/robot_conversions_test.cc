@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@ TEST(RobotIkOptionsFromProtoTest, ZeroFieldsAreTheDefaults) {
   EXPECT_EQ(options->safety_margin, defaults.safety_margin);
   EXPECT_EQ(options->max_step_fraction, defaults.max_step_fraction);
   EXPECT_EQ(options->time_budget, 0.0);
+  EXPECT_EQ(options->solver, robot::IkSolver::kAuto);
 }
 
 // The fields that mean the same for an industrial arm reach its options unchanged.
@@ -49,6 +51,15 @@ TEST(RobotIkOptionsFromProtoTest, HonouredFieldsArrive) {
 
   wire.set_no_trials(true);
   EXPECT_EQ(Convert(wire)->trials_per_step, 0);
+
+  const std::pair<v1::IkSolver, robot::IkSolver> solvers[] = {
+      {v1::IK_SOLVER_AUTO, robot::IkSolver::kAuto},
+      {v1::IK_SOLVER_ANALYTIC, robot::IkSolver::kAnalytic},
+      {v1::IK_SOLVER_NUMERIC, robot::IkSolver::kNumeric}};
+  for (const auto& [on_wire, in_solver] : solvers) {
+    wire.set_solver(on_wire);
+    EXPECT_EQ(Convert(wire)->solver, in_solver) << v1::IkSolver_Name(on_wire);
+  }
 }
 
 // Every chain-only field, set, is refused with its own request path.
@@ -92,6 +103,11 @@ TEST(RobotIkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
                 StartsWith("config.options.time_budget_seconds: must be in [0, 3600]"))
         << budget;
   }
+
+  v1::IkOptions solver;
+  solver.set_solver(static_cast<v1::IkSolver>(7));
+  EXPECT_THAT(std::string(Convert(solver).status().message()),
+              StartsWith("config.options.solver: must be AUTO, ANALYTIC or NUMERIC, got 7"));
 
   v1::IkOptions margin;
   margin.set_safety_margin(-0.01);

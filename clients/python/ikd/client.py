@@ -201,7 +201,9 @@ class Client:
 
         seed: the start configuration (joint positions; default the arm's home). orientation:
         the tool's quaternion (x, y, z, w), industrial arms. options: IkOptions as a dict, e.g.
-        {"seed": 7, "trials_per_step": 48} ("seed" there is the random seed). posture: a
+        {"seed": 7, "trials_per_step": 48} ("seed" there is the random seed; "solver":
+        "IK_SOLVER_NUMERIC" skips an industrial arm's closed form, and the state's `solver`
+        says which answered). posture: a
         preferred configuration (one value per joint); redundant arms answer the configuration
         on the target that is locally least in seed distance + posture_weight (0: 1) x posture
         distance, a 6-DOF arm the posture's branch when it costs less. An unreachable target is

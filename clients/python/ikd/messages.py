@@ -207,6 +207,8 @@ class JointState:
     joint_names: Tuple[str, ...] = ()
     # Solve and solve_batch answers that are not REACHED: why (empty otherwise).
     reasons: Tuple[Reason, ...] = ()
+    # Which inverse kinematics answered: "ANALYTIC" (the closed form) or "NUMERIC".
+    solver: str = ""
 
     @property
     def hand(self) -> np.ndarray:
@@ -235,7 +237,15 @@ def joint_state(message, joint_names: Sequence[str] = ()) -> JointState:
         iterations=message.iterations,
         trials_accepted=message.trials_accepted,
         joint_names=tuple(joint_names),
-        reasons=tuple(reason(r) for r in message.reasons))
+        reasons=tuple(reason(r) for r in message.reasons),
+        solver=_solver_name(message.solver))
+
+
+def _solver_name(value: int) -> str:
+    """IK_SOLVER_ANALYTIC -> "ANALYTIC"; "" when unset (an older server)."""
+    if value == _kinematics.IK_SOLVER_UNSPECIFIED:
+        return ""
+    return _kinematics.IkSolver.Name(value).removeprefix("IK_SOLVER_")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -213,6 +213,12 @@ class SolveTest(ClientTestCase):
         distances = [turn_distance(state.positions, seed) for state in branches]
         self.assertEqual(distances, sorted(distances))
         self.assertTrue(any(turn_distance(state.positions, made) < 1e-4 for state in branches))
+        self.assertTrue(all(state.solver == "ANALYTIC" for state in branches))
+        numeric = self.client.solve(ur5, pose[:3, 3], quaternion, seed=made,
+                                    options={"solver": "IK_SOLVER_NUMERIC"})
+        self.assertEqual(numeric.solver, "NUMERIC")
+        np.testing.assert_allclose(ur5_tool_pose(numeric.positions)[:3, 3], pose[:3, 3],
+                                   rtol=0, atol=1e-5)
 
     def test_clearance_to_an_inline_and_a_stored_scene_is_the_distance_to_the_obstacle(self):
         lengths, radius = np.array([0.3, 0.3]), 0.02
