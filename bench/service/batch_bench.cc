@@ -29,6 +29,9 @@
 
 ABSL_FLAG(int, targets, 2000, "poses per case");
 ABSL_FLAG(int, chunk_size, 64, "SolveBatchRequest.chunk_size");
+ABSL_FLAG(std::string, cases, "",
+          "run only the cases whose name contains this text (e.g. \"full pose\"); empty: all. "
+          "Every case's poses are drawn either way, so a case's poses do not depend on it");
 
 namespace ikd::bench {
 namespace {
@@ -88,15 +91,22 @@ Case ChainCase(int n, std::mt19937_64& rng) {
 }
 
 // An industrial arm at the tool poses of random joint values within +-2.5 rad (full pose) or
-// their positions only.
+// their positions only. `within_limits`: the same draw mapped onto each joint's range, for an
+// arm whose ranges are narrower (otherwise many poses are unreachable within its limits).
 Case RobotCase(const std::string& name, v1::RobotPreset preset, const robot::ChainSpec& spec,
-               bool pose, int n, std::mt19937_64& rng) {
+               bool pose, int n, std::mt19937_64& rng, bool within_limits = false) {
   Case c{name + (pose ? ", full pose" : ", position"), {}};
   *c.batch.mutable_arm() = Preset(preset);
   std::uniform_real_distribution<double> angle(-2.5, 2.5);
   for (int i = 0; i < n; ++i) {
     Eigen::VectorXd q(static_cast<Eigen::Index>(spec.joints.size()));
-    for (Eigen::Index j = 0; j < q.size(); ++j) q[j] = angle(rng);
+    for (Eigen::Index j = 0; j < q.size(); ++j) {
+      q[j] = angle(rng);
+      const auto& limits = spec.joints[static_cast<size_t>(j)].limits;
+      if (within_limits && limits) {
+        q[j] = limits->lower + (q[j] + 2.5) / 5.0 * (limits->upper - limits->lower);
+      }
+    }
     const Eigen::Isometry3d X = robot::ToolPose(spec, q);
     v1::BatchTarget* target = c.batch.add_targets();
     *target->mutable_position() = Vec(X.translation());
@@ -217,12 +227,15 @@ int main(int argc, char** argv) {
   std::printf("| case | poses | REACHED | Solve, 1 caller | Solve, 2 callers | SolveBatch | "
               "batch / 1 caller | batch / 2 callers | solver alone (1 worker) |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  RunCase(*stub, ChainCase(n, rng), chunk);
-  RunCase(*stub, RobotCase("ur5", ikd::v1::ROBOT_PRESET_UR5, ikd::robot::presets::Ur5(), true, n, rng),
-          chunk);
-  RunCase(*stub,
-          RobotCase("panda", ikd::v1::ROBOT_PRESET_PANDA, ikd::robot::presets::Panda(), false, n, rng),
-          chunk);
+  const std::string only = absl::GetFlag(FLAGS_cases);
+  auto run = [&](const Case& c) {
+    if (c.name.find(only) != std::string::npos) RunCase(*stub, c, chunk);
+  };
+  run(ChainCase(n, rng));
+  run(RobotCase("ur5", ikd::v1::ROBOT_PRESET_UR5, ikd::robot::presets::Ur5(), true, n, rng));
+  run(RobotCase("panda", ikd::v1::ROBOT_PRESET_PANDA, ikd::robot::presets::Panda(), false, n, rng));
+  run(RobotCase("irb120", ikd::v1::ROBOT_PRESET_IRB120, ikd::robot::presets::Irb120(), true, n, rng,
+                /*within_limits=*/true));
   (*server)->Shutdown(absl::Seconds(1));
   return 0;
 }
