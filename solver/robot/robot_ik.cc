@@ -1,6 +1,7 @@
 #include "ikd/robot/robot_ik.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -177,30 +178,38 @@ absl::StatusOr<RobotTracker> RobotTracker::Create(const Robot& robot, const Robo
     return absl::InvalidArgumentError(absl::StrCat(
         "solver is ANALYTIC but ", AnalyticIk::Create(robot.spec()).status().message()));
   }
-  auto position = Projectors::For(robot.model(TargetMode::kPosition));
-  if (!position.ok()) return position.status();
-  auto pose = Projectors::For(robot.model(TargetMode::kPose));
-  if (!pose.ok()) return pose.status();
-  RobotTracker tracker(robot, options, *std::move(position), *std::move(pose), scene);
+  RobotTracker tracker(robot, options, Projectors{&robot.model(TargetMode::kPosition)},
+                       Projectors{&robot.model(TargetMode::kPose)}, scene);
   tracker.Reset(q0);
   return tracker;
 }
 
-absl::StatusOr<RobotTracker::Projectors> RobotTracker::Projectors::For(const ConstraintModel& model) {
-  auto step = MakeConstraintSolver(Method::kMatrix, model, StepOptions());
-  if (!step.ok()) return step.status();
-  auto polish = MakeConstraintSolver(Method::kMatrix, model, PolishOptions());
-  if (!polish.ok()) return polish.status();
-  return Projectors{*std::move(step), *std::move(polish), nullptr, &model};
+namespace {
+
+// The matrix method with the tracker's fixed options: MakeConstraintSolver fails only on invalid
+// options, which these are not.
+std::unique_ptr<ConstraintSolver> MatrixProjector(const ConstraintModel& model,
+                                                  const constraints::ProjectionOptions& options) {
+  auto solver = MakeConstraintSolver(Method::kMatrix, model, options);
+  assert(solver.ok());
+  return *std::move(solver);
+}
+
+}  // namespace
+
+ConstraintSolver& RobotTracker::Projectors::Step() {
+  if (step_ == nullptr) step_ = MatrixProjector(*model, StepOptions());
+  return *step_;
+}
+
+ConstraintSolver& RobotTracker::Projectors::Polish() {
+  if (polish_ == nullptr) polish_ = MatrixProjector(*model, PolishOptions());
+  return *polish_;
 }
 
 ConstraintSolver& RobotTracker::Projectors::Reach() {
-  if (reach == nullptr) {
-    auto solver = MakeConstraintSolver(Method::kMatrix, *model, StepOptions(kReachNewtonIterations));
-    if (!solver.ok()) return *step;  // (as the step projector was made: not expected)
-    reach = *std::move(solver);
-  }
-  return *reach;
+  if (reach_ == nullptr) reach_ = MatrixProjector(*model, StepOptions(kReachNewtonIterations));
+  return *reach_;
 }
 
 RobotTracker::RobotTracker(const Robot& robot, const RobotIkOptions& options, Projectors position,
@@ -257,7 +266,7 @@ void RobotTracker::AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_befo
     for (int i = 0; i < candidate.cols(); ++i) {
       if (w[i] > 0.0) candidate.col(i) += sigma_ * Eigen::Vector3d(gauss(rng_), gauss(rng_), gauss(rng_));
     }
-    auto summary = ProjectorsFor(mode).step->ProjectPositions(sites_, candidate);
+    auto summary = ProjectorsFor(mode).Step().ProjectPositions(sites_, candidate);
     ++result.projections;
     bool kept = false;
     if (summary.ok() && summary->converged()) {
@@ -327,7 +336,7 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
   // first correction that restores every cluster with base and driven tool sites fixed; Newton
   // iterations (ProjectionOptions::newton) finish it.
   Projectors& projectors = ProjectorsFor(path.mode);
-  ConstraintSolver& projector = solving_ ? projectors.Reach() : *projectors.step;
+  ConstraintSolver& projector = solving_ ? projectors.Reach() : projectors.Step();
   auto summary = projector.ProjectPositions(sites_, sites);
   ++result.projections;
   if (summary.ok()) result.iterations += summary->iterations;
@@ -359,7 +368,7 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
 
 bool RobotTracker::Polish(TargetMode mode, RobotIkResult& result) {
   Eigen::Matrix3Xd sites = sites_;
-  auto summary = ProjectorsFor(mode).polish->ProjectPositions(sites_, sites);
+  auto summary = ProjectorsFor(mode).Polish().ProjectPositions(sites_, sites);
   ++result.projections;
   if (!summary.ok() || !summary->converged()) return false;
   result.iterations += summary->iterations;
@@ -416,9 +425,8 @@ absl::StatusOr<RobotTracker::LockedSet> RobotTracker::BuildLockedSet(TargetMode 
   auto model = ConstraintModel::Create(robot_->model(mode).inverse_masses(), constraints);
   if (!model.ok()) return model.status();
   auto owned = std::make_unique<ConstraintModel>(*std::move(model));
-  auto projectors = Projectors::For(*owned);
-  if (!projectors.ok()) return projectors.status();
-  return LockedSet{std::move(owned), *std::move(projectors)};
+  Projectors projectors{owned.get()};
+  return LockedSet{std::move(owned), std::move(projectors)};
 }
 
 RobotIkResult RobotTracker::StepTo(const ToolTarget& target, double duration) {

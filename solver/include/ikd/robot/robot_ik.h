@@ -136,13 +136,18 @@ class RobotTracker {
                                              const Eigen::VectorXd& q0,
                                              const planning::Scene* scene = nullptr);
 
-  // A step projector and a final one at full precision, for one constraint model; and, built
-  // on first use, the step projector of single-pose attempts, which iterates longer.
+  // For one constraint model: a step projector, a final one at full precision, and the step
+  // projector of single-pose attempts, which iterates longer. Each is built on first use:
+  // factorizing the model costs far more than a closed-form answer that needs none of them.
   struct Projectors {
-    std::unique_ptr<constraints::ConstraintSolver> step, polish, reach;
-    const constraints::ConstraintModel* model = nullptr;
-    static absl::StatusOr<Projectors> For(const constraints::ConstraintModel& model);
+    explicit Projectors(const constraints::ConstraintModel* model) : model(model) {}
+    const constraints::ConstraintModel* model;
+    constraints::ConstraintSolver& Step();
+    constraints::ConstraintSolver& Polish();
     constraints::ConstraintSolver& Reach();
+
+   private:
+    std::unique_ptr<constraints::ConstraintSolver> step_, polish_, reach_;
   };
 
   // Drives the tool to `target`; the status says whether it got there (within the tolerances)
