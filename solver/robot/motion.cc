@@ -228,6 +228,14 @@ Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, Targ
   return svd.matrixV().rightCols(n - rows);
 }
 
+bool StandsOnTarget(const Robot& robot, const planning::Scene* scene, const ToolTarget& target,
+                    const Eigen::VectorXd& q, const RobotIkOptions& options) {
+  const auto [position_error, rotation_error] = ToolErrors(robot, q, target);
+  return position_error <= options.position_tolerance &&
+         rotation_error <= options.rotation_tolerance && robot.LimitViolation(q) <= 0.0 &&
+         MinLinkClearance(robot, scene, q) >= options.safety_margin;
+}
+
 RobotIkResult PlacedSample(const Robot& robot, const planning::Scene* scene,
                            const ToolTarget& target, const RobotIkOptions& options,
                            Eigen::VectorXd q) {

@@ -109,6 +109,11 @@ int ToolRows(TargetMode mode);
 // by SVD; n x 0 where the arm has no redundancy for `mode`).
 Eigen::MatrixXd ToolNullSpace(const Robot& robot, const Eigen::VectorXd& q, TargetMode mode);
 
+// Whether the arm at q holds `target` within the options' tolerances and the joint limits,
+// clear by the safety margin: where it stands, a path starts without a move.
+bool StandsOnTarget(const Robot& robot, const planning::Scene* scene, const ToolTarget& target,
+                    const Eigen::VectorXd& q, const RobotIkOptions& options);
+
 // A sample at joint values q near its target: the tool put back by Newton steps (ToolStep,
 // least motion), then its errors, clearance and status as the tracker would give them (rates
 // are checked later): NOT_CONVERGED off the tolerances, JOINT_LIMIT_BLOCKED, IN_COLLISION.

@@ -14,6 +14,7 @@
 #include "ikd/robot/robot_body.h"
 #include "motion.h"
 #include "path_backward.h"
+#include "path_branch_graph.h"
 #include "path_ladder.h"
 #include "path_optimizer.h"
 
@@ -133,17 +134,13 @@ enum class Handover {
 // the limits, clear by the safety margin: the arm stands there, and a solve would let step
 // (c)'s trials move it off a clearance between the margin and 1.25 x the margin, a jump no rate
 // check sees. Nothing otherwise.
-std::optional<RobotIkResult> StandingStart(const Robot& robot, const RobotTracker& tracker,
+std::optional<RobotIkResult> StandingStart(const Robot& robot, const planning::Scene* scene,
                                            const ToolTarget& target, const Eigen::VectorXd& q0,
                                            const RobotIkOptions& options) {
+  if (!internal::StandsOnTarget(robot, scene, target, q0, options)) return std::nullopt;
   RobotIkResult result;
   std::tie(result.position_error, result.rotation_error) = internal::ToolErrors(robot, q0, target);
-  if (!(result.position_error <= options.position_tolerance) ||
-      !(result.rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q0) > 0.0) {
-    return std::nullopt;
-  }
-  result.min_clearance = tracker.MinClearance(q0);
-  if (!(result.min_clearance >= options.safety_margin)) return std::nullopt;
+  result.min_clearance = internal::MinLinkClearance(robot, scene, q0);
   result.q = q0;
   result.sites = robot.SitesFromAngles(q0);
   result.status = planning::StepStatus::kReached;
@@ -168,7 +165,7 @@ absl::StatusOr<std::vector<RobotIkResult>> TrackRobotPath(
   samples.reserve(targets.size());
   if (own) {
     std::optional<RobotIkResult> standing =
-        first == nullptr ? StandingStart(robot, *tracker, targets[0], q0, options) : std::nullopt;
+        first == nullptr ? StandingStart(robot, scene, targets[0], q0, options) : std::nullopt;
     samples.push_back(standing ? *std::move(standing) : tracker->Solve(targets[0]));
   }
   if (first != nullptr) samples.assign(1, *first);
@@ -216,16 +213,22 @@ absl::Status TryBackwardJoin(const Robot& robot, const planning::Scene* scene,
                       kForwardStarts, best);
 }
 
-// Step 6 of robot_path.h: the ladder of postures (path_ladder.h) from `best`'s first sample.
-// Where `best` only runs above the aim, the ladder's path replaces it only with room to spare
-// (every rate within the aim) and no closer to an obstacle than `best` or the margin: a
-// usable path is not traded for a marginal gain.
+// Step 6 of robot_path.h: the ladder of postures (path_ladder.h) from `best`'s first sample for
+// a redundant arm, else the branch graph (path_branch_graph.h) from q0 for a 6R arm with a
+// closed form on full-pose targets. Where `best` only runs above the aim, their path replaces it
+// only with room to spare (every rate within the aim) and no closer to an obstacle than `best`
+// or the margin: a usable path is not traded for a marginal gain.
 absl::Status TryLadder(const Robot& robot, const planning::Scene* scene,
                        const std::vector<ToolTarget>& targets, const std::vector<double>& times,
-                       const RobotIkOptions& options, const RobotStopCheck& stop,
-                       RobotPathResult& best) {
+                       const RobotIkOptions& options, const Eigen::VectorXd& q0,
+                       const RobotStopCheck& stop, RobotPathResult& best) {
+  int start = kForwardStarts + 1;
   absl::StatusOr<std::optional<std::vector<RobotIkResult>>> ladder =
       internal::LadderRobotPath(robot, scene, targets, times, options, best.samples.front(), stop);
+  if (ladder.ok() && !ladder->has_value()) {
+    start = kForwardStarts + 2;
+    ladder = internal::BranchGraphRobotPath(robot, scene, targets, times, options, q0, stop);
+  }
   if (!ladder.ok()) return ladder.status();
   if (!ladder->has_value()) return absl::OkStatus();
   const bool only_above_the_aim = !WorthAnotherStart(best.summary);
@@ -233,8 +236,8 @@ absl::Status TryLadder(const Robot& robot, const planning::Scene* scene,
   const auto with_room = [&](const RobotPathSummary& s) {
     return !only_above_the_aim || (!AboveTheAim(s) && s.min_clearance >= clearance);
   };
-  return KeepIfBetter(robot, scene, targets, times, options, stop, **std::move(ladder),
-                      kForwardStarts + 1, best, with_room);
+  return KeepIfBetter(robot, scene, targets, times, options, stop, **std::move(ladder), start, best,
+                      with_room);
 }
 
 }  // namespace
@@ -310,7 +313,7 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning
     }
   }
   if (WorthAnotherStart(best->summary) || AboveTheAim(best->summary)) {
-    if (absl::Status s = TryLadder(robot, scene, targets, times, path_options, stop, *best);
+    if (absl::Status s = TryLadder(robot, scene, targets, times, path_options, q0, stop, *best);
         !s.ok()) {
       return s;
     }

@@ -57,7 +57,11 @@
 //    and no closer to an obstacle than that path or the margin). The tracker and the
 //    optimizer are local: near a shoulder singularity (the tool close to the base axis) the
 //    least joint motion of each step can wind the arm into a posture where the base has to
-//    spin, which no small change of the path leaves.
+//    spin, which no small change of the path leaves. A 6R arm with a closed form on full-pose
+//    targets has no redundancy to climb: its branch graph (solver/robot/path_branch_graph.h)
+//    instead, every branch of every sample, each within the joints' velocity limits of its
+//    parent (no jump between branches) and out of collision, the cheapest joint motion from q0
+//    by dynamic programming, optimized and kept as the ladder's path is.
 // Deterministic: the same options' seed gives the same bytes.
 #pragma once
 
@@ -89,7 +93,7 @@ struct RobotPathSummary : planning::StepCounts {
   double feasible_time_scaling = 0.0;
   // The start the path came from: 0 the options' margin, 1-3 and 4-6 the tracker's widened
   // (step 4: from the first sample, from its own first solve), 7 the backward join (step 5),
-  // 8 the ladder (step 6).
+  // 8 the ladder, 9 the branch graph (step 6).
   int start = 0;
 
   // One line: counts by status, the ratios, the scaling and the worst errors.
