@@ -27,27 +27,10 @@ constexpr double kLinkRadius = 0.05;  // m, every link of the scenario
 constexpr int kSamples = 201;         // 2 s at 100 Hz
 
 // A smooth UR5 motion (the witness), its tool poses as full-pose targets, a ball on the elbow of
-// another start branch halfway along, and a start beside that branch.
-struct GraphScenario {
-  ChainSpec spec = presets::Ur5();
-  std::optional<Robot> robot;
-  std::optional<planning::Scene> scene;
-  std::vector<Eigen::Vector4d> balls;
-  std::vector<Eigen::VectorXd> witness;
-  std::vector<ToolTarget> targets;
-  std::vector<double> times;
+// another start branch late in the path, and a start beside that branch. The links are capsules
+// of kLinkRadius, as WitnessScenario::Clearance measures them.
+struct GraphScenario : WitnessScenario {
   Eigen::VectorXd q0;
-
-  // The least clearance of q's link capsules from the balls (+inf without balls).
-  double Clearance(const Eigen::VectorXd& q) const {
-    double least = std::numeric_limits<double>::infinity();
-    for (int link = 0; link < q.size(); ++link) {
-      for (const Eigen::Vector4d& b : balls) {
-        least = std::min(least, BallClearance(spec, q, link, b.head<3>(), b[3], kLinkRadius));
-      }
-    }
-    return least;
-  }
 };
 
 Eigen::VectorXd WitnessAt(double t) {
@@ -87,6 +70,7 @@ std::vector<Eigen::VectorXd> Continuation(const AnalyticIk& ik, const GraphScena
 // (linearly interpolated motion between samples included).
 GraphScenario MakeGraphScenario() {
   GraphScenario s;
+  s.spec = presets::Ur5();
   s.spec.link_radii.assign(6, kLinkRadius);
   for (int k = 0; k < kSamples; ++k) {
     s.times.push_back(0.01 * k);
