@@ -6,9 +6,10 @@
 //  - no joint limit of the arm is exceeded, no limb penetrates an obstacle of the scene (kept
 //    in step with the scene updates it sends) or another limb, computed here from the sites
 //    with the mock's own geometry (mock_geometry.h: its own copy of the scene and its own
-//    capsule distances, not the solver's, so that the check is a second opinion; with
-//    --check_self_collision, industrial arms' links against each other too, every non-adjacent
-//    pair except those touching in every sampled configuration);
+//    capsule distances, not the solver's, so that the check is a second opinion; industrial
+//    arms' links against each other too where the arm checks self-collision or with
+//    --check_self_collision, every non-adjacent pair except those touching in every sampled
+//    configuration);
 //  - nor anywhere in the motion from the previous state, the servo's commanded motion with
 //    every joint interpolated linearly, sampled at least every --motion_check_step rad;
 //  - a REACHED state has the hand on the target (--max_hand_error);
@@ -48,12 +49,13 @@
 #include "connect_flags.h"
 #include "conversions.h"
 #include "ikd/ik/arm.h"
-#include "mock_geometry.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/robot.h"
-#include "robot_conversions.h"
-#include "validation.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
+#include "mock_geometry.h"
+#include "robot_conversions.h"
+#include "validation.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of the whole Track stream");
@@ -80,7 +82,8 @@ ABSL_FLAG(double, max_joint_accel, 0,
           "servo: joint acceleration limit (rad/s^2) of every joint; 0: each joint's declared "
           "limit, 200 where the arm declares none");
 ABSL_FLAG(bool, check_self_collision, false,
-          "check: industrial arms' link capsules (robot.link_radii) against each other too, "
+          "check: industrial arms' links against each other even where the arm does not ask for "
+          "it (robot.check_self_collision; by default on for a URDF's collision geometry), "
           "every non-adjacent pair except those touching in every one of 10000 configurations "
           "drawn within the limits");
 ABSL_FLAG(double, motion_check_step, 0.002,
@@ -480,7 +483,7 @@ class Executor {
 
   // An industrial arm's checks with the controller's own robot model: the link clusters keep
   // their distances, the joint values are the angles of the sites and inside the limits, the
-  // link capsules (robot.link_radii, from forward kinematics) stay out of the obstacles, and a
+  // link capsules (the arm's shapes placed by forward kinematics) stay out of the obstacles, and a
   // REACHED state's forward kinematics (the DH/URDF chain, not the sites) puts the tool on the
   // target, turned as asked.
   void CheckRobot(const v1::JointState& state, const v1::TrackTarget* target, Report* report) {
@@ -561,14 +564,29 @@ class Executor {
     for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
   double RobotClearance(const Eigen::VectorXd& q) const {
-    const std::vector<double>& radii = robot_->spec().link_radii;
-    const auto segments = robot::LinkSegments(robot_->spec(), q);
-    double clearance = mock::LinkPairsClearance(segments, radii, link_pairs_);
-    for (size_t k = 0; k < segments.size(); ++k) {
-      clearance = std::min(clearance, scene_.MinClearance(segments[k].first, segments[k].second,
-                                                          radii.empty() ? 0.0 : radii[k]));
+    const mock::LinkBodies bodies = RobotBodies(robot_->spec(), link_shapes_, q);
+    double clearance = mock::LinkPairsClearance(bodies, link_pairs_);
+    for (const auto& link : bodies) {
+      for (const mock::LinkCapsule& c : link) {
+        clearance = std::min(clearance, scene_.MinClearance(c.a, c.b, c.radius));
+      }
     }
     return clearance;
+  }
+
+  // The links' capsules in the world at q: each link's shapes (robot::LinkShapesOf, in its own
+  // frame) placed by forward kinematics.
+  static mock::LinkBodies RobotBodies(const robot::ChainSpec& spec,
+                                      const std::vector<std::vector<robot::LinkShape>>& shapes,
+                                      const Eigen::VectorXd& q) {
+    const std::vector<Eigen::Isometry3d> poses = robot::LinkPoses(spec, q);
+    mock::LinkBodies bodies(poses.size());
+    for (size_t k = 0; k < poses.size(); ++k) {
+      for (const robot::LinkShape& shape : shapes[k]) {
+        bodies[k].push_back({poses[k] * shape.a, poses[k] * shape.b, shape.radius});
+      }
+    }
+    return bodies;
   }
 
   void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
@@ -584,14 +602,23 @@ class Executor {
         scene_(std::move(scene)),
         robot_(std::move(robot)),
         servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), RobotServoLimits(*robot_)),
-        link_pairs_(RobotLinkPairs(*robot_)) {}
+        link_shapes_(robot::LinkShapesOf(robot_->spec())),
+        link_pairs_(RobotLinkPairs(*robot_, link_shapes_)) {}
 
   // The link pairs the controller checks against each other (mock::LinkPairsToCheck over
-  // 10000 configurations drawn within the joint limits, its own draw); none without radii or
-  // --check_self_collision (the server checks none unless the arm asks, ChainSpec).
-  static std::vector<std::pair<int, int>> RobotLinkPairs(const robot::Robot& robot) {
+  // 10000 configurations drawn within the joint limits, its own draw); none where the arm
+  // checks no self-collision (ChainSpec::ChecksSelfCollision) and --check_self_collision is
+  // off, nor where every capsule is a line.
+  static std::vector<std::pair<int, int>> RobotLinkPairs(
+      const robot::Robot& robot, const std::vector<std::vector<robot::LinkShape>>& shapes) {
     const robot::ChainSpec& spec = robot.spec();
-    if (spec.link_radii.empty() || !absl::GetFlag(FLAGS_check_self_collision)) return {};
+    bool has_volume = false;
+    for (const auto& link : shapes) {
+      for (const robot::LinkShape& shape : link) has_volume |= shape.radius > 0.0;
+    }
+    if (!has_volume || !(spec.ChecksSelfCollision() || absl::GetFlag(FLAGS_check_self_collision))) {
+      return {};
+    }
     std::mt19937_64 rng(2);
     auto random_links = [&] {
       Eigen::VectorXd q(robot.num_joints());
@@ -600,9 +627,9 @@ class Executor {
         q[j] = std::uniform_real_distribution<double>(limits ? limits->lower : -M_PI,
                                                       limits ? limits->upper : M_PI)(rng);
       }
-      return robot::LinkSegments(spec, q);
+      return RobotBodies(spec, shapes, q);
     };
-    return mock::LinkPairsToCheck(spec.link_radii, robot.num_joints(), 10000, random_links);
+    return mock::LinkPairsToCheck(robot.num_joints(), 10000, random_links);
   }
 
   static std::vector<ServoLimit> ChainServoLimits(const ik::Arm& arm) {
@@ -689,6 +716,7 @@ class Executor {
   std::optional<robot::Robot> robot_;  // ... an industrial arm
   std::vector<double> radii_;
   Servo servo_;
+  std::vector<std::vector<robot::LinkShape>> link_shapes_;  // industrial arms: per link
   std::vector<std::pair<int, int>> link_pairs_;  // industrial arms: checked link pairs
 };
 

@@ -210,23 +210,25 @@ double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& d
 }
 
 namespace {
-double PairClearance(const Segments& links, const std::vector<double>& radii, int a, int b) {
-  const double ra = radii.empty() ? 0.0 : radii[a], rb = radii.empty() ? 0.0 : radii[b];
-  return SegmentSegmentDistance(links[a].first, links[a].second, links[b].first, links[b].second) -
-         ra - rb;
+double PairClearance(const LinkBodies& links, int a, int b) {
+  double least = kInfinity;
+  for (const LinkCapsule& x : links[a]) {
+    for (const LinkCapsule& y : links[b]) {
+      least = std::min(least, SegmentSegmentDistance(x.a, x.b, y.a, y.b) - x.radius - y.radius);
+    }
+  }
+  return least;
 }
 }  // namespace
 
-std::vector<std::pair<int, int>> LinkPairsToCheck(const std::vector<double>& radii, int links,
-                                                  int samples,
-                                                  const std::function<Segments()>& random_links) {
+std::vector<std::pair<int, int>> LinkPairsToCheck(int links, int samples,
+                                                  const std::function<LinkBodies()>& random_links) {
   std::vector<int> touching(links * links, 0);
   for (int s = 0; s < samples; ++s) {
-    const Segments segments = random_links();
+    const LinkBodies bodies = random_links();
     for (int a = 0; a < links; ++a) {
-      for (int b = a + 2; b < links; ++b) {
-        touching[a * links + b] += PairClearance(segments, radii, a, b) < 0.0;
-      }
+      for (int b = a + 2; b < links; ++b)
+        touching[a * links + b] += PairClearance(bodies, a, b) < 0.0;
     }
   }
   std::vector<std::pair<int, int>> pairs;
@@ -238,10 +240,9 @@ std::vector<std::pair<int, int>> LinkPairsToCheck(const std::vector<double>& rad
   return pairs;
 }
 
-double LinkPairsClearance(const Segments& links, const std::vector<double>& radii,
-                          const std::vector<std::pair<int, int>>& pairs) {
+double LinkPairsClearance(const LinkBodies& links, const std::vector<std::pair<int, int>>& pairs) {
   double least = kInfinity;
-  for (const auto& [a, b] : pairs) least = std::min(least, PairClearance(links, radii, a, b));
+  for (const auto& [a, b] : pairs) least = std::min(least, PairClearance(links, a, b));
   return least;
 }
 

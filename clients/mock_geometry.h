@@ -52,20 +52,22 @@ double ChainSelfClearance(const Eigen::Matrix3Xd& sites, const std::vector<doubl
 double LeastClearanceInside(const Eigen::VectorXd& q_a, const Eigen::VectorXd& dq, double step,
                             const std::function<double(const Eigen::VectorXd&)>& clearance);
 
-using Segments = std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>;
+// A link's piece in the world: the points within `radius` of the segment a-b.
+struct LinkCapsule {
+  Eigen::Vector3d a = Eigen::Vector3d::Zero(), b = Eigen::Vector3d::Zero();
+  double radius = 0.0;
+};
+using LinkBodies = std::vector<std::vector<LinkCapsule>>;  // per link, its capsules
 
 // The link pairs (a, b), b >= a + 2, that an industrial arm's controller checks against each
-// other: every non-adjacent pair except those whose capsules (radius radii[k], 0 when empty)
-// touch in every one of `samples` configurations `random_links` draws (the links on either side
-// of a zero-length one). Stricter than the server's matrix, which also allows pairs that never
-// touch in its samples.
-std::vector<std::pair<int, int>> LinkPairsToCheck(const std::vector<double>& radii, int links,
-                                                  int samples,
-                                                  const std::function<Segments()>& random_links);
+// other: every non-adjacent pair except those that touch in every one of `samples`
+// configurations `random_links` draws (the links on either side of a zero-length one).
+// Stricter than the server's matrix, which also allows pairs that never touch in its samples.
+std::vector<std::pair<int, int>> LinkPairsToCheck(int links, int samples,
+                                                  const std::function<LinkBodies()>& random_links);
 
-// The least clearance of the given link pairs (+infinity for none).
-double LinkPairsClearance(const Segments& links, const std::vector<double>& radii,
-                          const std::vector<std::pair<int, int>>& pairs);
+// The least clearance of the given link pairs (+infinity for none): every capsule pair.
+double LinkPairsClearance(const LinkBodies& links, const std::vector<std::pair<int, int>>& pairs);
 
 struct Obstacle {
   enum class Kind { kSphere, kCapsule, kBox, kHalfSpace };

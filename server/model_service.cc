@@ -27,7 +27,12 @@ struct ArmModel {
     if (spec.has_robot()) {
       absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(spec, path);
       if (!robot.ok()) return robot.status();
-      return spec.SerializeAsString();
+      Spec stored = spec;
+      stored.mutable_robot()->clear_geometry_notes();
+      for (const std::string& note : robot->spec().geometry_notes) {
+        stored.mutable_robot()->add_geometry_notes(note);
+      }
+      return stored.SerializeAsString();
     }
     absl::StatusOr<ik::Arm> arm = ArmFromProto(spec, path, limits);
     if (!arm.ok()) return arm.status();

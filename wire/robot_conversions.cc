@@ -19,6 +19,7 @@ namespace {
 
 constexpr int kMaxDhRows = 64;
 constexpr size_t kMaxUrdfBytes = 4 << 20;
+constexpr size_t kMaxMeshBytes = 16 << 20;
 
 // A wire pose, the quaternion normalized (absent or all zero: the identity, as types.proto).
 absl::StatusOr<Eigen::Isometry3d> PoseFromProto(const v1::Pose& pose, const std::string& path) {
@@ -68,6 +69,7 @@ absl::StatusOr<std::vector<robot::DhRow>> DhRowsFromProto(const v1::DhTable& tab
 // rows "rows[k]" and the range "range".
 std::string DhFieldPath(const std::string& robot_path, const std::string& field) {
   if (field == "X_FT") return robot_path + ".tool";
+  if (field == "meshes") return robot_path + ".urdf.meshes";
   if (field == "X_WB") return robot_path + ".base";
   std::string wire = field;
   if (absl::StartsWith(wire, "joints[")) wire = "rows" + wire.substr(6);
@@ -79,6 +81,7 @@ std::string DhFieldPath(const std::string& robot_path, const std::string& field)
 std::string UrdfFieldPath(const std::string& robot_path, const std::string& field) {
   if (field == "base_link" || field == "tip_link") return absl::StrCat(robot_path, ".urdf.", field);
   if (field == "X_FT") return robot_path + ".tool";
+  if (field == "meshes") return robot_path + ".urdf.meshes";
   return robot_path + ".urdf.urdf";
 }
 
@@ -111,7 +114,18 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
         return FieldViolation(path + ".urdf.urdf", absl::StrCat("at most ", kMaxUrdfBytes,
                                                                 " bytes, got ", urdf.urdf().size()));
       }
-      chain = robot::ChainFromUrdf(urdf.urdf(), urdf.base_link(), urdf.tip_link(), *tool);
+      size_t mesh_bytes = 0;
+      robot::MeshFiles meshes;
+      for (const auto& [name, bytes] : urdf.meshes()) {
+        mesh_bytes += name.size() + bytes.size();
+        meshes.emplace(name, bytes);
+      }
+      if (mesh_bytes > kMaxMeshBytes) {
+        return FieldViolation(
+            path + ".urdf.meshes",
+            absl::StrCat("at most ", kMaxMeshBytes, " bytes in all, got ", mesh_bytes));
+      }
+      chain = robot::ChainFromUrdf(urdf.urdf(), urdf.base_link(), urdf.tip_link(), *tool, meshes);
       if (!chain.ok()) {
         return SolverFieldViolation(chain.status(), [&](const std::string& f) { return UrdfFieldPath(path, f); });
       }
@@ -140,6 +154,10 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
   if (!base.ok()) return base.status();
   chain->X_WB = *base;
   chain->link_radii.assign(spec.link_radii().begin(), spec.link_radii().end());
+  if (spec.has_check_self_collision()) chain->check_self_collision = spec.check_self_collision();
+  for (const v1::LinkPair& pair : spec.allowed_collisions()) {
+    chain->allowed_collisions.emplace_back(pair.link_a(), pair.link_b());
+  }
   if (absl::Status s = chain->Validate(); !s.ok()) {
     return SolverFieldViolation(s, [&](const std::string& f) { return absl::StrCat(path, ".", f); });
   }

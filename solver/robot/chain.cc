@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,37 @@ Eigen::Isometry3d WalkChain(const ChainSpec& spec, const Eigen::VectorXd& q, OnL
   return X_WL;
 }
 
+absl::Status ValidateLinkShapes(const ChainSpec& spec, int links) {
+  if (spec.link_shapes.empty()) return absl::OkStatus();
+  if (static_cast<int>(spec.link_shapes.size()) != links) {
+    return FieldError("link_shapes",
+                      absl::StrCat("must be empty or hold one list per moving joint (", links,
+                                   "), got ", spec.link_shapes.size()));
+  }
+  if (!spec.link_radii.empty()) {
+    return FieldError("link_radii",
+                      "must be empty where link_shapes (the links' real collision "
+                      "geometry, e.g. a URDF's <collision> elements) is given");
+  }
+  for (size_t k = 0; k < spec.link_shapes.size(); ++k) {
+    for (size_t i = 0; i < spec.link_shapes[k].size(); ++i) {
+      const LinkShape& shape = spec.link_shapes[k][i];
+      const std::string field = absl::StrCat("link_shapes[", k, "][", i, "]");
+      if (!shape.a.allFinite() || !shape.b.allFinite() ||
+          std::max(shape.a.cwiseAbs().maxCoeff(), shape.b.cwiseAbs().maxCoeff()) > kWorldExtent) {
+        return FieldError(field, absl::StrCat("a and b must be finite and within ", kWorldExtent,
+                                              " m in every coordinate"));
+      }
+      if (!std::isfinite(shape.radius) || shape.radius < 0.0 || shape.radius > kWorldExtent) {
+        return FieldError(
+            field + ".radius",
+            absl::StrCat("must be finite, >= 0 and <= ", kWorldExtent, ", got ", shape.radius));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* JointTypeName(JointType type) {
@@ -123,6 +155,7 @@ absl::Status ChainSpec::Validate() const {
     }
   }
   const int links = NumMovingJoints(*this);
+  if (absl::Status s = ValidateLinkShapes(*this, links); !s.ok()) return s;
   for (size_t k = 0; k < allowed_collisions.size(); ++k) {
     const auto [a, b] = allowed_collisions[k];
     const std::string field = absl::StrCat("allowed_collisions[", k, "]");

@@ -11,6 +11,7 @@
 #include <Eigen/SVD>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/seed_atlas.h"
 #include "ikd/robot/self_collision.h"
 
@@ -151,14 +152,12 @@ double MinLinkClearance(const Robot& robot, const planning::Scene* scene,
 
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q) {
-  const std::vector<double>& radii = robot.spec().link_radii;
-  const auto segments = LinkSegments(robot.spec(), q);
-  std::vector<double> d(segments.size(), std::numeric_limits<double>::infinity());
-  for (size_t k = 0; scene != nullptr && k < segments.size(); ++k) {
-    d[k] = scene->MinSignedDistance(segments[k].first, segments[k].second,
-                                    radii.empty() ? 0.0 : radii[k]);
+  const LinkCapsules links = LinkCapsulesAt(robot.spec(), q);
+  std::vector<double> d(links.num_links(), std::numeric_limits<double>::infinity());
+  for (int k = 0; scene != nullptr && k < links.num_links(); ++k) {
+    d[k] = LinkSceneClearance(links, *scene, k);
   }
-  LowerBySelfClearances(SelfCollisionMatrixOf(robot), segments, radii, d);
+  LowerBySelfClearances(SelfCollisionMatrixOf(robot), links, d);
   return d;
 }
 

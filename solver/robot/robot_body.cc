@@ -2,31 +2,31 @@
 
 #include <cmath>
 
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/self_collision.h"
 
 namespace ikd::robot {
 
-RobotBody::RobotBody(const Robot& robot) : robot_(&robot) {
-  const auto segments = LinkSegments(robot.spec(), Eigen::VectorXd::Zero(robot.num_joints()));
-  const int links = static_cast<int>(segments.size());
-  const std::vector<double>& radii = robot.spec().link_radii;
-  radii_ = radii.empty() ? std::vector<double>(links, 0.0) : radii;
-  reach_ = Eigen::MatrixXd::Zero(robot.num_joints(), links);
-  for (int j = 0; j < robot.num_joints(); ++j) {
-    double along = 0.0;
-    for (int k = j; k < links; ++k) {
-      along += (segments[k].second - segments[k].first).norm();
-      reach_(j, k) = along + radii_[k];
+RobotBody::RobotBody(const Robot& robot)
+    : robot_(&robot), first_(LinkCapsuleOffsets(robot.spec())) {
+  const int n = robot.num_joints();
+  const std::vector<Eigen::Isometry3d> origins = LinkPoses(robot.spec(), Eigen::VectorXd::Zero(n));
+  const std::vector<std::vector<LinkShape>> shapes = LinkShapesOf(robot.spec());
+  reach_ = Eigen::MatrixXd::Zero(n, first_.back());
+  for (int j = 0; j < n; ++j) {
+    double along = 0.0;  // joint j's origin to joint k's, the joint origins end to end
+    for (int k = j; k < n; ++k) {
+      if (k > j) along += (origins[k].translation() - origins[k - 1].translation()).norm();
+      for (size_t i = 0; i < shapes[k].size(); ++i) {
+        const LinkShape& shape = shapes[k][i];  // in link k's frame: joint k's origin is 0
+        reach_(j, first_[k] + i) = along + std::max(shape.a.norm(), shape.b.norm()) + shape.radius;
+      }
     }
   }
 }
 
 void RobotBody::Links(const Eigen::VectorXd& q, std::vector<planning::Capsule>* links) const {
-  const auto segments = LinkSegments(robot_->spec(), q);
-  links->resize(segments.size());
-  for (size_t k = 0; k < segments.size(); ++k) {
-    (*links)[k] = {segments[k].first, segments[k].second, radii_[k]};
-  }
+  *links = LinkCapsulesAt(robot_->spec(), q).capsules;
 }
 
 void RobotBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
@@ -39,9 +39,7 @@ bool RobotBody::ChecksSelf() const { return ChecksSelfCollision(*robot_); }
 double RobotBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
   const SelfCollisionMatrix& matrix = SelfCollisionMatrixOf(*robot_);
   if (matrix.checked().empty()) return std::numeric_limits<double>::infinity();
-  std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> segments;
-  for (const planning::Capsule& link : links) segments.emplace_back(link.a, link.b);
-  return LeastSelfClearance(matrix, segments, radii_).clearance;
+  return LeastSelfClearance(matrix, LinkCapsules{links, first_}).clearance;
 }
 
 }  // namespace ikd::robot

@@ -7,6 +7,7 @@
 #include <Eigen/SVD>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/self_collision.h"
 
 namespace ikd::robot {
@@ -18,11 +19,10 @@ constexpr size_t kMaxPairs = 8;  // colliding pairs listed, worst first
 // first, capped) and the closest inside the margin.
 void Clearances(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                 double margin, std::vector<ik::Reason>& reasons) {
-  const std::vector<double>& radii = robot.spec().link_radii;
-  const auto segments = LinkSegments(robot.spec(), q);
+  const LinkCapsules links = LinkCapsulesAt(robot.spec(), q);
   std::vector<ik::Reason> colliding, inside;
   for (const SelfContact& contact :
-       SelfContactsBelow(SelfCollisionMatrixOf(robot), segments, radii, margin)) {
+       SelfContactsBelow(SelfCollisionMatrixOf(robot), links, margin)) {
     ik::Reason r;
     r.kind =
         contact.clearance < 0.0 ? ik::Reason::Kind::kCollision : ik::Reason::Kind::kNearCollision;
@@ -30,13 +30,11 @@ void Clearances(const Robot& robot, const planning::Scene* scene, const Eigen::V
     r.bound = margin;
     (contact.clearance < 0.0 ? colliding : inside).push_back(r);
   }
-  for (size_t k = 0; scene != nullptr && k < segments.size(); ++k) {
-    const double radius = radii.empty() ? 0.0 : radii[k];
-    for (const auto& [obstacle, distance] :
-         scene->SignedDistancesBelow(segments[k].first, segments[k].second, radius, margin)) {
+  for (int k = 0; scene != nullptr && k < links.num_links(); ++k) {
+    for (const auto& [obstacle, distance] : LinkObstaclesBelow(links, *scene, k, margin)) {
       ik::Reason r;
       r.kind = distance < 0.0 ? ik::Reason::Kind::kCollision : ik::Reason::Kind::kNearCollision;
-      r.link = static_cast<int>(k), r.obstacle = obstacle, r.distance = distance, r.bound = margin;
+      r.link = k, r.obstacle = obstacle, r.distance = distance, r.bound = margin;
       (distance < 0.0 ? colliding : inside).push_back(r);
     }
   }

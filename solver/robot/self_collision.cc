@@ -9,18 +9,10 @@
 
 #include "absl/base/call_once.h"
 #include "ikd/planning/scene.h"
+#include "ikd/robot/link_geometry.h"
 
 namespace ikd::robot {
 namespace {
-
-using Segments = std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>;
-
-double RadiusOf(const std::vector<double>& radii, int k) { return radii.empty() ? 0.0 : radii[k]; }
-
-double PairClearance(const Segments& s, const std::vector<double>& radii, int a, int b) {
-  return planning::SegmentSegmentDistance(s[a].first, s[a].second, s[b].first, s[b].second) -
-         RadiusOf(radii, a) - RadiusOf(radii, b);
-}
 
 // A configuration drawn uniformly within every joint's limits (a continuous joint: a full turn).
 Eigen::VectorXd RandomConfiguration(const ChainSpec& spec, std::mt19937_64& rng) {
@@ -63,16 +55,14 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
   const int n = m.links_;
   m.rules_.assign(n * n, PairRule::kChecked);
   std::vector<int> touches(n * n, 0);
-  // Lines (radius 0) never penetrate each other: without radii every pair is never touching.
-  const bool has_radii =
-      std::any_of(spec.link_radii.begin(), spec.link_radii.end(), [](double r) { return r > 0.0; });
+  // Lines (radius 0) never penetrate each other: without volume every pair is never touching.
+  const bool checks = spec.ChecksSelfCollision();
+  const bool has_volume = HasLinkVolume(spec);
   std::mt19937_64 rng(seed);
-  for (int s = 0; spec.check_self_collision && has_radii && s < samples; ++s) {
-    const Segments segments = LinkSegments(spec, RandomConfiguration(spec, rng));
+  for (int s = 0; checks && has_volume && s < samples; ++s) {
+    const LinkCapsules links = LinkCapsulesAt(spec, RandomConfiguration(spec, rng));
     for (int a = 0; a < n; ++a) {
-      for (int b = a + 2; b < n; ++b) {
-        touches[a * n + b] += PairClearance(segments, spec.link_radii, a, b) < 0.0;
-      }
+      for (int b = a + 2; b < n; ++b) touches[a * n + b] += LinkPairClearance(links, a, b) < 0.0;
     }
   }
   for (int a = 0; a < n; ++a) {
@@ -80,7 +70,7 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
       PairRule rule = PairRule::kChecked;
       if (b == a + 1) {
         rule = PairRule::kAdjacent;
-      } else if (!spec.check_self_collision) {
+      } else if (!checks) {
         rule = PairRule::kOff;
       } else if (touches[a * n + b] == samples) {
         rule = PairRule::kAlwaysTouching;
@@ -116,22 +106,20 @@ bool ChecksSelfCollision(const Robot& robot) {
   return !SelfCollisionMatrixOf(robot).checked().empty();
 }
 
-SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const Segments& segments,
-                               const std::vector<double>& radii) {
+SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const LinkCapsules& links) {
   SelfContact least{-1, -1, std::numeric_limits<double>::infinity()};
   for (const auto& [a, b] : matrix.checked()) {
-    const double clearance = PairClearance(segments, radii, a, b);
+    const double clearance = LinkPairClearance(links, a, b);
     if (clearance < least.clearance) least = {a, b, clearance};
   }
   return least;
 }
 
 std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
-                                           const Segments& segments,
-                                           const std::vector<double>& radii, double bound) {
+                                           const LinkCapsules& links, double bound) {
   std::vector<SelfContact> below;
   for (const auto& [a, b] : matrix.checked()) {
-    const double clearance = PairClearance(segments, radii, a, b);
+    const double clearance = LinkPairClearance(links, a, b);
     if (clearance < bound) below.push_back({a, b, clearance});
   }
   std::stable_sort(below.begin(), below.end(), [](const SelfContact& x, const SelfContact& y) {
@@ -140,10 +128,10 @@ std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
   return below;
 }
 
-void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const Segments& segments,
-                           const std::vector<double>& radii, std::vector<double>& clearances) {
+void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const LinkCapsules& links,
+                           std::vector<double>& clearances) {
   for (const auto& [a, b] : matrix.checked()) {
-    const double clearance = PairClearance(segments, radii, a, b);
+    const double clearance = LinkPairClearance(links, a, b);
     clearances[a] = std::min(clearances[a], clearance);
     clearances[b] = std::min(clearances[b], clearance);
   }

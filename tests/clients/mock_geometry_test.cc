@@ -83,30 +83,39 @@ TEST(MockGeometryTest, MotionSamplesAtTheStepAndAtLeastSixteenTimes) {
   EXPECT_EQ(seen.size(), 15u);
 }
 
-// Three links in the plane: link 0 along x from the origin, link 1 a 0.1 m riser, and link 2
-// either back over link 0 (folded: its axis on link 0's) or beyond it (spread: 0.1 m away).
-Segments ThreeLinks(bool folded) {
+// Three links in the plane, capsules of radius 0.02: link 0 along x from the origin, link 1 a
+// 0.1 m riser, and link 2 either back over link 0 (folded: its axis on link 0's) or beyond it
+// (spread: 0.1 m away).
+LinkBodies ThreeLinks(bool folded) {
   const Eigen::Vector3d o(0, 0, 0), a(0.3, 0, 0),
       b = folded ? Eigen::Vector3d(0.2, 0, 0) : Eigen::Vector3d(0.3, 0.1, 0);
   const Eigen::Vector3d c = folded ? Eigen::Vector3d(-0.1, 0, 0) : Eigen::Vector3d(0.6, 0.1, 0);
-  return {{o, a}, {a, b}, {b, c}};
+  return {{{o, a, 0.02}}, {{a, b, 0.02}}, {{b, c, 0.02}}};
 }
 
 TEST(MockGeometryTest, LinkPairsAlwaysTouchingAreLeftOutTheRestChecked) {
-  const std::vector<double> radii = {0.02, 0.02, 0.02};
   // Folded in every draw: links 0 and 2 always touch, so the pair is left out.
-  EXPECT_TRUE(LinkPairsToCheck(radii, 3, 10, [] { return ThreeLinks(true); }).empty());
+  EXPECT_TRUE(LinkPairsToCheck(3, 10, [] { return ThreeLinks(true); }).empty());
   // Spread in some draws: checked, although it touches in most.
   int draw = 0;
-  const auto pairs = LinkPairsToCheck(radii, 3, 10, [&] { return ThreeLinks(++draw % 5 != 0); });
+  const auto pairs = LinkPairsToCheck(3, 10, [&] { return ThreeLinks(++draw % 5 != 0); });
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0], std::make_pair(0, 2));
   // Never touching is still checked (stricter than the server, which allows such pairs).
-  EXPECT_EQ(LinkPairsToCheck(radii, 3, 10, [] { return ThreeLinks(false); }).size(), 1u);
+  EXPECT_EQ(LinkPairsToCheck(3, 10, [] { return ThreeLinks(false); }).size(), 1u);
   // Clearances: folded -2 r; spread 0.1 - 2 r (link 0's end to link 2's start).
-  EXPECT_NEAR(LinkPairsClearance(ThreeLinks(true), radii, pairs), -0.04, 1e-15);
-  EXPECT_NEAR(LinkPairsClearance(ThreeLinks(false), radii, pairs), 0.06, 1e-15);
-  EXPECT_EQ(LinkPairsClearance(ThreeLinks(true), radii, {}), INFINITY);
+  EXPECT_NEAR(LinkPairsClearance(ThreeLinks(true), pairs), -0.04, 1e-15);
+  EXPECT_NEAR(LinkPairsClearance(ThreeLinks(false), pairs), 0.06, 1e-15);
+  EXPECT_EQ(LinkPairsClearance(ThreeLinks(true), {}), INFINITY);
+}
+
+TEST(MockGeometryTest, ALinkOfSeveralCapsulesIsAsCloseAsItsClosestOne) {
+  // Link 2 spread (0.06 from link 0), plus a ball of radius 0.05 beyond its end (0.18 m from
+  // link 0's end: clearance 0.11) and one 0.1 m above link 0's middle: 0.1 - 0.05 - 0.02.
+  LinkBodies links = ThreeLinks(false);
+  links[2].push_back({Eigen::Vector3d(0.45, 0.1, 0), Eigen::Vector3d(0.45, 0.1, 0), 0.05});
+  links[2].push_back({Eigen::Vector3d(0.15, 0, 0.1), Eigen::Vector3d(0.15, 0, 0.1), 0.05});
+  EXPECT_NEAR(LinkPairsClearance(links, {{0, 2}}), 0.03, 1e-15);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -591,6 +592,75 @@ TEST_F(ModelServiceTest, IndustrialArmsAreStoredAndValidated) {
   urdf->set_tip_link("c");
   ExpectFieldViolation(client_.CreateArm("x", prismatic), "arm.spec.robot.urdf.tip_link",
                        "is not a link of robot 'slide'");
+}
+
+// A URDF arm's <collision> geometry (issue 33): what the import approximated or left out is
+// stored with the arm and read back (here the base's box, l1's cylinder and l2's mesh, which
+// was not sent); the self-collision fields arrive and bad values name their field.
+v1::ArmSpec ToyUrdfArmWithGeometry() {
+  v1::ArmSpec spec;
+  v1::UrdfChain* urdf = spec.mutable_robot()->mutable_urdf();
+  const std::string limit = "<limit lower=\"-2\" upper=\"2\" effort=\"1\" velocity=\"1\"/>";
+  auto joint = [&](const std::string& name, const std::string& parent, const std::string& child,
+                   const std::string& xyz) {
+    return "<joint name=\"" + name + "\" type=\"revolute\"><parent link=\"" + parent +
+           "\"/><child link=\"" + child + "\"/><origin xyz=\"" + xyz + "\"/><axis xyz=\"0 1 0\"/>" +
+           limit + "</joint>";
+  };
+  auto collision = [](const std::string& geometry) {
+    return "<collision><geometry>" + geometry + "</geometry></collision>";
+  };
+  urdf->set_urdf(
+      "<robot name=\"toy\"><link name=\"base\">" + collision("<box size=\"0.2 0.2 0.2\"/>") +
+      "</link><link name=\"l1\">" + collision("<cylinder radius=\"0.05\" length=\"0.3\"/>") +
+      "</link><link name=\"l2\">" + collision("<mesh filename=\"package://toy/meshes/l2.stl\"/>") +
+      "</link><link name=\"l3\"/>" + joint("j1", "base", "l1", "0 0 0.3") +
+      joint("j2", "l1", "l2", "0 0 0.3") + joint("j3", "l2", "l3", "0 0 0.3") + "</robot>");
+  urdf->set_base_link("base");
+  urdf->set_tip_link("l3");
+  return spec;
+}
+
+TEST_F(ModelServiceTest, UrdfCollisionGeometryNotesAreStoredAndBadFieldsNamed) {
+  v1::Arm created, got;
+  ASSERT_TRUE(client_.CreateArm("toy", ToyUrdfArmWithGeometry(), &created).ok());
+  ASSERT_TRUE(client_.GetArm("arms/toy", &got).ok());
+  const auto& notes = got.spec().robot().geometry_notes();
+  auto said = [&](const std::string& what) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& note) {
+      return note.find(what) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(said("'package://toy/meshes/l2.stl' was not sent")) << got.spec().DebugString();
+  EXPECT_TRUE(said("<collision> #0 of link 'base'"));
+  EXPECT_TRUE(said("cylinder covered by a capsule"));
+  // Notes sent by a client are not kept: the server writes its own.
+  v1::ArmSpec with_notes = ToyUrdfArmWithGeometry();
+  with_notes.mutable_robot()->add_geometry_notes("made up");
+  ASSERT_TRUE(client_.CreateArm("toy2", with_notes, &created).ok());
+  ASSERT_TRUE(client_.GetArm("arms/toy2", &got).ok());
+  EXPECT_FALSE(said("made up"));
+
+  v1::ArmSpec allowed = ToyUrdfArmWithGeometry();
+  v1::LinkPair* pair = allowed.mutable_robot()->add_allowed_collisions();
+  pair->set_link_a(0);
+  pair->set_link_b(7);
+  ExpectFieldViolation(client_.CreateArm("x", allowed), "arm.spec.robot.allowed_collisions[0]",
+                       "names link 7; links are 0 .. 2");
+  v1::ArmSpec garbage = ToyUrdfArmWithGeometry();
+  (*garbage.mutable_robot()->mutable_urdf()->mutable_meshes())["l2.stl"] = "not a mesh";
+  ExpectFieldViolation(client_.CreateArm("x", garbage), "arm.spec.robot.urdf.meshes",
+                       "'package://toy/meshes/l2.stl' (<collision> #0 of link 'l2'): not an STL");
+  v1::ArmSpec negative = ToyUrdfArmWithGeometry();
+  std::string xml = negative.robot().urdf().urdf();
+  xml.replace(xml.find("radius=\"0.05\""), 14, "radius=\"-0.05\"");
+  negative.mutable_robot()->mutable_urdf()->set_urdf(xml);
+  ExpectFieldViolation(client_.CreateArm("x", negative), "arm.spec.robot.urdf.urdf",
+                       "<collision> #0 of link 'l1': cylinder radius must be finite, >= 0");
+  v1::ArmSpec radii = ToyUrdfArmWithGeometry();
+  for (int k = 0; k < 3; ++k) radii.mutable_robot()->add_link_radii(0.05);
+  ExpectFieldViolation(client_.CreateArm("x", radii), "arm.spec.robot.link_radii",
+                       "must be empty where link_shapes");
 }
 
 TEST_F(ModelServiceTest, InvalidArmsNameTheField) {

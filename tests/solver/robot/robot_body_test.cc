@@ -70,5 +70,61 @@ TEST(RobotBodyTest, LinkPointsTravelWithinTheirBounds) {
   }
 }
 
+// Links with shapes of their own (capsules off the joint axes, as a URDF's <collision> gives
+// them): every point of every capsule, its ends and points on its surface, stays within the
+// capsule's bound (positions from the link poses and the shapes as given, not from the body).
+TEST(RobotBodyTest, PointsOfLinkShapesTravelWithinTheirBounds) {
+  ChainSpec spec = presets::Ur5();
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> offset(-0.15, 0.15), radius(0.0, 0.06);
+  spec.link_shapes.resize(6);
+  for (auto& shapes : spec.link_shapes) {
+    for (int i = 0; i < 2; ++i) {
+      shapes.push_back({Eigen::Vector3d(offset(rng), offset(rng), offset(rng)),
+                        Eigen::Vector3d(offset(rng), offset(rng), offset(rng)), radius(rng)});
+    }
+  }
+  const Robot robot = *Robot::Create(spec);
+  const RobotBody body(robot);
+  ASSERT_EQ(body.num_links(), 12);
+  // Points of each capsule in its link frame: both ends, and each end pushed out by the radius
+  // along the six axis directions.
+  std::vector<std::pair<int, Eigen::Vector3d>> points;  // (capsule, point in its link frame)
+  for (int k = 0, c = 0; k < 6; ++k) {
+    for (const LinkShape& shape : spec.link_shapes[k]) {
+      for (const Eigen::Vector3d& end : {shape.a, shape.b}) {
+        points.emplace_back(c, end);
+        for (int axis = 0; axis < 6; ++axis) {
+          points.emplace_back(
+              c, end + (axis < 3 ? 1 : -1) * shape.radius * Eigen::Vector3d::Unit(axis % 3));
+        }
+      }
+      ++c;
+    }
+  }
+  auto link_of = [&](int capsule) { return capsule / 2; };
+  std::uniform_real_distribution<double> angle(-3.0, 3.0), move(-0.7, 0.7);
+  for (int trial = 0; trial < 10; ++trial) {
+    Eigen::VectorXd a(6), b(6);
+    for (int j = 0; j < 6; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
+    Eigen::VectorXd bounds;
+    body.SweepBounds(a, b, &bounds);
+    std::vector<double> travel(points.size(), 0.0);
+    std::vector<Eigen::Isometry3d> before = LinkPoses(robot.spec(), a);
+    for (int i = 1; i <= kFine; ++i) {
+      const std::vector<Eigen::Isometry3d> now =
+          LinkPoses(robot.spec(), a + (b - a) * (static_cast<double>(i) / kFine));
+      for (size_t p = 0; p < points.size(); ++p) {
+        const int k = link_of(points[p].first);
+        travel[p] += (now[k] * points[p].second - before[k] * points[p].second).norm();
+      }
+      before = now;
+    }
+    for (size_t p = 0; p < points.size(); ++p) {
+      EXPECT_LE(travel[p], bounds[points[p].first] * (1 + 1e-9)) << trial << " point " << p;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ikd::robot

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "ikd/planning/swept_clearance.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot_body.h"
 #include "ikd/robot/robot_diagnosis.h"
@@ -51,27 +52,23 @@ TEST(SelfCollisionTest, ClearancesMatchClosedForms) {
   const SelfCollisionMatrix m = SelfCollisionMatrix::Compute(spec);
   // (0, pi, 0): link 1 folds back to x = 0.2 and link 2 runs from there to x = -0.1 along
   // link 0, axes overlapping: clearance -2 r.
-  SelfContact folded = LeastSelfClearance(m, LinkSegments(spec, Q(0, kPi, 0)), spec.link_radii);
+  SelfContact folded = LeastSelfClearance(m, LinkCapsulesAt(spec, Q(0, kPi, 0)));
   EXPECT_EQ(folded.link_a, 0);
   EXPECT_EQ(folded.link_b, 2);
   EXPECT_NEAR(folded.clearance, -2 * kRadius, 1e-12);
   // (0, pi/2, pi/2): link 1 rises 0.1 m at x = 0.3, link 2 runs back parallel to link 0 at
   // y = 0.1 over x in [0, 0.3]: clearance 0.1 - 2 r.
-  const SelfContact parallel =
-      LeastSelfClearance(m, LinkSegments(spec, Q(0, kPi / 2, kPi / 2)), spec.link_radii);
+  const SelfContact parallel = LeastSelfClearance(m, LinkCapsulesAt(spec, Q(0, kPi / 2, kPi / 2)));
   EXPECT_NEAR(parallel.clearance, 0.1 - 2 * kRadius, 1e-12);
   // (0.7, pi/2, -pi/2): link 2 leaves link 1's end parallel to link 0, beyond it: the nearest
   // points are link 0's end (0.3, 0) turned by 0.7 and link 2's start, 0.1 m apart.
-  const SelfContact away =
-      LeastSelfClearance(m, LinkSegments(spec, Q(0.7, kPi / 2, -kPi / 2)), spec.link_radii);
+  const SelfContact away = LeastSelfClearance(m, LinkCapsulesAt(spec, Q(0.7, kPi / 2, -kPi / 2)));
   EXPECT_NEAR(away.clearance, 0.1 - 2 * kRadius, 1e-12);
   // Every pair below a bound, closest first.
-  const auto below = SelfContactsBelow(m, LinkSegments(spec, Q(0, kPi, 0)), spec.link_radii, 0.0);
+  const auto below = SelfContactsBelow(m, LinkCapsulesAt(spec, Q(0, kPi, 0)), 0.0);
   ASSERT_EQ(below.size(), 1u);
   EXPECT_NEAR(below[0].clearance, -2 * kRadius, 1e-12);
-  EXPECT_TRUE(
-      SelfContactsBelow(m, LinkSegments(spec, Q(0, kPi / 2, kPi / 2)), spec.link_radii, 0.05)
-          .empty());
+  EXPECT_TRUE(SelfContactsBelow(m, LinkCapsulesAt(spec, Q(0, kPi / 2, kPi / 2)), 0.05).empty());
 }
 
 TEST(SelfCollisionTest, DiagnosisNamesBothLinksWithoutAScene) {
@@ -167,6 +164,32 @@ TEST(SelfCollisionTest, ArmsWithoutRadiiCheckNothing) {
       for (int b = a + 2; b < m.num_links(); ++b) EXPECT_EQ(m.rule(a, b), PairRule::kNeverTouching);
     }
   }
+}
+
+// Links with shapes of their own (link_shapes, as a URDF's <collision> gives them) are checked
+// by default: the folding arm's links as thin rods plus a 6 cm ball on link 2's far end. At
+// q = (0, pi/2, pi/2) link 2 runs back over link 0 at y = 0.1 from x = 0.3 to 0: the ball's
+// centre (0, 0.1, 0) lies 0.1 from link 0's axis, so the pair's clearance is 0.1 - 0.06 - 0.005,
+// below the rods' own 0.1 - 2 x 0.005.
+TEST(SelfCollisionTest, LinkShapesAreCheckedByDefaultEveryCapsuleOfThePair) {
+  ChainSpec spec = FoldingArm();
+  spec.link_radii.clear();
+  spec.check_self_collision.reset();
+  const double rod = 0.005, ball = 0.06;
+  // In each link's frame (at its joint, x along the link): the rod from the joint to the next.
+  spec.link_shapes = {{{Eigen::Vector3d(0, 0, 0), Eigen::Vector3d(0.3, 0, 0), rod}},
+                      {{Eigen::Vector3d(0, 0, 0), Eigen::Vector3d(0.1, 0, 0), rod}},
+                      {{Eigen::Vector3d(0, 0, 0), Eigen::Vector3d(0.3, 0, 0), rod},
+                       {Eigen::Vector3d(0.3, 0, 0), Eigen::Vector3d(0.3, 0, 0), ball}}};
+  ASSERT_TRUE(spec.Validate().ok()) << spec.Validate();
+  const SelfCollisionMatrix m = SelfCollisionMatrix::Compute(spec);
+  ASSERT_EQ(m.checked().size(), 1u);
+  const SelfContact parallel = LeastSelfClearance(m, LinkCapsulesAt(spec, Q(0, kPi / 2, kPi / 2)));
+  EXPECT_NEAR(parallel.clearance, 0.1 - ball - rod, 1e-12);
+  // The ball's centre is the tool centre point (the test's own reading of the DH frames).
+  EXPECT_LT(
+      (ToolPose(spec, Q(0, kPi / 2, kPi / 2)).translation() - Eigen::Vector3d(0, 0.1, 0)).norm(),
+      1e-12);
 }
 
 // Off unless the spec asks (chain.h: joint-origin capsules are not the links' shapes): the

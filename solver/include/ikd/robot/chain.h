@@ -42,6 +42,15 @@ struct JointSpec {
   std::optional<JointLimits> limits;                // none: a continuous joint
 };
 
+// A capsule fixed in a link's frame (the frame of the link after its moving joint, as LinkPoses
+// gives it): the points within `radius` of the segment a-b (a == b: a sphere). Real link shapes
+// are covered by a few of them (link_geometry.h fits them to boxes, cylinders and meshes).
+struct LinkShape {
+  Eigen::Vector3d a = Eigen::Vector3d::Zero();  // m, in the link frame
+  Eigen::Vector3d b = Eigen::Vector3d::Zero();
+  double radius = 0.0;  // m, finite, >= 0
+};
+
 struct ChainSpec {
   std::string name;
   Eigen::Isometry3d X_WB = Eigen::Isometry3d::Identity();  // base link in the world
@@ -51,17 +60,29 @@ struct ChainSpec {
   // the capsule of the link it moves, from joint k's origin to joint k+1's (the last link's to
   // the tool centre point). A simple stand-in for the links' real shapes.
   std::vector<double> link_radii;
-  // Whether the link capsules are checked against each other (self_collision.h). Off by
-  // default: joint-origin capsules are not the links' shapes (a DH table skips the lateral
-  // offsets, so a UR5's short wrist segments lie within 10 cm of each other where its real links
-  // do not touch), and on them the check reports contacts the real arm does not have.
-  bool check_self_collision = false;
+  // Collision geometry that follows the links' real shapes (a URDF's <collision> elements, a
+  // preset's published dimensions): empty, or one list per moving joint of the capsules of the
+  // link it moves, in that link's frame (an empty list: the link has no geometry). When given,
+  // it replaces the joint-origin capsules and link_radii must be empty.
+  std::vector<std::vector<LinkShape>> link_shapes;
+  // What an importer approximated or left out of link_shapes (a box covered by capsules, a
+  // mesh that was not sent, the base link's geometry), one sentence each; never read by the
+  // solver, reported with the arm so that no geometry disappears without a word.
+  std::vector<std::string> geometry_notes;
+  // Whether the links are checked against each other (self_collision.h). Unset: on where the
+  // spec has link_shapes, off on joint-origin capsules, which are not the links' shapes (a DH
+  // table skips the lateral offsets, so a UR5's short wrist segments lie within 10 cm of each
+  // other where its real links do not touch) and on which the check reports contacts the real
+  // arm does not have.
+  std::optional<bool> check_self_collision;
   // Link pairs (indices as in link_radii, 0 <= a, b < moving joints, a != b) never checked
   // against each other, beyond those self_collision.h allows by itself.
   std::vector<std::pair<int, int>> allowed_collisions;
 
   // OK, or InvalidArgument naming the field (joints[k].axis, joints[k].limits, ...) and bound.
   absl::Status Validate() const;
+  // check_self_collision, or its default.
+  bool ChecksSelfCollision() const { return check_self_collision.value_or(!link_shapes.empty()); }
 };
 
 // One row of a Denavit-Hartenberg table. Standard (Denavit & Hartenberg 1955): the link

@@ -1,18 +1,19 @@
-// Self-collision of an industrial arm (issue 33, item 3): which pairs of its link capsules are
-// checked against each other, decided once per arm the way MoveIt's setup assistant builds its
-// allowed-collision matrix, and the clearances of the checked pairs. Only for a spec with
-// check_self_collision (chain.h says why it is off by default). A pair is allowed (never
-// checked) when
-//  - the links are adjacent (they share a joint, so their capsules always meet);
+// Self-collision of an industrial arm (issue 33, item 3): which pairs of its links are checked
+// against each other, decided once per arm the way MoveIt's setup assistant builds its
+// allowed-collision matrix, and the clearances of the checked pairs. Only for a spec that
+// checks self-collision (ChainSpec::ChecksSelfCollision: by default where it has link_shapes;
+// chain.h says why not on joint-origin capsules). A pair is allowed (never checked) when
+//  - the links are adjacent (they share a joint, so their shapes meet or nearly so);
 //  - the capsules touch in every one of N random configurations within the joint limits (e.g.
 //    the two links on either side of a zero-length one): a check could never pass;
 //  - they touch in none of them: the arm's own geometry keeps them apart;
 //  - the spec lists it in ChainSpec::allowed_collisions.
-// Links are LinkSegments' capsules (link k moved by joint k, radius link_radii[k], 0 when the
-// spec gives none: lines never touch, so an arm without radii checks no pair).
+// Links are link_geometry.h's capsules (link k moved by joint k; an arm whose capsules all have
+// radius 0 checks no pair: lines never touch).
 //
 //   const auto& matrix = ikd::robot::SelfCollisionMatrixOf(robot);   // computed on first use
-//   ikd::robot::SelfContact worst = ikd::robot::LeastSelfClearance(matrix, segments, radii);
+//   ikd::robot::SelfContact worst = ikd::robot::LeastSelfClearance(matrix, LinkCapsulesAt(spec,
+//   q));
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <Eigen/Core>
 
 #include "ikd/robot/chain.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/robot.h"
 
 namespace ikd::robot {
@@ -32,7 +34,7 @@ enum class PairRule {
   kAlwaysTouching,  // in every sampled configuration
   kNeverTouching,   // in none of them
   kAllowedBySpec,   // ChainSpec::allowed_collisions
-  kOff,             // the spec does not check self-collision (ChainSpec::check_self_collision)
+  kOff,             // the spec does not check self-collision (ChainSpec::ChecksSelfCollision)
 };
 const char* PairRuleName(PairRule rule);
 
@@ -67,23 +69,17 @@ struct SelfContact {
   double clearance = 0.0;        // m, signed: < 0 is a penetration
 };
 
-// The checked pair closest to touching in the configuration whose link segments and radii are
-// given (LinkSegments, link_radii or empty); clearance +infinity when no pair is checked.
-SelfContact LeastSelfClearance(
-    const SelfCollisionMatrix& matrix,
-    const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
-    const std::vector<double>& radii);
+// The checked pair closest to touching in the configuration of `links`; clearance +infinity
+// when no pair is checked.
+SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const LinkCapsules& links);
 
 // Every checked pair with clearance below `bound`, closest first.
-std::vector<SelfContact> SelfContactsBelow(
-    const SelfCollisionMatrix& matrix,
-    const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
-    const std::vector<double>& radii, double bound);
+std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
+                                           const LinkCapsules& links, double bound);
 
 // Lowers clearances[k] of each link k to its least clearance against the links it is checked
 // against.
-void LowerBySelfClearances(const SelfCollisionMatrix& matrix,
-                           const std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>>& segments,
-                           const std::vector<double>& radii, std::vector<double>& clearances);
+void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const LinkCapsules& links,
+                           std::vector<double>& clearances);
 
 }  // namespace ikd::robot
