@@ -3,8 +3,9 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <cstdlib>
-#include <iostream>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,17 +14,18 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "client_util.h"
 #include "connect_flags.h"
-#include "ikctl_common.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "ikctl_common.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "svg_plot.h"
@@ -39,6 +41,9 @@ ABSL_FLAG(std::string, orientation, "",
 ABSL_FLAG(std::string, base_link, "", "arms import-urdf: the chain's base link");
 ABSL_FLAG(std::string, tip_link, "", "arms import-urdf: the chain's tip link (the tool flange)");
 ABSL_FLAG(std::string, tool, "", "arms import-urdf: TCP offset x,y,z in the tip link (m)");
+ABSL_FLAG(std::string, mesh_dir, "",
+          "arms import-urdf: send every .stl file of this directory (by file name) for the "
+          "URDF's <collision> meshes; the answer's robot.geometry_notes say which were used");
 ABSL_FLAG(std::string, line, "", "trajectory: straight hand path x0,y0,z0:x1,y1,z1");
 ABSL_FLAG(std::string, waypoints_file, "",
           "trajectory: timed waypoints, a JSON ikd.v1.WaypointPath "
@@ -84,7 +89,8 @@ Commands, an example each:
   arms update NAME FILE.json    ikctl arms update demo arm.json --etag=<etag from get>
   arms delete NAME              ikctl arms delete demo
   arms import-urdf ID FILE      ikctl arms import-urdf ur5 ur5.urdf --base_link=base_link
-                                  --tip_link=tool0 [--tool=x,y,z]: an industrial arm
+                                  --tip_link=tool0 [--tool=x,y,z] [--mesh_dir=meshes/]: an
+                                  industrial arm (printed without the mesh contents)
   scenes create ID FILE.json|-  ikctl scenes create demo deploy/models/demo.scene.json
   scenes get|list|update|delete as for arms: ikctl scenes get demo
   skeletons create|get|list|update|delete   as for arms (a SkeletonSpec for PoseService)
@@ -437,11 +443,36 @@ class ArmCommands : public ModelCommands<ArmTraits> {
       if (!tool.ok()) return InputError(tool.status());
       *spec.mutable_robot()->mutable_tool()->mutable_position() = *tool;
     }
+    if (absl::Status s = AddMeshes(absl::GetFlag(FLAGS_mesh_dir), *chain); !s.ok()) {
+      return InputError(s);
+    }
     grpc::ClientContext context;
     PrepareContext(context);
     v1::Arm created;
     grpc::Status status = ArmTraits::Create(*stub_, &context, id, spec, &created);
-    return status.ok() ? PrintOne(created) : RpcError(status);
+    if (!status.ok()) return RpcError(status);
+    // The mesh contents would be megabytes of base64: printed by name only.
+    for (auto& [name, bytes] :
+         *created.mutable_spec()->mutable_robot()->mutable_urdf()->mutable_meshes()) {
+      bytes.clear();
+    }
+    return PrintOne(created);
+  }
+
+  // Every .stl file of `dir` (none when empty), by its file name.
+  static absl::Status AddMeshes(const std::string& dir, v1::UrdfChain& chain) {
+    if (dir.empty()) return absl::OkStatus();
+    std::error_code error;
+    std::filesystem::directory_iterator it(dir, error);
+    if (error) return absl::NotFoundError(absl::StrCat("--mesh_dir ", dir, ": ", error.message()));
+    for (const auto& entry : it) {
+      const std::string name = entry.path().filename().string();
+      if (!entry.is_regular_file() || !absl::EndsWithIgnoreCase(name, ".stl")) continue;
+      auto bytes = ReadTextFile(entry.path().string());
+      if (!bytes.ok()) return bytes.status();
+      (*chain.mutable_meshes())[name] = *std::move(bytes);
+    }
+    return absl::OkStatus();
   }
 };
 

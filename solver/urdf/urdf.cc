@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -284,7 +285,12 @@ absl::Status ReadCollisionGeometry(const urdf::ModelInterface& model, const std:
       return s;
     }
   }
-  if (any && !shapes.empty()) spec.link_shapes = std::move(shapes);
+  // Geometry only where some element was read: a chain whose meshes were all left out keeps
+  // the joint-origin capsules (link_radii may then stand in), its notes say what is missing.
+  const bool covered =
+      std::any_of(shapes.begin(), shapes.end(),
+                  [](const std::vector<LinkShape>& link) { return !link.empty(); });
+  if (any && covered) spec.link_shapes = std::move(shapes);
   return absl::OkStatus();
 }
 

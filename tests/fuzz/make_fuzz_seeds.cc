@@ -2,8 +2,10 @@
 // typical requests written as text protos below, serialized here) so that no opaque binary is
 // committed. Usage: make_fuzz_seeds OUT_DIR -> OUT_DIR/<target>/seed-<hash>. The RPC targets'
 // layout (a selector byte, or length-delimited stream messages) is the one their sources read.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -271,6 +273,34 @@ void UrdfSeeds(const std::string& dir) {
 
 }  // namespace
 
+// An ASCII tetrahedron and a binary one (its 84-byte header and 50-byte triangles, written
+// here so that no binary file is committed).
+void StlSeeds(const std::string& dir) {
+  const double corners[4][3] = {{0, 0, 0}, {0.1, 0, 0}, {0, 0.1, 0}, {0, 0, 0.3}};
+  const int faces[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+  std::string ascii = "solid tetra\n", binary(80, ' ');
+  for (int i = 0; i < 4; ++i) binary.push_back(static_cast<char>(i == 0 ? 4 : 0));
+  auto put_float = [&binary](float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    for (int i = 0; i < 4; ++i) binary.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+  };
+  for (const auto& face : faces) {
+    ascii += " facet normal 0 0 0\n  outer loop\n";
+    for (int i = 0; i < 3; ++i) put_float(0.0f);
+    for (int v : face) {
+      ascii += "   vertex " + std::to_string(corners[v][0]) + " " + std::to_string(corners[v][1]) +
+               " " + std::to_string(corners[v][2]) + "\n";
+      for (double c : corners[v]) put_float(static_cast<float>(c));
+    }
+    ascii += "  endloop\n endfacet\n";
+    binary += std::string(2, '\0');
+  }
+  ascii += "endsolid tetra\n";
+  WriteSeed(dir, ascii);
+  WriteSeed(dir, binary);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: make_fuzz_seeds OUT_DIR\n");
@@ -284,5 +314,6 @@ int main(int argc, char** argv) {
   PoseSeeds(out + "/pose_service_fuzzer");
   ConstraintSeeds(out + "/constraint_engine_fuzzer");
   UrdfSeeds(out + "/urdf_import_fuzzer");
+  StlSeeds(out + "/stl_mesh_fuzzer");
   return 0;
 }

@@ -2,6 +2,8 @@
 // integration_fixture.h): every model operation, field violations, trajectories, tracking,
 // simulations and the SVG drawing.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <tuple>
@@ -181,6 +183,54 @@ TEST_F(IntegrationTest, IkctlSolverFlagReachesTheOptions) {
   RunResult unknown = Ikctl({"solve", "--arm=demo", "--target=0.6,0.6,0", "--solver=fast"});
   EXPECT_EQ(unknown.exit_code, 2) << Describe(unknown);
   EXPECT_THAT(unknown.err, HasSubstr("--solver must be auto, analytic or numeric, got \"fast\""));
+}
+
+// ikctl arms import-urdf --mesh_dir sends the directory's STL files for the URDF's <collision>
+// meshes: the one sent is covered by capsules, the one missing is named in the stored arm's
+// geometry notes, other files are not sent, the printed arm leaves the mesh contents out, and
+// a directory that does not exist is ikctl's own error (exit 2) before any call.
+TEST_F(IntegrationTest, IkctlImportsUrdfCollisionMeshesFromADirectory) {
+  StartServer();
+  const std::string meshes = dir_ + "/meshes";
+  std::filesystem::create_directories(meshes);
+  std::ofstream(meshes + "/upper.stl")
+      << "solid upper\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 0.05 0 0.3\n"
+         "vertex 0 0.05 0.3\nendloop\nendfacet\nendsolid upper\n";
+  std::ofstream(meshes + "/readme.txt") << "not a mesh";
+  auto collision = [](const std::string& file) {
+    return "<collision><geometry><mesh filename=\"package://toy/meshes/" + file +
+           "\"/></geometry></collision>";
+  };
+  auto joint = [](const std::string& name, const std::string& parent, const std::string& child) {
+    return "<joint name=\"" + name + "\" type=\"revolute\"><parent link=\"" + parent +
+           "\"/><child link=\"" + child +
+           "\"/><origin xyz=\"0 0 0.3\"/><axis xyz=\"0 1 0\"/><limit lower=\"-2\" "
+           "upper=\"2\" effort=\"1\" velocity=\"1\"/></joint>";
+  };
+  const std::string urdf =
+      WriteFile("toy.urdf", "<robot name=\"toy\"><link name=\"base\"/><link name=\"l1\">" +
+                                collision("upper.stl") + "</link><link name=\"l2\">" +
+                                collision("missing.stl") + "</link><link name=\"l3\"/>" +
+                                joint("j1", "base", "l1") + joint("j2", "l1", "l2") +
+                                joint("j3", "l2", "l3") + "</robot>");
+  RunResult imported = Ikctl({"arms", "import-urdf", "toy", urdf, "--base_link=base",
+                              "--tip_link=l3", "--mesh_dir=" + meshes});
+  ASSERT_EQ(imported.exit_code, 0) << Describe(imported);
+  EXPECT_THAT(imported.out,
+              HasSubstr("mesh 'package://toy/meshes/upper.stl' (1 triangles) covered by"));
+  EXPECT_THAT(imported.out, HasSubstr("'package://toy/meshes/missing.stl' was not sent"));
+  EXPECT_THAT(imported.out, HasSubstr("\"upper.stl\""));
+  EXPECT_THAT(imported.out, ::testing::Not(HasSubstr("readme.txt")));
+  EXPECT_THAT(imported.out, ::testing::Not(HasSubstr("c29saWQ")));  // base64 of "solid"
+  // The server kept the mesh itself: read back, it is there in full.
+  const ikd::v1::Arm stored = GetArm("arms/toy");
+  ASSERT_EQ(stored.spec().robot().urdf().meshes().count("upper.stl"), 1u);
+  EXPECT_THAT(stored.spec().robot().urdf().meshes().at("upper.stl"),
+              ::testing::StartsWith("solid upper"));
+  RunResult no_dir = Ikctl({"arms", "import-urdf", "toy2", urdf, "--base_link=base",
+                            "--tip_link=l3", "--mesh_dir=" + dir_ + "/nowhere"});
+  EXPECT_EQ(no_dir.exit_code, 2) << Describe(no_dir);
+  EXPECT_THAT(no_dir.err, HasSubstr("--mesh_dir"));
 }
 
 // ikctl track answers every target line in order (a header and comments skipped): the state's

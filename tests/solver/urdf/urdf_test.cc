@@ -264,7 +264,17 @@ TEST(UrdfTest, MeshesAreCoveredWhenSentAndNamedWhenNot) {
   auto missing = ChainFromUrdf(ToyArmWithGeometry(mesh), "base", "tool");
   ASSERT_TRUE(missing.ok()) << missing.status();
   EXPECT_TRUE(missing->link_shapes[0].empty());
+  EXPECT_FALSE(missing->link_shapes[1].empty());
   EXPECT_TRUE(NoteMentions(*missing, "package://toy/meshes/arm.stl", "was not sent"));
+  // A chain whose only geometry is meshes not sent keeps the joint-origin capsules.
+  const std::string only_meshes =
+      "<robot name=\"m\">" + Link("base") + LinkWith("l1", Collision(mesh)) + Link("l2") +
+      Joint("j1", "revolute", "base", "l1", "0 0 0.5", "0 0 0", "0 0 1", kLimit) +
+      Joint("j2", "revolute", "l1", "l2", "0 0 0.3", "0 0 0", "0 1 0", kLimit) + "</robot>";
+  auto bare = ChainFromUrdf(only_meshes, "base", "l2");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_TRUE(bare->link_shapes.empty());
+  EXPECT_TRUE(NoteMentions(*bare, "<collision> #0 of link 'l1'", "was not sent"));
   // Sent but not STL: left out, said so.
   auto collada =
       ChainFromUrdf(ToyArmWithGeometry("<mesh filename=\"package://toy/meshes/arm.dae\"/>"), "base",

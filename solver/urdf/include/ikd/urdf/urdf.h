@@ -30,7 +30,8 @@ namespace ikd::robot {
 // its last path component (link1.stl); binary and ASCII STL. What was approximated or left out
 // (a cylinder's rounded ends, a mesh that was not sent or is not STL, the base's geometry,
 // which no joint moves) is listed in ChainSpec::geometry_notes. A chain none of whose links has
-// a <collision> element keeps link_shapes empty (the joint-origin capsules of link_radii).
+// a <collision> element that could be read (none, or only meshes that were not sent) keeps
+// link_shapes empty: the joint-origin capsules of link_radii.
 // Errors (InvalidArgument) name the element ("<collision> #1 of link 'l2'"): a negative or
 // non-finite size or scale, a size that is no number (which urdfdom itself would drop), and
 // "meshes: 'name'" for a mesh that was sent but is not readable STL.
