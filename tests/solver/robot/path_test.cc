@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "ikd/planning/scene.h"
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/presets.h"
 #include "solver/robot/robot_cases.h"
 #include "solver/robot/robot_witness.h"
@@ -269,6 +270,77 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
   };
   EXPECT_GE(clearance(*with), options.safety_margin);
   EXPECT_LT(clearance(*without), options.safety_margin);
+}
+
+// Link k's frame at q by this test's own walk down the chain (no fixed joints in the presets).
+Eigen::Isometry3d OwnLinkFrame(const ChainSpec& spec, const Eigen::VectorXd& q, int link) {
+  Eigen::Isometry3d X = spec.X_WB;
+  for (int k = 0; k <= link; ++k) {
+    X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
+  }
+  return X;
+}
+
+// Collision geometry off the joint axes (link_shapes, as a URDF's <collision> gives it): the
+// Panda's joint-origin capsules plus a 4 cm "camera" ball 15 cm out along its fourth joint's axis,
+// and a ball obstacle 5 mm from the camera (inside the 10 mm margin) and clear of every link
+// capsule. The path's pull turns the camera out of the margin (the test's own forward kinematics
+// and distance); the same arm without the camera among its shapes leaves it there.
+TEST(RobotPathAvoidance, LinkShapesOffTheAxesAreKeptClear) {
+  ChainSpec plain = presets::Panda();
+  plain.link_radii.assign(7, 0.05);
+  ChainSpec shaped = presets::Panda();
+  shaped.link_shapes = LinkShapesOf(plain);
+  shaped.check_self_collision = false;                  // the obstacle is the point here
+  const Eigen::Vector3d camera_offset(0.0, 0.0, 0.15);  // in link 3's frame: on its axis
+  constexpr double kCamera = 0.04, kBall = 0.05;
+  shaped.link_shapes[3].push_back({camera_offset, camera_offset, kCamera});
+  ChainSpec bare = shaped;
+  bare.link_shapes[3].pop_back();
+  const Eigen::VectorXd q0 =
+      (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
+  auto camera_at = [&](const Eigen::VectorXd& q) {
+    return Eigen::Vector3d(OwnLinkFrame(shaped, q, 3) * camera_offset);
+  };
+  // The ball sits beyond the camera, away from link 3's joint origin.
+  const Eigen::Vector3d c0 = camera_at(q0);
+  const Eigen::Vector3d out = (c0 - OwnLinkFrame(shaped, q0, 3).translation()).normalized();
+  const Eigen::Vector3d centre = c0 + (kCamera + 0.005 + kBall) * out;
+  for (int link = 0; link < 7; ++link) {
+    const Eigen::Vector3d a = OwnLinkFrame(plain, q0, link).translation();
+    const Eigen::Vector3d b =
+        link < 6 ? OwnLinkFrame(plain, q0, link + 1).translation() : Fk(plain, q0).translation();
+    const double length2 = (b - a).squaredNorm();
+    const double t = length2 > 0 ? std::clamp((centre - a).dot(b - a) / length2, 0.0, 1.0) : 0.0;
+    ASSERT_GT((a + t * (b - a) - centre).norm() - kBall - 0.05, 0.02) << link;
+  }
+  auto scene = planning::Scene::Create({{"ball", planning::Sphere{centre, kBall}}});
+  ASSERT_TRUE(scene.ok());
+  const Eigen::Vector3d p0 = Fk(shaped, q0).translation();
+  std::vector<ToolTarget> targets;
+  std::vector<double> times;
+  for (int k = 0; k <= 100; ++k) {
+    targets.push_back(*ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.0003 * k, 0.0)));
+    times.push_back(0.01 * k);
+  }
+  RobotIkOptions options;
+  options.trials_per_step = 0;
+  auto camera_clearance = [&](const RobotPathResult& plan) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& sample : plan.samples) {
+      least = std::min(least, (camera_at(sample.q) - centre).norm() - kCamera - kBall);
+    }
+    return least;
+  };
+  auto with = PlanRobotPath(*Robot::Create(shaped), &*scene, targets, times, options, q0);
+  auto without = PlanRobotPath(*Robot::Create(bare), &*scene, targets, times, options, q0);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_TRUE(with->summary.IsSolutionUsable()) << with->summary.BriefReport();
+  EXPECT_GE(camera_clearance(*with), 0.0);
+  EXPECT_GE((camera_at(with->samples.back().q) - centre).norm() - kCamera - kBall,
+            options.safety_margin);
+  EXPECT_LT((camera_at(without->samples.back().q) - centre).norm() - kCamera - kBall,
+            options.safety_margin);
 }
 
 // A scenario of bench/paths (robot_witness.h; a UR5's unless the case says otherwise): the
