@@ -229,6 +229,17 @@ TEST_P(RobotPathTest, SameSeedSameBytes) {
   }
 }
 
+// The tool from p0 3 cm along y in 1 s, position targets every 10 ms.
+std::pair<std::vector<ToolTarget>, std::vector<double>> SlowLineAlongY(const Eigen::Vector3d& p0) {
+  std::vector<ToolTarget> targets;
+  std::vector<double> times;
+  for (int k = 0; k <= 100; ++k) {
+    targets.push_back(*ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.0003 * k, 0.0)));
+    times.push_back(0.01 * k);
+  }
+  return {targets, times};
+}
+
 // A Panda's tool moves 3 cm along a line with a ball 5 mm from its third link (inside the 10 mm
 // margin), random trials off: the path steps' pull away from obstacles alone turns the links
 // out of the margin (measured with the test's own distance), where the least joint motion
@@ -248,12 +259,7 @@ TEST(RobotPathAvoidance, PathStepsTurnTheLinksAwayFromObstacles) {
   ASSERT_TRUE(scene.ok());
   ASSERT_NEAR(BallClearance(robot->spec(), q0, 2, centre, 0.05, 0.05), 0.005, 1e-9);
   const Eigen::Vector3d p0 = Fk(robot->spec(), q0).translation();
-  std::vector<ToolTarget> targets;
-  std::vector<double> times;
-  for (int k = 0; k <= 100; ++k) {
-    targets.push_back(*ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.0003 * k, 0.0)));
-    times.push_back(0.01 * k);
-  }
+  const auto [targets, times] = SlowLineAlongY(p0);
   RobotIkOptions options;
   options.trials_per_step = 0;
   auto with = PlanRobotPath(*robot, &*scene, targets, times, options, q0);
@@ -317,12 +323,7 @@ TEST(RobotPathAvoidance, LinkShapesOffTheAxesAreKeptClear) {
   auto scene = planning::Scene::Create({{"ball", planning::Sphere{centre, kBall}}});
   ASSERT_TRUE(scene.ok());
   const Eigen::Vector3d p0 = Fk(shaped, q0).translation();
-  std::vector<ToolTarget> targets;
-  std::vector<double> times;
-  for (int k = 0; k <= 100; ++k) {
-    targets.push_back(*ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.0003 * k, 0.0)));
-    times.push_back(0.01 * k);
-  }
+  const auto [targets, times] = SlowLineAlongY(p0);
   RobotIkOptions options;
   options.trials_per_step = 0;
   auto camera_clearance = [&](const RobotPathResult& plan) {
