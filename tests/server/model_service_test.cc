@@ -625,8 +625,8 @@ TEST_F(ModelServiceTest, UrdfCollisionGeometryNotesAreStoredAndBadFieldsNamed) {
   v1::Arm created, got;
   ASSERT_TRUE(client_.CreateArm("toy", ToyUrdfArmWithGeometry(), &created).ok());
   ASSERT_TRUE(client_.GetArm("arms/toy", &got).ok());
-  const auto& notes = got.spec().robot().geometry_notes();
-  auto said = [&](const std::string& what) {
+  auto said = [&](const std::string& what) {  // in the arm last read into `got`
+    const auto& notes = got.spec().robot().geometry_notes();
     return std::any_of(notes.begin(), notes.end(), [&](const std::string& note) {
       return note.find(what) != std::string::npos;
     });
