@@ -612,11 +612,8 @@ class Executor {
   static std::vector<std::pair<int, int>> RobotLinkPairs(
       const robot::Robot& robot, const std::vector<std::vector<robot::LinkShape>>& shapes) {
     const robot::ChainSpec& spec = robot.spec();
-    bool has_volume = false;
-    for (const auto& link : shapes) {
-      for (const robot::LinkShape& shape : link) has_volume |= shape.radius > 0.0;
-    }
-    if (!has_volume || !(spec.ChecksSelfCollision() || absl::GetFlag(FLAGS_check_self_collision))) {
+    if (!robot::HasLinkVolume(spec) ||
+        !(spec.ChecksSelfCollision() || absl::GetFlag(FLAGS_check_self_collision))) {
       return {};
     }
     std::mt19937_64 rng(2);

@@ -1,6 +1,7 @@
 #include "ikd/robot/robot_body.h"
 
-#include <cmath>
+#include <algorithm>
+#include <limits>
 
 #include "ikd/robot/link_geometry.h"
 #include "ikd/robot/self_collision.h"
