@@ -133,9 +133,15 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
     }
     case v1::RobotSpec::kPreset:
       switch (spec.preset()) {
-        case v1::ROBOT_PRESET_UR5: chain = robot::presets::Ur5(); break;
-        case v1::ROBOT_PRESET_PANDA: chain = robot::presets::Panda(); break;
-        case v1::ROBOT_PRESET_IIWA14: chain = robot::presets::Iiwa14(); break;
+        case v1::ROBOT_PRESET_UR5:
+          chain = robot::presets::Ur5WithBody();
+          break;
+        case v1::ROBOT_PRESET_PANDA:
+          chain = robot::presets::PandaWithBody();
+          break;
+        case v1::ROBOT_PRESET_IIWA14:
+          chain = robot::presets::Iiwa14WithBody();
+          break;
         case v1::ROBOT_PRESET_IRB120:
           chain = robot::presets::Irb120();
           break;
@@ -154,6 +160,11 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
   if (!base.ok()) return base.status();
   chain->X_WB = *base;
   chain->link_radii.assign(spec.link_radii().begin(), spec.link_radii().end());
+  if (spec.has_preset() && !chain->link_radii.empty() && !chain->link_shapes.empty()) {
+    // The caller's own stand-in wins over the preset's model; say so with the arm.
+    chain->link_shapes.clear();
+    chain->geometry_notes = {"link_radii replace the preset's collision model"};
+  }
   if (spec.has_check_self_collision()) chain->check_self_collision = spec.check_self_collision();
   for (const v1::LinkPair& pair : spec.allowed_collisions()) {
     chain->allowed_collisions.emplace_back(pair.link_a(), pair.link_b());

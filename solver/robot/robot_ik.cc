@@ -497,10 +497,12 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
 
 RobotIkResult RobotTracker::Solve(const ToolTarget& target) {
   if (std::optional<RobotIkResult> closed_form = SolveAnalytic(target)) return *closed_form;
-  // Restart seeds and trials come from the options' seed alone: a solve does not depend on
-  // what the tracker did before.
+  // Restart seeds and trials come from the options' seed alone, and the trials' step size
+  // starts afresh: a solve does not depend on what the tracker did before (a batch's answers
+  // are the unary Solve's).
   std::mt19937_64 rng(options_.seed);
   rng_.seed(options_.seed);
+  sigma_ = kInitialSigmaFraction * robot_->spacing();
   // The nearest start alone first (most solves need no other; a search for more costs as much
   // again), the rest of the list when the first attempt fails.
   const Eigen::VectorXd given = q_;

@@ -246,7 +246,7 @@ absl::Status AddLinkCollisions(const urdf::Link& link, const Eigen::Isometry3d& 
     if (shapes == nullptr) {
       notes.push_back(absl::StrCat(element,
                                    ": on the base side of the first moving joint, which "
-                                   "nothing moves: left out (add it to the scene)"));
+                                   "nothing moves: left out (no link is checked against it)"));
       continue;
     }
     absl::StatusOr<std::optional<CapsuleCover>> cover =

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -771,16 +772,28 @@ TEST_F(KinematicsServiceTest, IndustrialArmFromUrdfSolvesAndTracks) {
 // (the DH chain's, not the server's sites), no two within 0.1 rad of each other (modulo a full
 // turn), nearest to the seed first; the one that made the pose is among them; a small
 // max_seed_distance keeps only the seed's own branch.
+// The UR5 as its DH lines (link_radii 0 replace its collision model): the kinematic branches,
+// whatever the body would hit.
+v1::SolveRequest Ur5BranchRequest(const Eigen::Isometry3d& X_made, bool lines) {
+  v1::SolveRequest request;
+  request.mutable_arm()->mutable_spec()->mutable_robot()->set_preset(v1::ROBOT_PRESET_UR5);
+  for (int k = 0; lines && k < 6; ++k) {
+    request.mutable_arm()->mutable_spec()->mutable_robot()->add_link_radii(0.0);
+  }
+  *request.mutable_target() = Vec(X_made.translation().x(), X_made.translation().y(),
+                                  X_made.translation().z());
+  *request.mutable_target_orientation() = ToProto(Eigen::Quaterniond(X_made.linear()));
+  request.set_max_solutions(8);
+  for (int j = 0; j < 6; ++j) request.add_seed_positions(0.1);
+  return request;
+}
+
 TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
   const robot::ChainSpec ur5 = robot::presets::Ur5();
   const Eigen::VectorXd made = (Eigen::VectorXd(6) << 0.3, -1.2, 1.4, -1.5, -1.3, 0.4).finished();
   const Eigen::Isometry3d X_made = robot::ToolPose(ur5, made);
-  v1::SolveRequest request;
-  request.mutable_arm()->mutable_spec()->mutable_robot()->set_preset(v1::ROBOT_PRESET_UR5);
-  *request.mutable_target() = Vec(X_made.translation().x(), X_made.translation().y(),
-                                  X_made.translation().z());
-  *request.mutable_target_orientation() = Quat(Eigen::Quaterniond(X_made.linear()));
-  request.set_max_solutions(8);
+  v1::SolveRequest request = Ur5BranchRequest(X_made, /*lines=*/true);
+  request.clear_seed_positions();
   const Eigen::VectorXd seed = Eigen::VectorXd::Constant(6, 0.1);
   for (int j = 0; j < 6; ++j) request.add_seed_positions(seed[j]);
   auto turns = [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
@@ -818,6 +831,62 @@ TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
   ASSERT_TRUE(Solve(own_branch, &own).ok());
   ASSERT_EQ(own.solutions_size(), 1);
   EXPECT_LT(turns(Positions(own.solutions(0)), made), 1e-4);
+}
+
+// This test's own self-clearance of the UR5's body at q: the least over link pairs two or more
+// apart, except wrist pairs 2-4 and 3-5, whose published housings touch whatever the joints
+// (presets_test), of a lower bound on the capsules' distance (segment A sampled at 200 points,
+// each exactly against segment B: 1-Lipschitz, so the true distance is at most half a spacing
+// less).
+double Ur5OwnSelfClearance(const Eigen::VectorXd& q) {
+  const robot::ChainSpec ur5 = robot::presets::Ur5WithBody();
+  const std::vector<Eigen::Isometry3d> X = robot::LinkPoses(ur5, q);
+  auto to_segment = [](const Eigen::Vector3d& x, const Eigen::Vector3d& a,
+                       const Eigen::Vector3d& b) {
+    const double t =
+        std::clamp((x - a).dot(b - a) / std::max((b - a).squaredNorm(), 1e-300), 0.0, 1.0);
+    return (a + t * (b - a) - x).norm();
+  };
+  double least = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 6; ++i) {
+    for (int j = i + 2; j < 6; ++j) {
+      if ((i == 2 && j == 4) || (i == 3 && j == 5)) continue;
+      for (const robot::LinkShape& p : ur5.link_shapes[i]) {
+        for (const robot::LinkShape& r : ur5.link_shapes[j]) {
+          const Eigen::Vector3d a = X[i] * p.a, b = X[i] * p.b, c = X[j] * r.a, d = X[j] * r.b;
+          double d_min = std::numeric_limits<double>::infinity();
+          for (int s = 0; s < 200; ++s)
+            d_min = std::min(d_min, to_segment(a + (b - a) * s / 199.0, c, d));
+          least = std::min(least, d_min - (b - a).norm() / 398.0 - p.radius - r.radius);
+        }
+      }
+    }
+  }
+  return least;
+}
+
+// With its collision model the UR5 answers only the branches its body can take: a subset of
+// the DH lines' branches, each clear of itself by this test's own geometry, and every branch
+// left out comes within the 1 cm safety margin of touching itself.
+TEST_F(KinematicsServiceTest, TheBodyLeavesOutTheBranchesThatFoldIntoThemselves) {
+  const Eigen::VectorXd made = (Eigen::VectorXd(6) << 0.3, -1.2, 1.4, -1.5, -1.3, 0.4).finished();
+  const Eigen::Isometry3d X_made = robot::ToolPose(robot::presets::Ur5(), made);
+  v1::SolveResponse lines, body;
+  ASSERT_TRUE(Solve(Ur5BranchRequest(X_made, /*lines=*/true), &lines).ok());
+  ASSERT_TRUE(Solve(Ur5BranchRequest(X_made, /*lines=*/false), &body).ok());
+  ASSERT_EQ(lines.solutions_size(), 8);
+  EXPECT_LT(body.solutions_size(), lines.solutions_size());
+  EXPECT_GE(body.solutions_size(), 1);
+  for (const v1::JointState& s : body.solutions()) {
+    EXPECT_GE(Ur5OwnSelfClearance(Positions(s)), 0.0);
+  }
+  for (const v1::JointState& line : lines.solutions()) {
+    const bool kept =
+        std::any_of(body.solutions().begin(), body.solutions().end(), [&](const v1::JointState& s) {
+          return (Positions(s) - Positions(line)).cwiseAbs().maxCoeff() < 1e-6;
+        });
+    if (!kept) EXPECT_LT(Ur5OwnSelfClearance(Positions(line)), 0.01);
+  }
 }
 
 // IkOptions.solver: AUTO answers a 6R arm's full pose by the closed form and says so, and a 7R

@@ -663,6 +663,24 @@ TEST_F(ModelServiceTest, UrdfCollisionGeometryNotesAreStoredAndBadFieldsNamed) {
                        "must be empty where link_shapes");
 }
 
+// A preset arm carries its collision model, and says whose it is; link_radii replace it.
+TEST_F(ModelServiceTest, PresetArmsCarryTheirCollisionModelUnlessLinkRadiiReplaceIt) {
+  v1::ArmSpec ur5;
+  ur5.mutable_robot()->set_preset(v1::ROBOT_PRESET_UR5);
+  v1::Arm created, got;
+  ASSERT_TRUE(client_.CreateArm("ur5", ur5, &created).ok());
+  ASSERT_TRUE(client_.GetArm("arms/ur5", &got).ok());
+  ASSERT_GE(got.spec().robot().geometry_notes_size(), 1) << got.spec().DebugString();
+  EXPECT_THAT(got.spec().robot().geometry_notes(0), HasSubstr("ur_description"));
+
+  v1::ArmSpec lines = ur5;
+  for (int k = 0; k < 6; ++k) lines.mutable_robot()->add_link_radii(0.0);
+  ASSERT_TRUE(client_.CreateArm("ur5-lines", lines, &created).ok());
+  ASSERT_TRUE(client_.GetArm("arms/ur5-lines", &got).ok());
+  ASSERT_EQ(got.spec().robot().geometry_notes_size(), 1);
+  EXPECT_THAT(got.spec().robot().geometry_notes(0), HasSubstr("link_radii replace"));
+}
+
 TEST_F(ModelServiceTest, InvalidArmsNameTheField) {
   v1::ArmSpec nan_length = PlanarArm(3);
   nan_length.mutable_limbs(1)->set_length(kNaN);

@@ -200,6 +200,8 @@ TEST_F(SolveBatchTest, IndustrialArmAnswersAsSolveDoesWithBranches) {
 
 // A preferred posture applies to every target of a batch as to the unary Solve: the Panda's
 // position targets with a posture answer the unary bytes, on the target by forward kinematics.
+// (Its body's self-clearance runs the obstacle trials, whose step size once carried over from
+// one target of a batch to the next.)
 TEST_F(SolveBatchTest, PostureAnswersAsSolveDoes) {
   const robot::ChainSpec panda = robot::presets::Panda();
   v1::SolveBatchRequest request;

@@ -198,7 +198,9 @@ class SolveTest(ClientTestCase):
         quaternion = ((rotation[2, 1] - rotation[1, 2]) / (4 * w),
                       (rotation[0, 2] - rotation[2, 0]) / (4 * w),
                       (rotation[1, 0] - rotation[0, 1]) / (4 * w), w)
-        ur5 = {"robot": {"preset": "ROBOT_PRESET_UR5"}}
+        # The DH lines (link_radii 0 replace the collision model): every kinematic branch, one
+        # of which the UR5's body could not take (it folds into itself).
+        ur5 = {"robot": {"preset": "ROBOT_PRESET_UR5", "link_radii": [0.0] * 6}}
         seed = np.full(6, 0.1)
         branches = self.client.solve_branches(ur5, pose[:3, 3], quaternion, max_solutions=8,
                                               seed=seed)

@@ -8,6 +8,12 @@
 //   Irb120(): ABB IRB 120, a 6R arm with a spherical wrist (the Puma / KUKA KR / ABB class of
 //             analytic_ik.h), from its product specification; joint 6 turns +-400 degrees.
 // Limits: position and maximum velocity as the makers' data sheets give them.
+//
+// The ...WithBody() variants add the arm's collision model (ChainSpec::link_shapes, so that
+// self-collision is checked too): capsules enclosing every vertex of the published robot
+// description's collision and visual meshes, with their source in geometry_notes
+// (docs/preset_geometry.md: sources, fit, margins). The base link is not part of it. The IRB 120
+// has none (no description here to fit); give it link_radii.
 #pragma once
 
 #include "ikd/robot/chain.h"
@@ -18,5 +24,9 @@ ChainSpec Ur5();
 ChainSpec Panda();
 ChainSpec Iiwa14();
 ChainSpec Irb120();
+
+ChainSpec Ur5WithBody();
+ChainSpec PandaWithBody();
+ChainSpec Iiwa14WithBody();
 
 }  // namespace ikd::robot::presets
