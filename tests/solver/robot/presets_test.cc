@@ -191,7 +191,7 @@ TEST(PresetsTest, ReadyPosesAreClearOfThemselvesByTheSafetyMargin) {
       (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished(),
       (Eigen::VectorXd(7) << 0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0).finished()};
   const std::vector<ChainSpec> bodies = Bodies();
-  for (size_t i = 0; i < 2; ++i) {  // the iiwa14's wrist pair 4-6: being refitted
+  for (size_t i = 0; i < bodies.size(); ++i) {
     const ChainSpec& body = bodies[i];
     const std::vector<Eigen::Isometry3d> X = LinkPoses(body, ready[i]);
     for (size_t a = 0; a < X.size(); ++a) {
