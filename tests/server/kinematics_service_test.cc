@@ -14,16 +14,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "conversions.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
-#include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
+#include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
-#include "conversions.h"
 #include "model_store.h"
 #include "server.h"
 #include "server/service_test_util.h"
+#include "solver/robot/own_capsule_distances.h"
 
 namespace ikd::server {
 namespace {
@@ -835,31 +836,15 @@ TEST_F(KinematicsServiceTest, IndustrialArmAnswersEveryBranch) {
 
 // This test's own self-clearance of the UR5's body at q: the least over link pairs two or more
 // apart, except wrist pairs 2-4 and 3-5, whose published housings touch whatever the joints
-// (presets_test), of a lower bound on the capsules' distance (segment A sampled at 200 points,
-// each exactly against segment B: 1-Lipschitz, so the true distance is at most half a spacing
-// less).
+// (presets_test), of a lower bound on the capsules' distance (own_capsule_distances.h).
 double Ur5OwnSelfClearance(const Eigen::VectorXd& q) {
   const robot::ChainSpec ur5 = robot::presets::Ur5WithBody();
   const std::vector<Eigen::Isometry3d> X = robot::LinkPoses(ur5, q);
-  auto to_segment = [](const Eigen::Vector3d& x, const Eigen::Vector3d& a,
-                       const Eigen::Vector3d& b) {
-    const double t =
-        std::clamp((x - a).dot(b - a) / std::max((b - a).squaredNorm(), 1e-300), 0.0, 1.0);
-    return (a + t * (b - a) - x).norm();
-  };
   double least = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 6; ++i) {
     for (int j = i + 2; j < 6; ++j) {
       if ((i == 2 && j == 4) || (i == 3 && j == 5)) continue;
-      for (const robot::LinkShape& p : ur5.link_shapes[i]) {
-        for (const robot::LinkShape& r : ur5.link_shapes[j]) {
-          const Eigen::Vector3d a = X[i] * p.a, b = X[i] * p.b, c = X[j] * r.a, d = X[j] * r.b;
-          double d_min = std::numeric_limits<double>::infinity();
-          for (int s = 0; s < 200; ++s)
-            d_min = std::min(d_min, to_segment(a + (b - a) * s / 199.0, c, d));
-          least = std::min(least, d_min - (b - a).norm() / 398.0 - p.radius - r.radius);
-        }
-      }
+      least = std::min(least, robot::test::LinkGapLowerBound(ur5, X, i, j));
     }
   }
   return least;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "ikd/robot/presets.h"
+#include "solver/robot/own_capsule_distances.h"
 
 namespace ikd::robot {
 namespace {
@@ -20,14 +21,7 @@ namespace {
 using ::testing::HasSubstr;
 constexpr double kPi = 3.14159265358979323846;
 
-// The test's own distance from x to the segment a-b.
-double DistanceToSegment(const Eigen::Vector3d& x, const Eigen::Vector3d& a,
-                         const Eigen::Vector3d& b) {
-  const Eigen::Vector3d ab = b - a;
-  const double length2 = ab.squaredNorm();
-  const double t = length2 > 0 ? std::clamp((x - a).dot(ab) / length2, 0.0, 1.0) : 0.0;
-  return (x - (a + t * ab)).norm();
-}
+using test::DistanceToSegment;
 
 // How far x lies outside the cover (<= 0: inside some capsule).
 double OutsideCover(const CapsuleCover& cover, const Eigen::Vector3d& x) {

@@ -14,19 +14,14 @@
 #include <gtest/gtest.h>
 
 #include "ikd/robot/self_collision.h"
+#include "solver/robot/own_capsule_distances.h"
 
 namespace ikd::robot {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
+using test::DistanceToSegment;
 
-double DistanceToSegment(const Eigen::Vector3d& x, const Eigen::Vector3d& a,
-                         const Eigen::Vector3d& b) {
-  const Eigen::Vector3d ab = b - a;
-  const double len2 = ab.squaredNorm();
-  const double t = len2 > 0.0 ? std::clamp((x - a).dot(ab) / len2, 0.0, 1.0) : 0.0;
-  return (a + t * ab - x).norm();
-}
+constexpr double kPi = std::numbers::pi;
 
 // How far x (in link k's frame) lies outside the union of link k's capsules (< 0: inside).
 double OutsideLink(const ChainSpec& spec, int k, const Eigen::Vector3d& x) {
@@ -173,16 +168,6 @@ TEST(PresetsTest, ConsecutiveLinksAlwaysOverlap) {
   }
 }
 
-// A lower bound on the distance between two capsules: segment A sampled at 200 points, each
-// exactly against segment B (the distance is 1-Lipschitz along A: at most half a spacing less).
-double CapsuleGapLowerBound(const Eigen::Vector3d& a, const Eigen::Vector3d& b, double ra,
-                            const Eigen::Vector3d& c, const Eigen::Vector3d& d, double rc) {
-  double least = std::numeric_limits<double>::infinity();
-  for (int s = 0; s < 200; ++s)
-    least = std::min(least, DistanceToSegment(a + (b - a) * s / 199.0, c, d));
-  return least - (b - a).norm() / 398.0 - ra - rc;
-}
-
 // The makers' ready poses are ordinary working poses: no two links that are not neighbours
 // come within the 1 cm safety margin there.
 TEST(PresetsTest, ReadyPosesAreClearOfThemselvesByTheSafetyMargin) {
@@ -194,17 +179,11 @@ TEST(PresetsTest, ReadyPosesAreClearOfThemselvesByTheSafetyMargin) {
   for (size_t i = 0; i < bodies.size(); ++i) {
     const ChainSpec& body = bodies[i];
     const std::vector<Eigen::Isometry3d> X = LinkPoses(body, ready[i]);
-    for (size_t a = 0; a < X.size(); ++a) {
-      for (size_t b = a + 2; b < X.size(); ++b) {
+    for (int a = 0; a < static_cast<int>(X.size()); ++a) {
+      for (int b = a + 2; b < static_cast<int>(X.size()); ++b) {
         if (body.name == "ur5" && b == a + 2 && a >= 2) continue;  // the wrist pairs below
-        for (const LinkShape& p : body.link_shapes[a]) {
-          for (const LinkShape& r : body.link_shapes[b]) {
-            EXPECT_GE(CapsuleGapLowerBound(X[a] * p.a, X[a] * p.b, p.radius, X[b] * r.a, X[b] * r.b,
-                                           r.radius),
-                      0.01)
-                << body.name << " links " << a << ", " << b;
-          }
-        }
+        EXPECT_GE(test::LinkGapLowerBound(body, X, a, b), 0.01)
+            << body.name << " links " << a << ", " << b;
       }
     }
   }
