@@ -245,6 +245,19 @@ MotionMeasures MeasureMotions(const Eigen::MatrixXd& q, const std::vector<bool>&
   return m;
 }
 
+double MaxLimbTurnSpeed(const std::vector<Eigen::Matrix3Xd>& sites, double dt) {
+  double largest = 0.0;
+  for (size_t s = 1; s < sites.size(); ++s) {
+    for (Eigen::Index k = 0; k + 1 < sites[s].cols(); ++k) {
+      const Eigen::Vector3d before = sites[s - 1].col(k + 1) - sites[s - 1].col(k);
+      const Eigen::Vector3d after = sites[s].col(k + 1) - sites[s].col(k);
+      const double turn = std::atan2(before.cross(after).norm(), before.dot(after));
+      largest = std::max(largest, turn / dt);
+    }
+  }
+  return largest;
+}
+
 PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3Xd>& sites,
                        const std::vector<Eigen::Vector3d>& hand, double dt) {
   PathMeasures m;
@@ -281,6 +294,7 @@ PathMeasures CheckPath(const CheckModel& model, const std::vector<Eigen::Matrix3
   m.motion_collisions = motions.collisions;
   m.min_motion_clearance = motions.min_clearance;
   m.collided = m.collided || motions.touched;
+  m.max_limb_turn_speed = MaxLimbTurnSpeed(sites, dt);
   return m;
 }
 

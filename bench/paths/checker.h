@@ -71,6 +71,11 @@ struct RateMaxima {
 };
 RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt);
 
+// Largest angular speed of any limb in the world (rad/s): the angle between its directions at
+// two consecutive samples over dt. Coordinate-free: a spatial azimuth spinning while its limb
+// points straight turns the limb by nothing.
+double MaxLimbTurnSpeed(const std::vector<Eigen::Matrix3Xd>& sites, double dt);
+
 // Nearest-rank percentile (p in [0, 1]): an actual value of v; 0 for none.
 double Percentile(std::vector<double> v, double p);
 
@@ -93,6 +98,7 @@ struct PathMeasures {
   // Spatial arms: the same over the bends alone, and the smallest bend (an azimuth is
   // ill-conditioned near bend 0, where it can spin at any speed while the limb barely moves).
   double max_bend_speed = 0.0, max_bend_acceleration = 0.0, min_bend = 0.0;
+  double max_limb_turn_speed = 0.0;  // rad/s: MaxLimbTurnSpeed
   bool any_limit_violation() const {
     return position_violations + velocity_violations + acceleration_violations > 0;
   }

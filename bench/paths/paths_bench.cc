@@ -6,7 +6,8 @@
 // Then the industrial arms (robot_paths.h): UR5, Panda and iiwa14 scenarios of the same kind,
 // plain per-sample solves against PlanRobotPath, and fixed tool circles and lines.
 //
-//   paths_bench [--seed S] [--scenarios N] [--only KIND] [--norobots] [--nochains] [--dump FILE]
+//   paths_bench [--seed S] [--scenarios N] [--only KIND] [--norobots] [--nochains] [--nounlimited]
+//   [--dump FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -37,6 +38,9 @@ ABSL_FLAG(std::string, only, "",
           "robot kind (ur5|panda|iiwa14-position|pose[-obstacles]) or fixed-paths");
 ABSL_FLAG(bool, chains, true, "run the chain-arm kinds");
 ABSL_FLAG(bool, robots, true, "run the industrial-arm kinds and the fixed-path table");
+ABSL_FLAG(bool, unlimited, true,
+          "with the chain kinds: run them again with no rate limit declared, judged on how fast "
+          "each limb turns in the world against the witness");
 ABSL_FLAG(bool, fixed_paths, true, "with --robots: the fixed tool circles and lines table");
 ABSL_FLAG(bool, self_collision, false,
           "industrial arms check their link capsules against each other "
@@ -75,6 +79,7 @@ struct Run {
   PathMeasures m;
   double speed_ratio = 0.0, acceleration_ratio = 0.0;  // over the witness's maxima
   double bend_speed_ratio = 0.0, bend_acceleration_ratio = 0.0;  // spatial: bends only
+  double limb_turn_ratio = 0.0;  // the fastest limb turn over the witness's (MaxLimbTurnSpeed)
   double us_per_sample = 0.0;
   double angle_difference = 0.0;  // the library's IkResult::angles vs the checker's, rad
   // rad: the first sample's joint angles vs the initial sites' (the checker's own angles; the
@@ -118,9 +123,10 @@ void CompareWithLibrary(const Scenario& s, Run& run) {
   if ((m.max_limb_error > 1e-9) != (lib.max_constraint_residual > 1e-9)) {
     Disagree(run, "limb error vs residual (1e-9)", m.max_limb_error, lib.max_constraint_residual);
   }
-  const double clearance = std::min(m.min_obstacle_clearance, m.min_self_clearance);
-  if (std::min(clearance, lib.min_clearance) < 0.05 && !(std::abs(clearance - lib.min_clearance) <= 1e-9)) {
-    Disagree(run, "min clearance", clearance, lib.min_clearance);
+  const double clearance =
+      std::min({m.min_obstacle_clearance, m.min_self_clearance, m.min_motion_clearance});
+  if (!ClearanceAgrees(clearance, lib.min_clearance)) {
+    Disagree(run, "min clearance (motions included)", clearance, lib.min_clearance);
   }
   if (m.collided && lib.in_collision == 0) Disagree(run, "collided, no IN_COLLISION sample", clearance, 0);
   if (m.position_violations > 0 && lib.limit_blocked == 0) {
@@ -161,6 +167,7 @@ Run RunSolver(const Scenario& s, const Solver& solver) {
   run.acceleration_ratio = run.m.max_acceleration / s.witness.acceleration;
   run.bend_speed_ratio = run.m.max_bend_speed / s.witness.speed;
   run.bend_acceleration_ratio = run.m.max_bend_acceleration / s.witness.acceleration;
+  run.limb_turn_ratio = run.m.max_limb_turn_speed / s.witness_limb_turn_speed;
   run.us_per_sample = 1e6 * seconds / sites.size();
   run.sites = std::move(sites);
   run.summary = result->summary;
@@ -179,7 +186,7 @@ struct Tally {
   int usable = 0;     // the library's IsSolutionUsable
   double max_hand = 0.0, max_limb = 0.0, seconds = 0.0;
   int samples = 0;
-  std::vector<double> speed, accel, bend_speed, bend_accel, min_bend;
+  std::vector<double> speed, accel, bend_speed, bend_accel, min_bend, limb_turn;
 
   void Add(const Run& r) {
     ++scenarios;
@@ -201,6 +208,7 @@ struct Tally {
     bend_speed.push_back(r.bend_speed_ratio);
     bend_accel.push_back(r.bend_acceleration_ratio);
     min_bend.push_back(r.m.min_bend);
+    limb_turn.push_back(r.limb_turn_ratio);
   }
 };
 
@@ -269,7 +277,7 @@ void PrintDumpHeader(std::FILE* f) {
                "lib_max_hand_error,lib_max_constraint_residual,lib_min_clearance,"
                "lib_max_velocity_ratio,lib_max_acceleration_ratio,lib_start,"
                "lib_optimizer_iterations,lib_angle_difference,start_jump,motion_collisions,"
-               "min_motion_clearance\n");
+               "min_motion_clearance,limb_turn_ratio\n");
 }
 
 void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r) {
@@ -284,12 +292,12 @@ void DumpLine(std::FILE* f, const Scenario& s, const char* solver, const Run& r)
                m.max_position_excess, m.max_hand_error, m.max_limb_error, m.max_off_plane,
                m.max_speed, m.max_acceleration, r.speed_ratio, r.acceleration_ratio);
   std::fprintf(f, "%.17g,%.17g,%.17g,", m.max_bend_speed, m.max_bend_acceleration, m.min_bend);
-  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.17g,%d,%.17g\n",
+  std::fprintf(f, "%d,%d,%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%.17g,%.17g,%d,%.17g,",
                l.reached, l.clamped, l.in_collision, l.limit_blocked, l.velocity_limited,
-               l.acceleration_limited, l.max_hand_error, l.max_constraint_residual,
-               l.min_clearance, l.max_velocity_ratio, l.max_acceleration_ratio, l.start,
-               l.optimizer_iterations, r.angle_difference, r.start_jump, m.motion_collisions,
-               m.min_motion_clearance);
+               l.acceleration_limited, l.max_hand_error, l.max_constraint_residual, l.min_clearance,
+               l.max_velocity_ratio, l.max_acceleration_ratio, l.start, l.optimizer_iterations,
+               r.angle_difference, r.start_jump, m.motion_collisions, m.min_motion_clearance);
+  std::fprintf(f, "%.17g\n", r.limb_turn_ratio);
 }
 
 struct Report {
@@ -298,11 +306,14 @@ struct Report {
   std::vector<std::string> disagreements;
 };
 
+// `unlimited`: every scenario WithoutRateLimits, its solvers dumped as "<name>-nolimits".
 void RunKind(Kind kind, int count, uint64_t seed, const std::vector<Solver>& solvers,
-             std::FILE* dump, Report& report) {
+             bool unlimited, std::FILE* dump, Report& report) {
   for (int i = 0; i < count; ++i) {
-    std::fprintf(stderr, "\r%s %d/%d ", KindName(kind), i + 1, count);
-    const Scenario s = MakeScenario(kind, i, seed);
+    std::fprintf(stderr, "\r%s%s %d/%d ", KindName(kind), unlimited ? " (no limits)" : "", i + 1,
+                 count);
+    const Scenario s =
+        unlimited ? WithoutRateLimits(MakeScenario(kind, i, seed)) : MakeScenario(kind, i, seed);
     report.kinds[int(kind)].Add(s);
     std::vector<Run> runs(solvers.size());
     // Interleaved, alternating which goes first: both see the same machine load.
@@ -312,10 +323,11 @@ void RunKind(Kind kind, int count, uint64_t seed, const std::vector<Solver>& sol
     }
     for (size_t j = 0; j < solvers.size(); ++j) {
       report.tallies[{int(kind), int(j)}].Add(runs[j]);
-      if (dump) DumpLine(dump, s, solvers[j].name, runs[j]);
+      const std::string name = std::string(solvers[j].name) + (unlimited ? "-nolimits" : "");
+      if (dump) DumpLine(dump, s, name.c_str(), runs[j]);
       for (const std::string& d : runs[j].disagreements) {
         report.disagreements.push_back(std::string(KindName(kind)) + " #" + std::to_string(i) +
-                                       " " + solvers[j].name + ": " + d);
+                                       " " + name + ": " + d);
       }
     }
   }
@@ -330,19 +342,24 @@ void PrintBendsOnly(const std::vector<Kind>& kinds, const std::vector<Solver>& s
   for (Kind kind : kinds) {
     if (kind != Kind::kSpatialFree && kind != Kind::kSpatialObstacles) continue;
     if (!header) {
-      std::printf("\nSpatial arms, bends only (azimuths left out; same denominators):\n\n"
-                  "| kind | solver | speed ratio median / p90 / max | acceleration ratio median / "
-                  "p90 / max | least bend (rad) median / p10 / min |\n|---|---|---:|---:|---:|\n");
+      std::printf(
+          "\nSpatial arms, bends only (azimuths left out; same denominators):\n\n"
+          "| kind | solver | speed ratio median / p90 / max | acceleration ratio median / "
+          "p90 / max | least bend (rad) median / p10 / min | limb turn ratio median / p90 "
+          "/ max |\n|---|---|---:|---:|---:|---:|\n");
       header = true;
     }
     for (size_t j = 0; j < solvers.size(); ++j) {
       const Tally& t = report.tallies.at({int(kind), int(j)});
-      std::printf("| %s | %s | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g |\n",
-                  KindName(kind), solvers[j].name, Percentile(t.bend_speed, 0.5),
-                  Percentile(t.bend_speed, 0.9), Percentile(t.bend_speed, 1.0),
-                  Percentile(t.bend_accel, 0.5), Percentile(t.bend_accel, 0.9),
-                  Percentile(t.bend_accel, 1.0), Percentile(t.min_bend, 0.5),
-                  Percentile(t.min_bend, 0.1), Percentile(t.min_bend, 0.0));
+      std::printf(
+          "| %s | %s | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g | %.3g / %.3g / %.3g | "
+          "%.3g / %.3g / %.3g |\n",
+          KindName(kind), solvers[j].name, Percentile(t.bend_speed, 0.5),
+          Percentile(t.bend_speed, 0.9), Percentile(t.bend_speed, 1.0),
+          Percentile(t.bend_accel, 0.5), Percentile(t.bend_accel, 0.9),
+          Percentile(t.bend_accel, 1.0), Percentile(t.min_bend, 0.5), Percentile(t.min_bend, 0.1),
+          Percentile(t.min_bend, 0.0), Percentile(t.limb_turn, 0.5), Percentile(t.limb_turn, 0.9),
+          Percentile(t.limb_turn, 1.0));
     }
   }
 }
@@ -392,6 +409,66 @@ void PrintReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solv
   if (report.disagreements.size() > 30) std::printf("- ... (all of them: --dump)\n");
 }
 
+// Without declared limits: judged in the world, on how fast each limb turns.
+std::string UnlimitedTargets(const Tally& t) {
+  std::string failed;
+  char part[96];
+  auto fail = [&](bool bad, const char* format, double value) {
+    if (!bad) return;
+    std::snprintf(part, sizeof part, format, value);
+    failed += failed.empty() ? part : std::string(", ") + part;
+  };
+  fail(t.collided > 0, "%.0f collided", t.collided);
+  fail(t.jumped > 0, "%.0f jumping at the start", t.jumped);
+  fail(t.max_hand > 1e-6, "hand %.2g m", t.max_hand);
+  fail(t.max_limb > 1e-9, "limbs %.2g", t.max_limb);
+  const double turn_max = Percentile(t.limb_turn, 1.0), turn_median = Percentile(t.limb_turn, 0.5);
+  fail(turn_max > 2.0, "limb turn ratio max %.3g", turn_max);
+  fail(turn_median > 1.2, "limb turn ratio median %.3g", turn_median);
+  return failed.empty() ? "MET" : "NOT MET (" + failed + ")";
+}
+
+void PrintUnlimitedReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solvers,
+                          const Report& report) {
+  std::printf(
+      "\n### Without declared limits\n\n"
+      "The same scenarios with no rate limit declared (issue 33 item 4: a path still moves no "
+      "faster than its hand path needs). Limb turn ratio as above; joint speed ratio: the "
+      "largest joint speed over the witness's, in the arm's own coordinates (spatial azimuths "
+      "spin where a limb passes straight, so it bounds little).\n\n"
+      "| kind | solver | scenarios | collided (between samples) | in margin | max hand error (m) | "
+      "max limb error | limb turn ratio median / p90 / max | joint speed ratio median / p90 / "
+      "max | us per sample | library: usable |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+      "---:|\n");
+  for (Kind kind : kinds) {
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      const Tally& t = report.tallies.at({int(kind), int(j)});
+      std::printf(
+          "| %s | %s | %d | %d (%d) | %d | %.2g | %.2g | %.3g / %.3g / %.3g | "
+          "%.3g / %.3g / %.3g | %.0f | %d |\n",
+          KindName(kind), solvers[j].name, t.scenarios, t.collided, t.between, t.margin, t.max_hand,
+          t.max_limb, Percentile(t.limb_turn, 0.5), Percentile(t.limb_turn, 0.9),
+          Percentile(t.limb_turn, 1.0), Percentile(t.speed, 0.5), Percentile(t.speed, 0.9),
+          Percentile(t.speed, 1.0), t.samples > 0 ? 1e6 * t.seconds / t.samples : 0.0, t.usable);
+    }
+  }
+  std::printf(
+      "\nTargets (zero collisions at or between samples, hand <= 1e-6 m, limbs <= 1e-9, "
+      "the first sample at the initial configuration within 1e-6 rad, limb turn ratio max "
+      "<= 2 and median <= 1.2):\n\n");
+  for (Kind kind : kinds) {
+    for (size_t j = 0; j < solvers.size(); ++j) {
+      std::printf("- %s, %s: %s\n", KindName(kind), solvers[j].name,
+                  UnlimitedTargets(report.tallies.at({int(kind), int(j)})).c_str());
+    }
+  }
+  std::printf("\nChecker vs the library's own summary: %zu disagreement(s)\n",
+              report.disagreements.size());
+  for (size_t i = 0; i < report.disagreements.size() && i < 30; ++i) {
+    std::printf("- %s\n", report.disagreements[i].c_str());
+  }
+}
+
 // --trace (trace.h): the witness, then each solver's path.
 void Trace(const Scenario& s, const std::vector<Solver>& solvers) {
   TraceWitness(s);
@@ -406,6 +483,8 @@ void PrintLegend(uint64_t seed, int count) {
       "position > 1e-6 rad, rate > limit x (1 + 1e-6), limits = 1.5 x the witness's maxima). "
       "Ratios: the path's max joint speed (acceleration) over the witness's, over all joints; "
       "spatial arms: bends and azimuths (the checker's own parallel-transported frame). "
+      "Limb turn ratio: the fastest turn of any limb in the world (the angle between its "
+      "directions at two samples over the period) over the witness's. "
       "Percentiles: nearest rank. Library: usable = PathSummary::IsSolutionUsable.\n\n",
       static_cast<unsigned long long>(seed), count);
 }
@@ -467,11 +546,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!kinds.empty()) {
-    Report report;
-    for (Kind kind : kinds) RunKind(kind, count, seed, solvers, dump, report);
+    Report report, unlimited;
+    for (Kind kind : kinds) RunKind(kind, count, seed, solvers, false, dump, report);
+    const bool run_unlimited = absl::GetFlag(FLAGS_unlimited);
+    if (run_unlimited) {
+      for (Kind kind : kinds) RunKind(kind, count, seed, solvers, true, dump, unlimited);
+    }
     if (dump) std::fclose(dump);
     PrintLegend(seed, count);
     PrintReport(kinds, solvers, report);
+    if (run_unlimited) PrintUnlimitedReport(kinds, solvers, unlimited);
   }
   RobotDump robot_dump = RobotDump::Open(robot_kinds.empty() && !fixed_paths ? "" : dump_path);
   if (!robot_kinds.empty()) RunRobotKinds(robot_kinds, count, seed, robot_dump);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <string>
@@ -385,11 +386,21 @@ Scenario MakeScenario(Kind kind, int index, uint64_t seed) {
                     .hand = std::move(hand),
                     .witness = rates,
                     .witness_sites = w.sites,
+                    .witness_limb_turn_speed = MaxLimbTurnSpeed(w.sites, kSamplePeriod),
                     .draws = draws,
                     .obstacles_near_plain = placement.near_plain,
                     .plain_collides = plain_collides};
   }
   Die(name + ": no witness clear of itself in " + std::to_string(kMaxDraws) + " draws");
+}
+
+Scenario WithoutRateLimits(Scenario s) {
+  ik::ArmSpec spec = s.arm.spec();
+  spec.default_rate_limit = ik::JointRateLimit{};
+  spec.rate_limits.clear();
+  s.arm = Unwrap(ik::Arm::Create(spec), "Arm::Create");
+  s.model.max_velocity = s.model.max_acceleration = std::numeric_limits<double>::infinity();
+  return s;
 }
 
 }  // namespace ikd::bench::paths

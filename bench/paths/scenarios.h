@@ -42,6 +42,7 @@ struct Scenario {
   std::vector<Eigen::Vector3d> hand;  // requested hand position per sample
   RateMaxima witness;                // the witness's own max joint speed and acceleration
   std::vector<Eigen::Matrix3Xd> witness_sites;  // per sample (for --trace)
+  double witness_limb_turn_speed = 0.0;         // rad/s: MaxLimbTurnSpeed of witness_sites
   int draws = 0;                     // witnesses drawn until one was accepted
   int obstacles_near_plain = 0;      // obstacles placed on the plain projection's path
   bool plain_collides = false;       // the plain projection's path hits an obstacle
@@ -50,5 +51,9 @@ struct Scenario {
 // Deterministic in (seed, kind, index) alone: scenario i is the same whatever --scenarios or
 // --only say.
 Scenario MakeScenario(Kind kind, int index, uint64_t seed);
+
+// The same scenario with no rate limit declared (the arm's and the checker's): a controller that
+// sends none still expects the arm to move no faster than its hand path needs.
+Scenario WithoutRateLimits(Scenario s);
 
 }  // namespace ikd::bench::paths
