@@ -10,7 +10,8 @@
 #        --norobots, --nochains, --only KIND]
 # Env:   IKD_BUILD_DIR (default: build-bench; an already configured directory is built as it
 #        is, never reconfigured), IKD_JOBS (default 2), IKD_SKIP_APT=1 to skip apt-get,
-#        IKD_BENCH_NO_DOCS=1 to print only, IKD_PATHS_DOC (default: docs/paths-benchmark.md).
+#        IKD_BENCH_NO_DOCS=1 to print only, IKD_PATHS_DOC (default: docs/paths-benchmark.md),
+#        IKD_BENCH_BUILD_ONLY=1 to build paths_bench and stop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 IKD_BUILD_DIR="${IKD_BUILD_DIR:-build-bench}"
@@ -26,6 +27,7 @@ if [ ! -f "$IKD_BUILD_DIR/CMakeCache.txt" ]; then
 fi
 cmake --build "$IKD_BUILD_DIR" -j "$IKD_JOBS" --target paths_bench
 binary="$IKD_BUILD_DIR/bench/paths/paths_bench"
+[ "${IKD_BENCH_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs bench/paths over many seeds and writes, per section, kind and solver, on how many seeds
+# its targets were met and what failed on the others (docs/paths-seeds.md). The per-seed
+# outputs are kept beside it in $IKD_SEEDS_DIR for a closer look.
+# Usage: bench/run_paths_seeds.sh FIRST LAST [paths_bench options, e.g. --norobots]
+# Env:   IKD_BUILD_DIR (default: build-bench, built as run_paths_bench.sh builds it),
+#        IKD_SKIP_APT=1, IKD_SEEDS_DOC (default: docs/paths-seeds.md),
+#        IKD_SEEDS_DIR (default: a temporary directory, removed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 FIRST LAST [paths_bench options]" >&2; exit 2; }
+first=$1 last=$2
+shift 2
+doc="${IKD_SEEDS_DOC:-docs/paths-seeds.md}"
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+dir="${IKD_SEEDS_DIR:-}"
+if [ -z "$dir" ]; then
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+fi
+mkdir -p "$dir"
+IKD_BENCH_BUILD_ONLY=1 bash bench/run_paths_bench.sh
+binary="${IKD_BUILD_DIR:-build-bench}/bench/paths/paths_bench"
+[ -x "$binary" ] || { echo "no $binary" >&2; exit 1; }
+for seed in $(seq "$first" "$last"); do
+  echo "seed $seed" >&2
+  "$binary" --seed "$seed" "$@" >"$dir/seed$seed.md" 2>/dev/null
+done
+
+# Target lines ("- KIND, SOLVER: MET" or "...: NOT MET (why)"), by section.
+summary=$(for seed in $(seq "$first" "$last"); do
+  awk -v seed="$seed" '
+    /^## Chain arms/ { section = "chain arms, declared limits" }
+    /^### Without declared limits/ { section = "chain arms, no limits declared" }
+    /^## Industrial arms/ { section = "industrial arms" }
+    /^## / && !/^## (Chain|Industrial) arms/ { section = "" }
+    section != "" && /^- [a-z0-9-]+, [A-Za-z]+: (MET|NOT MET)/ {
+      line = substr($0, 3); colon = index(line, ": ")
+      print section "\t" substr(line, 1, colon - 1) "\t" seed "\t" substr(line, colon + 2)
+    }' "$dir/seed$seed.md"
+done | awk -F'\t' '
+  { key = $1 " | " $2; if (!(key in runs)) order[++n] = key; runs[key]++
+    if ($4 == "MET") met[key]++; else failed[key] = failed[key] sprintf("<br>seed %s: %s", $3, $4) }
+  END { for (i = 1; i <= n; ++i) { k = order[i]; split(k, part, " \\| ")
+          printf "| %s | %s | %d of %d |%s |\n", part[1], part[2], met[k] + 0, runs[k], failed[k] } }')
+
+{
+  echo "# bench/paths over seeds $first-$last"
+  echo
+  echo "Written by \`bench/run_paths_seeds.sh\`; edits are overwritten by the next run. Each seed"
+  echo "is a full \`paths_bench\` run (docs/paths-benchmark.md explains the scenarios, the"
+  echo "checker and the targets); this table says on how many seeds each row met its targets"
+  echo "and, for the others, which targets it missed."
+  echo
+  echo "Commit \`$commit\`, run $(date -u +%Y-%m-%d) on $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores)."
+  echo "Command: \`bench/run_paths_seeds.sh $first $last $*\`"
+  echo
+  echo "| section | kind, solver | seeds met | what failed |"
+  echo "|---|---|---:|---|"
+  echo "$summary"
+} >"$doc"
+echo "wrote $doc" >&2
