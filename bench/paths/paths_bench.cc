@@ -42,8 +42,12 @@ ABSL_FLAG(bool, unlimited, true,
           "with the chain kinds: run them again with no rate limit declared, judged on how fast "
           "each limb turns in the world against the witness");
 ABSL_FLAG(bool, fixed_paths, true, "with --robots: the fixed tool circles and lines table");
+ABSL_FLAG(bool, bodies, true,
+          "industrial arms carry the presets' collision models (presets::*WithBody) and are "
+          "checked against themselves, by the library and by the checker; --nobodies: 5 cm "
+          "capsules on the joint origins, as before the models");
 ABSL_FLAG(bool, self_collision, false,
-          "industrial arms check their link capsules against each other "
+          "with --nobodies: the library checks those capsules against each other "
           "(robot::ChainSpec::check_self_collision; the checker does not count self-contacts)");
 ABSL_FLAG(std::string, trace, "",
           "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
@@ -513,7 +517,7 @@ int main(int argc, char** argv) {
     if (dump) std::fclose(dump);
     return 0;
   }
-  SetSelfCollision(absl::GetFlag(FLAGS_self_collision));
+  SetBodies(absl::GetFlag(FLAGS_bodies), absl::GetFlag(FLAGS_self_collision));
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const int count = absl::GetFlag(FLAGS_scenarios);
   if (count < 1) Die("--scenarios must be >= 1");

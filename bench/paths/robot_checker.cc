@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include <Eigen/Geometry>  // cross
 #include <Eigen/SVD>
@@ -56,6 +57,7 @@ RobotKinematics ForwardKinematics(const RobotCheckModel& model, const Eigen::Vec
     fk.origins.push_back(X.p);
     fk.axes.push_back(X.R * joint.axis.normalized());
     X = X * RigidTransform{AxisAngle(joint.axis, q[j]), Eigen::Vector3d::Zero()};
+    fk.frames.push_back(X);
   }
   fk.tool = X * model.X_FT;
   fk.origins.push_back(fk.tool.p);
@@ -78,21 +80,85 @@ double SmallestSingularValue(const RobotCheckModel& model, const Eigen::VectorXd
   return s[s.size() - 1];
 }
 
+std::vector<CheckCapsule> LinkCapsulesInWorld(const RobotCheckModel& model,
+                                              const RobotKinematics& fk, int k) {
+  if (model.shapes.empty()) {
+    return {{fk.origins[k], fk.origins[k + 1], model.radii.empty() ? 0.0 : model.radii[k]}};
+  }
+  std::vector<CheckCapsule> world;
+  const RigidTransform& X = fk.frames[k];
+  for (const CheckCapsule& c : model.shapes[k]) {
+    world.push_back({X.R * c.a + X.p, X.R * c.b + X.p, c.radius});
+  }
+  return world;
+}
+
+namespace {
+
+double CapsulesClearance(const std::vector<CheckCapsule>& a, const std::vector<CheckCapsule>& b) {
+  double clearance = kInf;
+  for (const CheckCapsule& x : a) {
+    for (const CheckCapsule& y : b) {
+      clearance =
+          std::min(clearance, SegmentSegmentDistance(x.a, x.b, y.a, y.b) - x.radius - y.radius);
+    }
+  }
+  return clearance;
+}
+
+}  // namespace
+
 double RobotLinkClearance(const RobotCheckModel& model, const RobotKinematics& fk, int k,
                           const CheckCapsule& obstacle) {
-  const double radius = model.radii.empty() ? 0.0 : model.radii[k];
-  return SegmentSegmentDistance(fk.origins[k], fk.origins[k + 1], obstacle.a, obstacle.b) -
-         radius - obstacle.radius;
+  return CapsulesClearance(LinkCapsulesInWorld(model, fk, k), {obstacle});
+}
+
+double RobotSelfClearance(const RobotCheckModel& model, const RobotKinematics& fk) {
+  double clearance = kInf;
+  for (const auto& [a, b] : model.self_pairs) {
+    clearance = std::min(clearance, CapsulesClearance(LinkCapsulesInWorld(model, fk, a),
+                                                      LinkCapsulesInWorld(model, fk, b)));
+  }
+  return clearance;
 }
 
 double RobotMinClearance(const RobotCheckModel& model, const RobotKinematics& fk) {
-  double clearance = kInf;
+  double clearance = RobotSelfClearance(model, fk);
   for (const CheckCapsule& o : model.obstacles) {
     for (int k = 0; k < model.num_joints(); ++k) {
       clearance = std::min(clearance, RobotLinkClearance(model, fk, k, o));
     }
   }
   return clearance;
+}
+
+std::vector<std::pair<int, int>> SelfPairs(const RobotCheckModel& model, int samples) {
+  const int n = model.num_joints();
+  std::vector<std::pair<int, int>> candidates;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 2; b < n; ++b) candidates.push_back({a, b});
+  }
+  std::vector<bool> parted(candidates.size(), false);
+  std::mt19937_64 rng(11);
+  for (int s = 0; s < samples; ++s) {
+    Eigen::VectorXd q(n);
+    for (int j = 0; j < n; ++j) {
+      q[j] =
+          std::uniform_real_distribution<double>(model.joints[j].lower, model.joints[j].upper)(rng);
+    }
+    const RobotKinematics fk = ForwardKinematics(model, q);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (parted[i]) continue;
+      const auto [a, b] = candidates[i];
+      parted[i] = CapsulesClearance(LinkCapsulesInWorld(model, fk, a),
+                                    LinkCapsulesInWorld(model, fk, b)) >= 0.0;
+    }
+  }
+  std::vector<std::pair<int, int>> pairs;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (parted[i]) pairs.push_back(candidates[i]);
+  }
+  return pairs;
 }
 
 RateMaxima WeightedRates(const RobotCheckModel& model, const Eigen::MatrixXd& q, double dt) {

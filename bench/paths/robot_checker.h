@@ -7,6 +7,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -31,11 +32,15 @@ struct RobotCheckJoint {
 };
 
 // What the checker knows of a robot scenario: the chain (revolute joints only), its declared
-// limits, the link capsules' radii and the obstacles.
+// limits, the links' geometry, the link pairs it checks against each other and the obstacles.
 struct RobotCheckModel {
   RigidTransform X_WB, X_FT;
   std::vector<RobotCheckJoint> joints;
-  std::vector<double> radii;  // per link capsule (joint k's origin to k+1's, the last to the TCP)
+  // Per link, capsules in its frame (RobotKinematics::frames): the arm's collision model. Empty:
+  // one capsule per link from joint k's origin to k+1's (the last to the TCP) of radius radii[k].
+  std::vector<std::vector<CheckCapsule>> shapes;
+  std::vector<double> radii;
+  std::vector<std::pair<int, int>> self_pairs;  // links checked against each other (SelfPairs)
   bool pose = false;          // full-pose targets (else position only)
   double safety_margin = 0.01;
   std::vector<CheckCapsule> obstacles;
@@ -55,6 +60,7 @@ struct RobotKinematics {
   RigidTransform tool;                    // the TCP's world pose
   std::vector<Eigen::Vector3d> origins;   // joint k's origin, then the TCP (num_joints + 1)
   std::vector<Eigen::Vector3d> axes;      // joint k's axis in the world
+  std::vector<RigidTransform> frames;     // link k's frame (after joint k turned) in the world
 };
 RobotKinematics ForwardKinematics(const RobotCheckModel& model, const Eigen::VectorXd& q);
 // Geometric Jacobian of the TCP: rows 0-2 linear, 3-5 angular velocity (world).
@@ -62,10 +68,20 @@ Eigen::MatrixXd ToolJacobianOf(const RobotCheckModel& model, const Eigen::Vector
 // Smallest singular value of the Jacobian's rows the targets fix (3 or 6).
 double SmallestSingularValue(const RobotCheckModel& model, const Eigen::VectorXd& q);
 
-// Clearance of link k's capsule to one obstacle; the least over links and obstacles.
+// Link k's capsules in the world.
+std::vector<CheckCapsule> LinkCapsulesInWorld(const RobotCheckModel& model,
+                                              const RobotKinematics& fk, int k);
+// Clearance of link k to one obstacle (the least over its capsules).
 double RobotLinkClearance(const RobotCheckModel& model, const RobotKinematics& fk, int k,
                           const CheckCapsule& obstacle);
+// The least clearance between the self_pairs' links.
+double RobotSelfClearance(const RobotCheckModel& model, const RobotKinematics& fk);
+// The least over links and obstacles, and over self_pairs.
 double RobotMinClearance(const RobotCheckModel& model, const RobotKinematics& fk);
+// The checker's own choice of link pairs to check against each other: every pair of links not
+// joined by a joint, but those that overlap at each of `samples` random configurations within
+// the limits (their models always touch, as the UR5's wrist housings: no motion can part them).
+std::vector<std::pair<int, int>> SelfPairs(const RobotCheckModel& model, int samples);
 
 // A requested TCP pose per sample (rotation ignored for position-only models).
 struct ToolRequest {

@@ -28,6 +28,10 @@ constexpr double kMinSigma = 0.05;     // m (per rad): least singular value alon
 constexpr double kMinHeight = 0.02;    // m: joint origins past the shoulder and the TCP above z=0
 constexpr double kSafetyMargin = 0.01;  // m: RobotIkOptions' default
 constexpr double kWitnessGap = kSafetyMargin + 0.02;  // m: the witness's least clearance
+// m: the witness's least clearance from itself: the safety margin alone, as the Panda's and the
+// iiwa14's forearm and flange housings are 11-20 mm apart in their working poses
+// (docs/preset_geometry.md).
+constexpr double kWitnessSelfGap = kSafetyMargin;
 
 uint64_t Mix(uint64_t x) {  // SplitMix64's finalizer, as scenarios.cc
   x += 0x9e3779b97f4a7c15ull;
@@ -51,6 +55,13 @@ RobotCheckModel CheckModelOf(const robot::ChainSpec& spec) {
                             joint.limits->max_acceleration});
   }
   model.radii = spec.link_radii;
+  for (const std::vector<robot::LinkShape>& link : spec.link_shapes) {
+    model.shapes.emplace_back();
+    for (const robot::LinkShape& c : link) model.shapes.back().push_back({c.a, c.b, c.radius});
+  }
+  // Joint-origin capsules are not the links' shapes: their contacts are not counted.
+  if (!model.shapes.empty() && spec.ChecksSelfCollision())
+    model.self_pairs = SelfPairs(model, 2000);
   model.safety_margin = kSafetyMargin;
   return model;
 }
@@ -65,6 +76,13 @@ void CrossCheck(const RobotArm& arm) {
     const RobotKinematics fk = ForwardKinematics(arm.model, q);
     const Eigen::Isometry3d X = robot::ToolPose(arm.robot->spec(), q);
     worst = std::max({worst, (fk.tool.p - X.translation()).norm(), (fk.tool.R - X.linear()).norm()});
+    const std::vector<Eigen::Isometry3d> frames = robot::LinkPoses(arm.robot->spec(), q);
+    if (frames.size() != fk.frames.size())
+      Die(std::string(arm.name) + ": link frame count differs");
+    for (size_t k = 0; k < frames.size(); ++k) {
+      worst = std::max({worst, (frames[k].translation() - fk.frames[k].p).norm(),
+                        (frames[k].linear() - fk.frames[k].R).norm()});
+    }
     const auto segments = robot::LinkSegments(arm.robot->spec(), q);
     if (segments.size() + 1 != fk.origins.size()) Die(std::string(arm.name) + ": link count differs");
     for (size_t k = 0; k < segments.size(); ++k) {
@@ -80,27 +98,31 @@ void CrossCheck(const RobotArm& arm) {
   }
 }
 
-bool self_collision = false;  // SetSelfCollision
+bool bodies = true, self_collision = false;  // SetBodies
 
 std::unique_ptr<RobotArm> LoadArm(ArmId id) {
   auto arm = std::make_unique<RobotArm>();
   arm->id = id;
   switch (id) {
     case ArmId::kUr5:
-      arm->name = "ur5", arm->spec = robot::presets::Ur5();
+      arm->name = "ur5", arm->spec = bodies ? robot::presets::Ur5WithBody() : robot::presets::Ur5();
       arm->ready = (Eigen::VectorXd(6) << 0.0, -1.2, 1.5, -1.8, -1.57, 0.0).finished();
       break;
     case ArmId::kPanda:
-      arm->name = "panda", arm->spec = robot::presets::Panda(), arm->line_down = true;
+      arm->name = "panda", arm->line_down = true;
+      arm->spec = bodies ? robot::presets::PandaWithBody() : robot::presets::Panda();
       arm->ready = (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
       break;
     case ArmId::kIiwa14:
-      arm->name = "iiwa14", arm->spec = robot::presets::Iiwa14(), arm->line_down = true;
+      arm->name = "iiwa14", arm->line_down = true;
+      arm->spec = bodies ? robot::presets::Iiwa14WithBody() : robot::presets::Iiwa14();
       arm->ready = (Eigen::VectorXd(7) << 0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0).finished();
       break;
   }
-  arm->spec.link_radii.assign(robot::NumMovingJoints(arm->spec), kLinkRadius);
-  arm->spec.check_self_collision = self_collision;
+  if (!bodies) {
+    arm->spec.link_radii.assign(robot::NumMovingJoints(arm->spec), kLinkRadius);
+    arm->spec.check_self_collision = self_collision;
+  }
   arm->robot = std::make_unique<robot::Robot>(Unwrap(robot::Robot::Create(arm->spec), "Robot::Create"));
   robot::SeedAtlasOf(*arm->robot);  // built once, as a server does per arm, not in a timed plan
   arm->model = CheckModelOf(arm->robot->spec());
@@ -150,6 +172,7 @@ std::optional<Eigen::MatrixXd> DrawWitness(std::mt19937_64& rng, const RobotChec
     }
     min_sigma = std::min(min_sigma, SmallestSingularValue(model, qk));
     if (min_sigma < kMinSigma) return std::nullopt;
+    if (RobotSelfClearance(model, fk) < kWitnessSelfGap) return std::nullopt;
   }
   return q;
 }
@@ -233,7 +256,21 @@ void Hash(uint64_t& h, double x) {  // FNV-1a over the bytes
 
 }  // namespace
 
-void SetSelfCollision(bool on) { self_collision = on; }
+void SetBodies(bool with_bodies, bool check_self) {
+  bodies = with_bodies;
+  self_collision = check_self;
+}
+
+std::string LinksDescription() {
+  if (bodies) {
+    return "the presets' collision models (presets::*WithBody, docs/preset_geometry.md), checked "
+           "against each other by the library and by the checker (every pair of links not joined "
+           "by a joint that parts somewhere in 2000 random configurations: its own choice, its "
+           "own distances)";
+  }
+  return std::string("5 cm capsules from joint origin to joint origin") +
+         (self_collision ? ", checked against each other by the library only" : "");
+}
 
 const RobotArm& GetArm(ArmId id) {
   static std::mutex mutex;

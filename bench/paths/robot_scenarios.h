@@ -24,11 +24,12 @@
 
 namespace ikd::bench::paths {
 
-// The three arms, each loaded once: the preset with kLinkRadius capsules on every link, the
-// ikd::robot::Robot built from it (seed atlas built) and the checker's own copy of the chain.
+// The three arms, each loaded once: the preset with its collision model (or kLinkRadius
+// capsules on every link: SetBodies), the ikd::robot::Robot built from it (seed atlas built) and
+// the checker's own copy of the chain.
 enum class ArmId { kUr5, kPanda, kIiwa14 };
 inline constexpr ArmId kArms[] = {ArmId::kUr5, ArmId::kPanda, ArmId::kIiwa14};
-inline constexpr double kLinkRadius = 0.05;  // m: every link capsule's radius
+inline constexpr double kLinkRadius = 0.05;  // m: every link capsule's radius (--nobodies)
 
 struct RobotArm {
   ArmId id;
@@ -43,10 +44,14 @@ struct RobotArm {
 // capsules) differ from the library's (ToolPose, LinkSegments) by more than 1e-9 anywhere on
 // 200 random configurations.
 const RobotArm& GetArm(ArmId id);
-// Before the first GetArm: the arms check their link capsules against each other
-// (robot::ChainSpec::check_self_collision; off, as the library's default, unless set). The
-// checker does not count self-contacts: this measures what the check does to the plans.
-void SetSelfCollision(bool on);
+// Before the first GetArm: `bodies`: the presets' collision models (presets::*WithBody), their
+// links checked against each other as the library does by default and by the checker (its own
+// SelfPairs and distances); else kLinkRadius capsules on the joint origins, checked against each
+// other by the library where `self_collision` says (the checker then counts no self-contact:
+// those capsules are not the links' shapes).
+void SetBodies(bool bodies, bool self_collision);
+// What SetBodies chose, in a sentence for the tables' legend.
+std::string LinksDescription();
 
 struct RobotKind {
   ArmId arm;
