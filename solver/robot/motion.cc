@@ -151,25 +151,25 @@ double MinLinkClearance(const Robot& robot, const planning::Scene* scene,
 }
 
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
-                                   const Eigen::VectorXd& q) {
+                                   const Eigen::VectorXd& q, double self_shift) {
   const LinkCapsules links = LinkCapsulesAt(robot.spec(), q);
   std::vector<double> d(links.num_links(), std::numeric_limits<double>::infinity());
   for (int k = 0; scene != nullptr && k < links.num_links(); ++k) {
     d[k] = LinkSceneClearance(links, *scene, k);
   }
-  LowerBySelfClearances(SelfCollisionMatrixOf(robot), links, d);
+  LowerBySelfClearances(SelfCollisionMatrixOf(robot), links, d, self_shift);
   return d;
 }
 
 Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
-                                       const Eigen::VectorXd& q) {
+                                       const Eigen::VectorXd& q, double self_shift) {
   constexpr double h = 1e-6;
   Eigen::MatrixXd gradient;
   for (int j = 0; j < q.size(); ++j) {
     Eigen::VectorXd up = q, down = q;
     up[j] += h, down[j] -= h;
-    const std::vector<double> a = LinkClearances(robot, scene, up);
-    const std::vector<double> b = LinkClearances(robot, scene, down);
+    const std::vector<double> a = LinkClearances(robot, scene, up, self_shift);
+    const std::vector<double> b = LinkClearances(robot, scene, down, self_shift);
     if (j == 0) gradient.resize(a.size(), q.size());
     for (size_t k = 0; k < a.size(); ++k) {
       gradient(k, j) = std::isfinite(a[k]) && std::isfinite(b[k]) ? (a[k] - b[k]) / (2 * h) : 0.0;
@@ -179,10 +179,11 @@ Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene
 }
 
 void PullFromObstacles(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
-                       double buffer, double fraction, Eigen::VectorXd& preferred) {
-  const std::vector<double> d = LinkClearances(robot, scene, q);
+                       double buffer, double self_shift, double fraction,
+                       Eigen::VectorXd& preferred) {
+  const std::vector<double> d = LinkClearances(robot, scene, q, self_shift);
   if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
-  const Eigen::MatrixXd gradient = LinkClearanceGradients(robot, scene, q);
+  const Eigen::MatrixXd gradient = LinkClearanceGradients(robot, scene, q, self_shift);
   for (size_t k = 0; k < d.size(); ++k) {
     const double norm = gradient.row(k).norm();
     if (!(d[k] < buffer) || !(norm > 0.0)) continue;

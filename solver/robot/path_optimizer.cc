@@ -269,16 +269,21 @@ class PathCost {
     }
   }
 
-  // A hinge on every link clearance of a free sample below the buffer.
+  // A hinge on every link clearance of a free sample below the buffer (the arm's own links
+  // seen kSelfPullShift margins farther, motion.h).
   void AddClearances(const PathState& state, LeastSquares& ls) const {
     const double buffer = kClearanceBuffer * margin_;
     const double w = std::sqrt(kClearanceWeight) / margin_;
+    const double self_shift = kSelfPullShift * margin_;
     for (size_t k = 1; k < state.q.size(); ++k) {
       if (!ls.free(k) || !(MinOf(state.clearances[k]) < buffer)) continue;
+      const std::vector<double> pulled = LinkClearances(robot_, scene_, state.q[k], self_shift);
       Eigen::MatrixXd gradient;
-      if (ls.wants_gradients()) gradient = LinkClearanceGradients(robot_, scene_, state.q[k]);
-      for (size_t l = 0; l < state.clearances[k].size(); ++l) {
-        const double d = state.clearances[k][l];
+      if (ls.wants_gradients()) {
+        gradient = LinkClearanceGradients(robot_, scene_, state.q[k], self_shift);
+      }
+      for (size_t l = 0; l < pulled.size(); ++l) {
+        const double d = pulled[l];
         if (!(d < buffer)) continue;
         const int row = ls.Add(w * (d - buffer));
         if (ls.wants_gradients()) ls.AddGradient(row, k, w * gradient.row(l).transpose());

@@ -323,6 +323,7 @@ bool RobotTracker::Step(const Path& path, double t0, double t1, int depth, Robot
     internal::PullToPosture(q_, posture_, interval / robot_->spacing(), preferred);
     if (internal::ChecksClearance(*robot_, scene_)) {
       internal::PullFromObstacles(*robot_, scene_, q_, kClearanceBuffer * options_.safety_margin,
+                                  internal::kSelfPullShift * options_.safety_margin,
                                   interval / robot_->spacing(), preferred);
     }
     sites = robot_->SitesFromAngles(

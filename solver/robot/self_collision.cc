@@ -129,9 +129,9 @@ std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
 }
 
 void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const LinkCapsules& links,
-                           std::vector<double>& clearances) {
+                           std::vector<double>& clearances, double shift) {
   for (const auto& [a, b] : matrix.checked()) {
-    const double clearance = LinkPairClearance(links, a, b);
+    const double clearance = LinkPairClearance(links, a, b) + shift;
     clearances[a] = std::min(clearances[a], clearance);
     clearances[b] = std::min(clearances[b], clearance);
   }

@@ -78,8 +78,8 @@ std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
                                            const LinkCapsules& links, double bound);
 
 // Lowers clearances[k] of each link k to its least clearance against the links it is checked
-// against.
+// against, plus `shift` (m; motion.h's soft pulls shift them, nothing that decides a status does).
 void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const LinkCapsules& links,
-                           std::vector<double>& clearances);
+                           std::vector<double>& clearances, double shift = 0.0);
 
 }  // namespace ikd::robot
