@@ -216,24 +216,37 @@ struct Tally {
   }
 };
 
-std::string Targets(const Tally& t) {
-  std::string failed;
-  char part[96];
-  auto fail = [&](bool bad, const char* format, double value) {
+// The targets a run missed, one phrase each: "MET", or "NOT MET (...)".
+class Verdict {
+ public:
+  void Fail(bool bad, const char* format, double value) {
     if (!bad) return;
+    char part[96];
     std::snprintf(part, sizeof part, format, value);
-    failed += failed.empty() ? part : std::string(", ") + part;
-  };
-  fail(t.collided > 0, "%.0f collided", t.collided);
-  fail(t.any_limit > 0, "%.0f with limit violations", t.any_limit);
-  fail(t.jumped > 0, "%.0f jumping at the start", t.jumped);
-  fail(t.max_hand > 1e-6, "hand %.2g m", t.max_hand);
-  fail(t.max_limb > 1e-9, "limbs %.2g", t.max_limb);
+    failed_ += failed_.empty() ? part : std::string(", ") + part;
+  }
+  // Collisions, a jump at the start, hand and limb errors: every table's targets.
+  void FailCommon(const Tally& t) {
+    Fail(t.collided > 0, "%.0f collided", t.collided);
+    Fail(t.jumped > 0, "%.0f jumping at the start", t.jumped);
+    Fail(t.max_hand > 1e-6, "hand %.2g m", t.max_hand);
+    Fail(t.max_limb > 1e-9, "limbs %.2g", t.max_limb);
+  }
+  std::string Say() const { return failed_.empty() ? "MET" : "NOT MET (" + failed_ + ")"; }
+
+ private:
+  std::string failed_;
+};
+
+std::string Targets(const Tally& t) {
+  Verdict v;
+  v.FailCommon(t);
+  v.Fail(t.any_limit > 0, "%.0f with limit violations", t.any_limit);
   const double speed_max = Percentile(t.speed, 1.0), speed_median = Percentile(t.speed, 0.5);
-  fail(speed_max > 2.0, "speed ratio max %.3g", speed_max);
-  fail(speed_median > 1.2, "speed ratio median %.3g", speed_median);
-  fail(Percentile(t.accel, 1.0) > 3.0, "acceleration ratio max %.3g", Percentile(t.accel, 1.0));
-  return failed.empty() ? "MET" : "NOT MET (" + failed + ")";
+  v.Fail(speed_max > 2.0, "speed ratio max %.3g", speed_max);
+  v.Fail(speed_median > 1.2, "speed ratio median %.3g", speed_median);
+  v.Fail(Percentile(t.accel, 1.0) > 3.0, "acceleration ratio max %.3g", Percentile(t.accel, 1.0));
+  return v.Say();
 }
 
 void PrintRow(const char* kind, const char* solver, const Tally& t) {
@@ -415,21 +428,12 @@ void PrintReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solv
 
 // Without declared limits: judged in the world, on how fast each limb turns.
 std::string UnlimitedTargets(const Tally& t) {
-  std::string failed;
-  char part[96];
-  auto fail = [&](bool bad, const char* format, double value) {
-    if (!bad) return;
-    std::snprintf(part, sizeof part, format, value);
-    failed += failed.empty() ? part : std::string(", ") + part;
-  };
-  fail(t.collided > 0, "%.0f collided", t.collided);
-  fail(t.jumped > 0, "%.0f jumping at the start", t.jumped);
-  fail(t.max_hand > 1e-6, "hand %.2g m", t.max_hand);
-  fail(t.max_limb > 1e-9, "limbs %.2g", t.max_limb);
+  Verdict v;
+  v.FailCommon(t);
   const double turn_max = Percentile(t.limb_turn, 1.0), turn_median = Percentile(t.limb_turn, 0.5);
-  fail(turn_max > 2.0, "limb turn ratio max %.3g", turn_max);
-  fail(turn_median > 1.2, "limb turn ratio median %.3g", turn_median);
-  return failed.empty() ? "MET" : "NOT MET (" + failed + ")";
+  v.Fail(turn_max > 2.0, "limb turn ratio max %.3g", turn_max);
+  v.Fail(turn_median > 1.2, "limb turn ratio median %.3g", turn_median);
+  return v.Say();
 }
 
 void PrintUnlimitedReport(const std::vector<Kind>& kinds, const std::vector<Solver>& solvers,
