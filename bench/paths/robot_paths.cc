@@ -173,7 +173,12 @@ void PrintTables(const std::vector<RobotKind>& kinds, int count,
       "Columns (the checker's figures, bench/paths/robot_checker.cc, but for usable, REACHED and "
       "the time):\n\n"
       "- kind: the arm, the target (-position: TCP position only; -pose: full TCP pose) and "
-      "-obstacles (spheres in the scene).\n"
+      "-obstacles (spheres in the scene) or -blocking (a witness that changes its posture in its "
+      "first 0.8 s, a move of 0.6-1.2 rad per joint a least-motion solve has no reason to copy; "
+      "then up to 6 spheres placed one by one on the plain per-sample solve's links or its "
+      "motion between samples, given the spheres so far, as large as the witness's 0.03 m gap "
+      "allows, until that solve collides; not the UR5's full pose, whose plain solve follows "
+      "the witness's own branch).\n"
       "- solver: plain = RobotTracker::Solve per sample from the previous answer (its statuses "
       "and summary from SummarizeRobotPath); PlanRobotPath = robot_path.h; both with "
       "RobotIkOptions defaults.\n"
@@ -227,7 +232,13 @@ void PrintTables(const std::vector<RobotKind>& kinds, int count,
                 "%.3f; %.1f witness draws per scenario",
                 RobotKindName(kinds[i]).c_str(), Percentile(k.speed, 0.5), Percentile(k.accel, 0.5),
                 Percentile(k.tcp_speed, 0.5), Percentile(k.sigma, 0.5), double(k.draws) / k.scenarios);
-    if (k.obstacles > 0) {
+    if (kinds[i].blocking) {
+      std::printf(
+          "; %.1f obstacles, %.1f of them on the plain solve's motion when placed; the "
+          "plain per-sample solve among them collides in %d of %d",
+          double(k.obstacles) / k.scenarios, double(k.near_plain) / k.scenarios, k.plain_collides,
+          k.scenarios);
+    } else if (k.obstacles > 0) {
       std::printf("; %.1f obstacles, %.1f of them in the plain free-space path's way, which "
                   "collides in %d of %d",
                   double(k.obstacles) / k.scenarios, double(k.near_plain) / k.scenarios,

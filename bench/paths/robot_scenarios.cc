@@ -130,8 +130,12 @@ std::unique_ptr<RobotArm> LoadArm(ArmId id) {
   return arm;
 }
 
-// One joint of the witness: centre + sum_m amplitude_m sin(2 pi m t / T + phase_m), sampled.
-Eigen::VectorXd DrawJointMotion(std::mt19937_64& rng, const RobotCheckJoint& joint) {
+// One joint of the witness: centre + sum_m amplitude_m sin(2 pi m t / T + phase_m), sampled;
+// `ramp` (-blocking kinds) adds a move of 0.6-1.2 rad either way over the first kRampTime,
+// smoothstep-shaped: the witness's arm changes its posture early, which a least-motion solve
+// from the same start has no reason to copy, so the two part ways.
+Eigen::VectorXd DrawJointMotion(std::mt19937_64& rng, const RobotCheckJoint& joint, bool ramp) {
+  constexpr double kRampTime = 0.8;            // s
   const double scale = Range(rng, 0.15, 0.6);  // rad
   std::array<double, 3> amplitude{}, phase{};
   for (int m = 0; m < 3; ++m) {
@@ -142,6 +146,13 @@ Eigen::VectorXd DrawJointMotion(std::mt19937_64& rng, const RobotCheckJoint& joi
   for (int k = 0; k < kSamples; ++k) {
     f[k] = 0.0;
     for (int m = 0; m < 3; ++m) f[k] += amplitude[m] * std::sin(2 * kPi * (m + 1) * k * kDt / kPeriod + phase[m]);
+  }
+  if (ramp) {
+    const double move = Range(rng, 0.6, 1.2) * (Uniform(rng) < 0.5 ? -1.0 : 1.0);
+    for (int k = 0; k < kSamples; ++k) {
+      const double x = std::min(1.0, k * kDt / kRampTime);
+      f[k] += move * x * x * (3.0 - 2.0 * x);
+    }
   }
   // At most kRateShare of the declared rates (finite differences, as the checker's).
   const Eigen::VectorXd v = (f.tail(kSamples - 1) - f.head(kSamples - 1)) / kDt;
@@ -160,9 +171,10 @@ Eigen::VectorXd DrawJointMotion(std::mt19937_64& rng, const RobotCheckJoint& joi
 
 // A witness, or none when it comes near a singularity or below the base.
 std::optional<Eigen::MatrixXd> DrawWitness(std::mt19937_64& rng, const RobotCheckModel& model,
-                                           double& min_sigma) {
+                                           bool ramp, double& min_sigma) {
   Eigen::MatrixXd q(kSamples, model.num_joints());
-  for (int j = 0; j < model.num_joints(); ++j) q.col(j) = DrawJointMotion(rng, model.joints[j]);
+  for (int j = 0; j < model.num_joints(); ++j)
+    q.col(j) = DrawJointMotion(rng, model.joints[j], ramp);
   min_sigma = kInf;
   for (int k = 0; k < kSamples; ++k) {
     const Eigen::VectorXd qk = q.row(k).transpose();
@@ -192,7 +204,7 @@ Eigen::Vector3d RandomDirection(std::mt19937_64& rng) {
 }
 
 Eigen::Vector3d PointOnLinks(std::mt19937_64& rng, const std::vector<RobotKinematics>& path) {
-  const RobotKinematics& fk = path[Count(rng, 0, kSamples - 1)];
+  const RobotKinematics& fk = path[Count(rng, 0, static_cast<int>(path.size()) - 1)];
   const int k = Count(rng, 0, static_cast<int>(fk.origins.size()) - 2);
   return fk.origins[k] + Uniform(rng) * (fk.origins[k + 1] - fk.origins[k]);
 }
@@ -289,6 +301,11 @@ const std::vector<RobotKind>& RobotKinds() {
         for (bool pose : {false, true}) all.push_back({arm, pose, obstacles});
       }
     }
+    for (ArmId arm : kArms) {
+      for (bool pose : {false, true}) {
+        if (arm != ArmId::kUr5 || !pose) all.push_back({arm, pose, true, true});
+      }
+    }
     return all;
   }();
   return kinds;
@@ -296,7 +313,10 @@ const std::vector<RobotKind>& RobotKinds() {
 
 std::string RobotKindName(const RobotKind& kind) {
   const char* arm = kind.arm == ArmId::kUr5 ? "ur5" : kind.arm == ArmId::kPanda ? "panda" : "iiwa14";
-  return std::string(arm) + (kind.pose ? "-pose" : "-position") + (kind.obstacles ? "-obstacles" : "");
+  return std::string(arm) + (kind.pose ? "-pose" : "-position") +
+         (kind.blocking    ? "-blocking"
+          : kind.obstacles ? "-obstacles"
+                           : "");
 }
 
 std::optional<RobotKind> ParseRobotKind(std::string_view name) {
@@ -335,16 +355,80 @@ RobotScenario EmptyRobotScenario(const RobotKind& kind, int index) {
   return s;
 }
 
+namespace {
+
+planning::Scene SceneOf(const std::vector<CheckCapsule>& spheres) {
+  std::vector<planning::Obstacle> obstacles;
+  for (const CheckCapsule& o : spheres) {
+    std::string id = "o";  // (not "o" + to_string: GCC 12 warns falsely, -Wrestrict)
+    id += std::to_string(obstacles.size());
+    obstacles.push_back({std::move(id), planning::Sphere{o.a, o.radius}});
+  }
+  return Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
+}
+
+// A sphere centred on the plain path's link axes where the witness's links are farthest (best
+// of 64 points), as large as the witness's gap allows (at most 0.08 m): the plain path runs
+// through it. None where no point leaves room for a 0.015 m sphere.
+std::optional<CheckCapsule> OnPlain(std::mt19937_64& rng, const RobotCheckModel& model,
+                                    const std::vector<RobotKinematics>& witness,
+                                    const std::vector<RobotKinematics>& plain) {
+  CheckCapsule best;
+  double room = -kInf;
+  for (int n = 0; n < 64; ++n) {
+    const Eigen::Vector3d x = PointOnLinks(rng, plain);
+    const double gap = WitnessGap(model, witness, {x, x, 0.0}) - kWitnessGap;
+    if (gap > room) room = gap, best = {x, x, std::min(gap, 0.08)};
+  }
+  if (room < 0.015) return std::nullopt;
+  return best;
+}
+
+// -blocking kinds: up to kMaxBlocking spheres, each on the plain per-sample solve's links
+// (given the spheres so far: OnPlain, else NearPlain), until that solve collides;
+// s.plain_collides says whether it does in the end.
+void PlaceBlocking(std::mt19937_64& rng, const std::string& name, RobotScenario& s,
+                   const std::vector<RobotKinematics>& witness) {
+  constexpr int kMaxBlocking = 6;
+  for (int i = 0; i <= kMaxBlocking; ++i) {
+    s.scene = SceneOf(s.model.obstacles);
+    const Eigen::MatrixXd plain_q = JointRows(PlainSolve(*s.arm->robot, &s.scene, s.targets, s.q0));
+    s.plain_collides = CheckRobotPath(s.model, plain_q, s.request, kDt).collided;
+    if (s.plain_collides || i == kMaxBlocking) return;
+    const std::vector<RobotKinematics> plain = PathKinematics(s.model, plain_q);
+    // Its motion between samples too (the servo's linear joint motion): where it jumps between
+    // branches it sweeps far from the witness.
+    std::vector<RobotKinematics> swept;
+    for (Eigen::Index k = 1; k < plain_q.rows(); ++k) {
+      for (int sub = 0; sub < 8; ++sub) {
+        const Eigen::VectorXd q =
+            (plain_q.row(k - 1) + (sub / 8.0) * (plain_q.row(k) - plain_q.row(k - 1))).transpose();
+        swept.push_back(ForwardKinematics(s.model, q));
+      }
+    }
+    std::optional<CheckCapsule> o = OnPlain(rng, s.model, witness, swept);
+    for (int attempt = 0; attempt < 10 && !o; ++attempt)
+      o = NearPlain(rng, s.model, witness, plain);
+    for (int attempt = 0; attempt < 500 && !o; ++attempt) o = NearWitness(rng, s.model, witness);
+    if (!o) Die(name + ": no room for an obstacle beside the witness");
+    s.model.obstacles.push_back(*o);
+    s.obstacles_near_plain += WitnessGap(s.model, swept, *o) < 0.0;
+  }
+}
+
+}  // namespace
+
 RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed) {
   const std::string name = RobotKindName(kind) + " #" + std::to_string(index);
-  const uint64_t code = 0x100 + 4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
+  const uint64_t code =
+      0x100 + 0x10 * kind.blocking + 4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
   std::mt19937_64 rng(Mix(Mix(seed) ^ (code << 32) ^ uint64_t(index)));
   RobotScenario s = EmptyRobotScenario(kind, index);
   const RobotArm& arm = *s.arm;
   std::optional<Eigen::MatrixXd> witness;
   while (!witness) {
     if (++s.draws > kMaxDraws) Die(name + ": no witness clear of singularities in " + std::to_string(kMaxDraws) + " draws");
-    witness = DrawWitness(rng, s.model, s.witness_min_sigma);
+    witness = DrawWitness(rng, s.model, kind.blocking, s.witness_min_sigma);
   }
   s.witness_q = *std::move(witness);
   s.q0 = s.witness_q.row(0).transpose();
@@ -358,11 +442,12 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
                                   : Unwrap(robot::ToolTarget::Position(wfk[k].tool.p), "ToolTarget::Position"));
   }
   s.witness = WeightedRates(s.model, s.witness_q, kDt);
-  if (kind.obstacles) {
+  if (kind.blocking) {
+    PlaceBlocking(rng, name, s, wfk);
+  } else if (kind.obstacles) {
     const Eigen::MatrixXd plain_q = JointRows(PlainSolve(*arm.robot, nullptr, s.targets, s.q0));
     const std::vector<RobotKinematics> plain = PathKinematics(s.model, plain_q);
     const int count = Count(rng, 3, 6);
-    std::vector<planning::Obstacle> obstacles;
     for (int i = 0; i < count; ++i) {
       std::optional<CheckCapsule> o;
       for (int attempt = 0; attempt < 10 && !o; ++attempt) o = NearPlain(rng, s.model, wfk, plain);
@@ -370,11 +455,8 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
       if (!o) Die(name + ": no room for an obstacle beside the witness");
       s.model.obstacles.push_back(*o);
       s.obstacles_near_plain += WitnessGap(s.model, plain, *o) < 0.0;  // the plain path hits it
-      std::string id = "o";  // (not "o" + to_string: GCC 12 warns falsely, -Wrestrict)
-      id += std::to_string(i);
-      obstacles.push_back({std::move(id), planning::Sphere{o->a, o->radius}});
     }
-    s.scene = Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
+    s.scene = SceneOf(s.model.obstacles);
     s.plain_collides = CheckRobotPath(s.model, plain_q, s.request, kDt).collided;
   }
   // Generator and checker against each other.

@@ -57,8 +57,13 @@ struct RobotKind {
   ArmId arm;
   bool pose;       // full TCP pose targets, else TCP position only
   bool obstacles;  // spheres beside the witness
+  // With obstacles: placed one by one where the plain per-sample solve, given the scene so
+  // far, still goes, until it collides (-blocking kinds).
+  bool blocking = false;
 };
-// ur5-position, ur5-pose, panda-..., iiwa14-..., then the same with -obstacles.
+// ur5-position, ur5-pose, panda-..., iiwa14-..., then the same with -obstacles, then the
+// -blocking kinds of the arms and targets whose plain solve has room to leave the witness (all
+// but the UR5's full pose, whose plain solve follows the witness's own branch).
 const std::vector<RobotKind>& RobotKinds();
 std::string RobotKindName(const RobotKind& kind);
 std::optional<RobotKind> ParseRobotKind(std::string_view name);
