@@ -228,13 +228,19 @@ Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q
   return sites;
 }
 
+int MotionSubsteps(double largest_joint_move) {
+  const double steps = std::ceil(largest_joint_move / kMotionJointStep);
+  return static_cast<int>(std::clamp(steps, double(kMotionSubsteps), double(kMaxMotionSubsteps)));
+}
+
 MotionMeasures MeasureMotions(const Eigen::MatrixXd& q, const std::vector<bool>& clear,
                               const std::function<double(const Eigen::VectorXd&)>& clearance) {
   MotionMeasures m;
   for (int s = 1; s < q.rows(); ++s) {
     bool touched = false;
-    for (int i = 1; i < kMotionSubsteps; ++i) {
-      const double f = static_cast<double>(i) / kMotionSubsteps;
+    const int substeps = MotionSubsteps((q.row(s) - q.row(s - 1)).cwiseAbs().maxCoeff());
+    for (int i = 1; i < substeps; ++i) {
+      const double f = static_cast<double>(i) / substeps;
       const double c = clearance(((1.0 - f) * q.row(s - 1) + f * q.row(s)).transpose());
       m.min_clearance = std::min(m.min_clearance, c);
       touched = touched || c < 0.0;

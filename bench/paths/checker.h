@@ -53,7 +53,7 @@ std::vector<double> JointAngles(const CheckModel& model, const Eigen::Matrix3Xd&
 // kinematics: planar headings summed; spatial frames parallel-transported limb by limb.
 Eigen::Matrix3Xd SitesOfAngles(const CheckModel& model, const Eigen::VectorXd& q);
 // The motions between consecutive rows of q (joint values, interpolated linearly), each
-// subdivided kMotionSubsteps times and measured by `clearance` of a configuration: how many
+// subdivided MotionSubsteps times and measured by `clearance` of a configuration: how many
 // touch while both their ends are `clear`, whether any touches, the least clearance on the way.
 struct MotionMeasures {
   int collisions = 0;
@@ -82,7 +82,7 @@ double Percentile(std::vector<double> v, double p);
 struct PathMeasures {
   bool collided = false;           // some clearance < 0 (obstacle or self), at or between samples
   // Motions between two samples that touch while both ends are clear (the angles interpolated
-  // linearly, kMotionSubsteps sub-steps, the checker's own forward kinematics).
+  // linearly, MotionSubsteps sub-steps, the checker's own forward kinematics).
   int motion_collisions = 0;
   double min_motion_clearance = 0.0;  // m, over the sub-steps (+inf: nothing to collide with)
   int margin_samples = 0;          // samples with a clearance < the safety margin
@@ -105,7 +105,14 @@ struct PathMeasures {
 };
 
 constexpr double kPositionSlack = 1e-6;  // rad: far below any servo's resolution
-constexpr int kMotionSubsteps = 64;      // per motion between samples
+// Sub-steps per motion between samples: at least kMotionSubsteps, and as many as keep every
+// joint's sub-step within kMotionJointStep (a point 1 m from a joint's axis moves 1 mm; the
+// library's swept bound settles within a quarter of the clearance, so a tracker's jump of a
+// radian needs more than 64), at most kMaxMotionSubsteps.
+constexpr int kMotionSubsteps = 64;
+constexpr double kMotionJointStep = 1e-3;  // rad
+constexpr int kMaxMotionSubsteps = 8192;
+int MotionSubsteps(double largest_joint_move);
 constexpr double kRateSlack = 1e-6;      // relative
 
 // Measures a joint path: sites per sample (spaced `dt`), against the requested hand positions.

@@ -95,7 +95,7 @@ struct ToolRequest {
 RateMaxima WeightedRates(const RobotCheckModel& model, const Eigen::MatrixXd& q, double dt);
 
 struct RobotPathMeasures {
-  bool collided = false;  // at a sample or between two (kMotionSubsteps sub-steps, checker.h)
+  bool collided = false;  // at a sample or between two (MotionSubsteps sub-steps, checker.h)
   // Motions between two samples that touch while both ends are clear (joints interpolated
   // linearly, the checker's own forward kinematics).
   int motion_collisions = 0;
