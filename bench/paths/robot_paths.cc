@@ -45,7 +45,7 @@ void CompareWithLibrary(const RobotScenario& s, const std::vector<ToolRequest>& 
     Disagree(run, "max rotation error", m.max_rotation_error, lib.max_rotation_error);
   }
   if (const double least = std::min(m.min_clearance, m.min_motion_clearance);
-      !ClearanceAgrees(least, lib.min_clearance, m.velocity_violations > 0)) {
+      !ClearanceAgrees(least, lib.min_clearance)) {
     Disagree(run, "min clearance (motions included)", least, lib.min_clearance);
   }
   if (m.collided && lib.in_collision == 0) Disagree(run, "collided, no IN_COLLISION sample", m.min_clearance, 0);
