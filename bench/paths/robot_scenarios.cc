@@ -306,6 +306,14 @@ const std::vector<RobotKind>& RobotKinds() {
         if (arm != ArmId::kUr5 || !pose) all.push_back({arm, pose, true, true});
       }
     }
+    for (RobotKind::Self self : {RobotKind::Self::kNearBase, RobotKind::Self::kFolded}) {
+      for (ArmId arm : kArms) {
+        // The iiwa14's links three joints apart never came within kFoldedGap of each other in
+        // 5000 witness draws clear of itself by the margin.
+        if (self == RobotKind::Self::kFolded && arm == ArmId::kIiwa14) continue;
+        all.push_back({arm, false, false, false, self});
+      }
+    }
     return all;
   }();
   return kinds;
@@ -314,9 +322,11 @@ const std::vector<RobotKind>& RobotKinds() {
 std::string RobotKindName(const RobotKind& kind) {
   const char* arm = kind.arm == ArmId::kUr5 ? "ur5" : kind.arm == ArmId::kPanda ? "panda" : "iiwa14";
   return std::string(arm) + (kind.pose ? "-pose" : "-position") +
-         (kind.blocking    ? "-blocking"
-          : kind.obstacles ? "-obstacles"
-                           : "");
+         (kind.self == RobotKind::Self::kNearBase ? "-near-base"
+          : kind.self == RobotKind::Self::kFolded ? "-folded"
+          : kind.blocking                         ? "-blocking"
+          : kind.obstacles                        ? "-obstacles"
+                                                  : "");
 }
 
 std::optional<RobotKind> ParseRobotKind(std::string_view name) {
@@ -418,10 +428,28 @@ void PlaceBlocking(std::mt19937_64& rng, const std::string& name, RobotScenario&
 
 }  // namespace
 
+// Whether a witness does what its -near-base or -folded kind asks (always for other kinds).
+bool ComesCloseToItself(const RobotCheckModel& model, RobotKind::Self self,
+                        const Eigen::MatrixXd& q) {
+  if (self == RobotKind::Self::kNone) return true;
+  RobotCheckModel distant = model;  // -folded: the pairs at least three joints apart
+  std::erase_if(distant.self_pairs, [](const auto& p) { return p.second - p.first < 3; });
+  for (Eigen::Index k = 0; k < q.rows(); ++k) {
+    const RobotKinematics fk = ForwardKinematics(model, q.row(k).transpose());
+    if (self == RobotKind::Self::kNearBase) {
+      const Eigen::Vector3d p = model.X_WB.R.transpose() * (fk.tool.p - model.X_WB.p);
+      if (p.head<2>().norm() < kNearBase) return true;
+    } else if (RobotSelfClearance(distant, fk) < kFoldedGap) {
+      return true;
+    }
+  }
+  return false;
+}
+
 RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed) {
   const std::string name = RobotKindName(kind) + " #" + std::to_string(index);
-  const uint64_t code =
-      0x100 + 0x10 * kind.blocking + 4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
+  const uint64_t code = 0x100 + 0x40 * uint64_t(kind.self) + 0x10 * kind.blocking +
+                        4 * uint64_t(kind.arm) + 2 * kind.pose + kind.obstacles;
   std::mt19937_64 rng(Mix(Mix(seed) ^ (code << 32) ^ uint64_t(index)));
   RobotScenario s = EmptyRobotScenario(kind, index);
   const RobotArm& arm = *s.arm;
@@ -429,6 +457,7 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
   while (!witness) {
     if (++s.draws > kMaxDraws) Die(name + ": no witness clear of singularities in " + std::to_string(kMaxDraws) + " draws");
     witness = DrawWitness(rng, s.model, kind.blocking, s.witness_min_sigma);
+    if (witness && !ComesCloseToItself(s.model, kind.self, *witness)) witness.reset();
   }
   s.witness_q = *std::move(witness);
   s.q0 = s.witness_q.row(0).transpose();

@@ -60,10 +60,18 @@ struct RobotKind {
   // With obstacles: placed one by one where the plain per-sample solve, given the scene so
   // far, still goes, until it collides (-blocking kinds).
   bool blocking = false;
+  // Position targets whose witness comes close to the arm itself, where a solve that folds the
+  // arm differently may run into itself: -near-base (the TCP passes within kNearBase of the
+  // base's vertical axis), -folded (two links at least three joints apart come within
+  // kFoldedGap of each other, as a wrist folded toward the upper arm).
+  enum class Self { kNone, kNearBase, kFolded } self = Self::kNone;
 };
+inline constexpr double kNearBase = 0.2;    // m, horizontal distance of the TCP from the base axis
+inline constexpr double kFoldedGap = 0.04;  // m
 // ur5-position, ur5-pose, panda-..., iiwa14-..., then the same with -obstacles, then the
 // -blocking kinds of the arms and targets whose plain solve has room to leave the witness (all
-// but the UR5's full pose, whose plain solve follows the witness's own branch).
+// but the UR5's full pose, whose plain solve follows the witness's own branch), then every
+// arm's -near-base and the UR5's and Panda's -folded position kinds.
 const std::vector<RobotKind>& RobotKinds();
 std::string RobotKindName(const RobotKind& kind);
 std::optional<RobotKind> ParseRobotKind(std::string_view name);
