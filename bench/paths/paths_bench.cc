@@ -7,6 +7,7 @@
 // plain per-sample solves against PlanRobotPath, and fixed tool circles and lines.
 //
 //   paths_bench [--seed S] [--scenarios N] [--only KIND] [--norobots] [--nochains] [--nounlimited]
+//   [--nodeclared]
 //   [--dump FILE]
 #include <algorithm>
 #include <chrono>
@@ -38,6 +39,9 @@ ABSL_FLAG(std::string, only, "",
           "robot kind (ur5|panda|iiwa14-position|pose[-obstacles]) or fixed-paths");
 ABSL_FLAG(bool, chains, true, "run the chain-arm kinds");
 ABSL_FLAG(bool, robots, true, "run the industrial-arm kinds and the fixed-path table");
+ABSL_FLAG(bool, declared, true,
+          "with the chain kinds: run them with the declared rate limits (--nodeclared with "
+          "--unlimited: only without)");
 ABSL_FLAG(bool, unlimited, true,
           "with the chain kinds: run them again with no rate limit declared, judged on how fast "
           "each limb turns in the world against the witness");
@@ -555,14 +559,17 @@ int main(int argc, char** argv) {
   }
   if (!kinds.empty()) {
     Report report, unlimited;
-    for (Kind kind : kinds) RunKind(kind, count, seed, solvers, false, dump, report);
+    const bool run_declared = absl::GetFlag(FLAGS_declared);
     const bool run_unlimited = absl::GetFlag(FLAGS_unlimited);
+    if (run_declared) {
+      for (Kind kind : kinds) RunKind(kind, count, seed, solvers, false, dump, report);
+    }
     if (run_unlimited) {
       for (Kind kind : kinds) RunKind(kind, count, seed, solvers, true, dump, unlimited);
     }
     if (dump) std::fclose(dump);
     PrintLegend(seed, count);
-    PrintReport(kinds, solvers, report);
+    if (run_declared) PrintReport(kinds, solvers, report);
     if (run_unlimited) PrintUnlimitedReport(kinds, solvers, unlimited);
   }
   RobotDump robot_dump = RobotDump::Open(robot_kinds.empty() && !fixed_paths ? "" : dump_path);

@@ -185,7 +185,7 @@ LimbTurnSpeeds LimbTurnSpeedsOf(const std::vector<IkResult>& steps) {
 }
 
 bool Hurried(const Arm& arm, const PathResult& path) {
-  if (DeclaresEveryVelocityLimit(arm) || path.summary.reached < path.summary.samples) return false;
+  if (DeclaresEveryVelocityLimit(arm)) return false;
   const LimbTurnSpeeds speeds = LimbTurnSpeedsOf(path.steps);
   return speeds.peak > kHurriedFactor * speeds.rms;
 }
@@ -357,8 +357,9 @@ absl::StatusOr<PathResult> PlanPath(const Arm& arm, const planning::Scene* scene
     if (Failures(*tracked[start]) > 0) continue;
     auto other = Optimized(arm, scene, options, *projector, *tracked[start], start, stop);
     if (!other.ok()) return other;
-    if (other->summary.reached >= result->summary.reached &&
-        LimbTurnSpeedsOf(other->steps).peak < LimbTurnSpeedsOf(result->steps).peak) {
+    if (other->summary.reached > result->summary.reached ||
+        (other->summary.reached == result->summary.reached &&
+         LimbTurnSpeedsOf(other->steps).peak < LimbTurnSpeedsOf(result->steps).peak)) {
       result = std::move(other);
     }
   }
