@@ -10,9 +10,10 @@
 #include <numbers>
 #include <random>
 
-#include "paths_util.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/seed_atlas.h"
+#include "paths_util.h"
+#include "scenarios.h"  // SceneOf
 
 namespace ikd::bench::paths {
 namespace {
@@ -366,16 +367,6 @@ RobotScenario EmptyRobotScenario(const RobotKind& kind, int index) {
 }
 
 namespace {
-
-planning::Scene SceneOf(const std::vector<CheckCapsule>& spheres) {
-  std::vector<planning::Obstacle> obstacles;
-  for (const CheckCapsule& o : spheres) {
-    std::string id = "o";  // (not "o" + to_string: GCC 12 warns falsely, -Wrestrict)
-    id += std::to_string(obstacles.size());
-    obstacles.push_back({std::move(id), planning::Sphere{o.a, o.radius}});
-  }
-  return Unwrap(planning::Scene::Create(std::move(obstacles)), "Scene::Create");
-}
 
 // A sphere centred on the plain path's link axes where the witness's links are farthest (best
 // of 64 points), as large as the witness's gap allows (at most 0.08 m): the plain path runs

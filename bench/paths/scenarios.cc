@@ -245,19 +245,6 @@ std::optional<Placement> PlaceObstacles(std::mt19937_64& rng, const CheckModel& 
   return placement;
 }
 
-planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles) {
-  std::vector<planning::Obstacle> scene;
-  for (const CheckCapsule& o : obstacles) {
-    const std::string id = "o" + std::to_string(scene.size());
-    if (o.a == o.b) {
-      scene.push_back({id, planning::Sphere{o.a, o.radius}});
-    } else {
-      scene.push_back({id, planning::Capsule{o.a, o.b, o.radius}});
-    }
-  }
-  return Unwrap(planning::Scene::Create(std::move(scene)), "Scene::Create");
-}
-
 // The hand path: linear through the witness's hand at every sample time, so that the samples
 // are the waypoints.
 ik::Trajectory HandPath(const std::vector<Eigen::Vector3d>& hand) {
@@ -401,6 +388,20 @@ Scenario WithoutRateLimits(Scenario s) {
   s.arm = Unwrap(ik::Arm::Create(spec), "Arm::Create");
   s.model.max_velocity = s.model.max_acceleration = std::numeric_limits<double>::infinity();
   return s;
+}
+
+planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles) {
+  std::vector<planning::Obstacle> scene;
+  for (const CheckCapsule& o : obstacles) {
+    std::string id = "o";  // (not "o" + to_string: GCC 12 warns falsely, -Wrestrict)
+    id += std::to_string(scene.size());
+    if (o.a == o.b) {
+      scene.push_back({std::move(id), planning::Sphere{o.a, o.radius}});
+    } else {
+      scene.push_back({std::move(id), planning::Capsule{o.a, o.b, o.radius}});
+    }
+  }
+  return Unwrap(planning::Scene::Create(std::move(scene)), "Scene::Create");
 }
 
 }  // namespace ikd::bench::paths

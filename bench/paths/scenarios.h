@@ -52,6 +52,9 @@ struct Scenario {
 // --only say.
 Scenario MakeScenario(Kind kind, int index, uint64_t seed);
 
+// The scene of the checker's obstacles: a sphere where a == b, else a capsule, named o0, o1, ...
+planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles);
+
 // The same scenario with no rate limit declared (the arm's and the checker's): a controller that
 // sends none still expects the arm to move no faster than its hand path needs.
 Scenario WithoutRateLimits(Scenario s);
