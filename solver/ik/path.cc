@@ -161,33 +161,25 @@ bool DeclaresEveryVelocityLimit(const Arm& arm) {
   return true;
 }
 
-struct LimbTurnSpeeds {
-  double peak = 0.0, rms = 0.0;  // rad/s over limbs and intervals
-};
-LimbTurnSpeeds LimbTurnSpeedsOf(const std::vector<IkResult>& steps) {
-  LimbTurnSpeeds speeds;
-  double sum = 0.0;
-  int count = 0;
+// How fast the limbs turn (rad/s), over limbs and intervals.
+internal::PeakAndRms LimbTurnSpeedsOf(const std::vector<IkResult>& steps) {
+  internal::PeakAndRms speeds;
   for (size_t k = 1; k < steps.size(); ++k) {
     const Eigen::Matrix3Xd& a = steps[k - 1].sites;
     const Eigen::Matrix3Xd& b = steps[k].sites;
     for (Eigen::Index l = 0; l + 1 < a.cols(); ++l) {
       const Eigen::Vector3d before = a.col(l + 1) - a.col(l), after = b.col(l + 1) - b.col(l);
       const double turn = std::atan2(before.cross(after).norm(), before.dot(after));
-      const double speed = turn / (steps[k].time - steps[k - 1].time);
-      speeds.peak = std::max(speeds.peak, speed);
-      sum += speed * speed;
-      ++count;
+      speeds.Add(turn / (steps[k].time - steps[k - 1].time));
     }
   }
-  if (count > 0) speeds.rms = std::sqrt(sum / count);
   return speeds;
 }
 
 bool Hurried(const Arm& arm, const PathResult& path) {
   if (DeclaresEveryVelocityLimit(arm)) return false;
-  const LimbTurnSpeeds speeds = LimbTurnSpeedsOf(path.steps);
-  return speeds.peak > kHurriedFactor * speeds.rms;
+  const internal::PeakAndRms speeds = LimbTurnSpeedsOf(path.steps);
+  return speeds.peak > kHurriedFactor * speeds.rms();
 }
 
 // Whether `other` replaces a hurried `kept`: more samples reached, or as many with a slower

@@ -154,8 +154,8 @@ class PathOptimizer {
   // passing a declared limit.
   absl::Status LowerUndeclaredSpikes(std::vector<IkResult>& steps, const StopCheck& stop,
                                      int& iterations) {
-    const UndeclaredSpeeds before = SpeedsOfUndeclared();
-    const double bound = kSpikeFactor * before.rms;
+    const PeakAndRms before = SpeedsOfUndeclared();
+    const double bound = kSpikeFactor * before.rms();
     if (before.peak <= bound) return absl::OkStatus();
     const double declared = MaxRateRatio();
     Snapshot kept = Take(steps);
@@ -169,23 +169,14 @@ class PathOptimizer {
     return absl::OkStatus();
   }
 
-  // Peak and RMS speed (rad/s) over the joints that declare no velocity limit and the samples.
-  struct UndeclaredSpeeds {
-    double peak = 0.0, rms = 0.0;
-  };
-  UndeclaredSpeeds SpeedsOfUndeclared() const {
-    UndeclaredSpeeds speeds;
-    double sum = 0.0;
-    int count = 0;
+  // The speeds (rad/s) of the joints that declare no velocity limit, over the samples.
+  PeakAndRms SpeedsOfUndeclared() const {
+    PeakAndRms speeds;
     for (int j : undeclared_) {
       for (int k = 0; k + 1 < n_; ++k) {
-        const double v = std::abs(q_(k + 1, j) - q_(k, j)) / (times_[k + 1] - times_[k]);
-        speeds.peak = std::max(speeds.peak, v);
-        sum += v * v;
-        ++count;
+        speeds.Add(std::abs(q_(k + 1, j) - q_(k, j)) / (times_[k + 1] - times_[k]));
       }
     }
-    if (count > 0) speeds.rms = std::sqrt(sum / count);
     return speeds;
   }
 

@@ -2,6 +2,8 @@
 // unwrapping that path.h's rate check and rate_limit.h share.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <Eigen/Core>
@@ -19,6 +21,21 @@ double NearestTurn(double angle, double near);
 
 // Joint angles of every step (rows: samples), each column continuous across +-pi.
 Eigen::MatrixXd UnwrappedAngles(const std::vector<IkResult>& steps);
+
+// The largest and the root-mean-square of speeds added one by one (rad/s; 0 for none): how far
+// a path's fastest motion stands out of its typical one (the guards of arms without declared
+// limits, path.h).
+struct PeakAndRms {
+  double peak = 0.0;
+  double sum_of_squares = 0.0;
+  int count = 0;
+  void Add(double speed) {
+    peak = std::max(peak, speed);
+    sum_of_squares += speed * speed;
+    ++count;
+  }
+  double rms() const { return count > 0 ? std::sqrt(sum_of_squares / count) : 0.0; }
+};
 
 // Spatial bends the optimizer keeps its paths above, and below pi minus it, by default (rad):
 // an azimuth's rate grows as 1 / sin(bend), so a path through a nearly straight or folded-back
