@@ -58,7 +58,7 @@ struct RobotKind {
   bool pose;       // full TCP pose targets, else TCP position only
   bool obstacles;  // spheres beside the witness
   // With obstacles: placed one by one where the plain per-sample solve, given the scene so
-  // far, still goes, until it collides (-blocking kinds).
+  // far, still goes, until it collides, else on another witness, up to 8 (-blocking kinds).
   bool blocking = false;
   // Position targets whose witness comes close to the arm itself, where a solve that folds the
   // arm differently may run into itself: -near-base (the TCP passes within kNearBase of the

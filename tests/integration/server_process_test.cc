@@ -9,12 +9,14 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
-// A trajectory of the demo arm long enough (20001 samples, heavy trials) to be running for
-// seconds: the stream a client can walk away from.
+// A trajectory of the demo arm long enough (90001 samples, heavy trials; the server's limit is
+// 100000) to be running for seconds: the stream a client can walk away from. 20001 samples were
+// planned and streamed in 0.9 s here, inside SIGTERM's 1 s grace: the stream ended OK.
 std::vector<std::string> LongTrajectoryArgs(const std::string& address,
                                             const std::string& timeout) {
-  return {kIkctl, "--server=" + address, "--timeout=" + timeout, "trajectory", "--arm=demo",
-          "--line=1.1,0.3,0:0.6,0.9,0", "--duration=20", "--period=0.001", "--trials=200",
+  return {kIkctl,          "--server=" + address, "--timeout=" + timeout,
+          "trajectory",    "--arm=demo",          "--line=1.1,0.3,0:0.6,0.9,0",
+          "--duration=90", "--period=0.001",      "--trials=200",
           "--explore"};
 }
 

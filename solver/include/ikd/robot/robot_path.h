@@ -54,7 +54,9 @@
 //    directions) ranked by the fastest joint from rung to rung; the best end traced back, the
 //    samples between rungs interpolated and put on their targets, optimized as in step 2 and
 //    kept when better (where the kept path was only above the aim: with every rate within it
-//    and no closer to an obstacle than that path or the margin). The tracker and the
+//    and no closer to an obstacle than that path or the margin). The beam is random: where it
+//    dies out or its path still fails (step 4's rule), it is climbed again with other seeds, up
+//    to 8 climbs in all. The tracker and the
 //    optimizer are local: near a shoulder singularity (the tool close to the base axis) the
 //    least joint motion of each step can wind the arm into a posture where the base has to
 //    spin, which no small change of the path leaves. A 6R arm with a closed form on full-pose
