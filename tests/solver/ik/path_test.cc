@@ -577,6 +577,32 @@ WitnessCase Seed3Bench25() {
           false};
 }
 
+// Seed 12's #12: from the options' seed every start kept 3 samples in collision and 40 over the
+// rates (the best, the joint-space start, swung into a post at 1.46x the velocity limit); the
+// plan from the next seeds gets round (path.h step 4).
+WitnessCase Seed12Bench12() {
+  return {"seed12_planar_obstacles_12",
+          {0.16241761868215318, 0.14942095065617877, 0.180425046017197, 0.13352190282149276,
+           0.12021981210717234},
+          5.1859762272644545,
+          21.200496179205054,
+          {{0.2473572948070577, 0.15837568542194497, 0.046488959636369398},
+           {-0.34577343809444122, 0.33785636925256607, 0.048040987939543325},
+           {-0.040073108034807958, -0.093515200928593528, 0.050295156223887652},
+           {-0.33337079672406345, 0.34950398189266357, 0.049898235185672643}},
+          {{1.1558507069549304, 0.72591615383590546, 0.085168699028910611, 0.078348460445371804,
+            1.0744276703495776, 2.9789943320826446, 3.7264554685668219},
+           {1.5112511054534294, 0.26996442968912548, 0.17902816405493932, 0.023151689655004991,
+            1.5483828070759733, 4.3486127411446347, 1.6989464463324226},
+           {0.88334407376504276, 0.489080845543785, 0.070534860958918061, 0.050522544592022128,
+            4.8105890529807427, 4.0647897667359763, 1.911982414077114},
+           {-0.69845088934217547, 0.053619066358872577, 0.14252317933898631, 0.062655852960333713,
+            0.39588267779436076, 1.2385611453278897, 0.71949334629927086},
+           {2.0365237563599492, 0.052151757983887298, 0.14538581593485012, 0.054360044663287949,
+            0.55688239526012062, 2.4633105224066614, 4.3767821662056843}},
+          true};
+}
+
 void PrintTo(const WitnessCase& c, std::ostream* os) { *os << c.name; }
 
 class WitnessCaseTest : public ::testing::TestWithParam<WitnessCase> {};
@@ -660,7 +686,8 @@ TEST_P(WitnessCaseTest, PlanIsClearAndWithinTheLimitsWhereTheWitnessIs) {
 
 INSTANTIATE_TEST_SUITE_P(BenchScenarios, WitnessCaseTest,
                          ::testing::Values(Bench13(), Bench39(), Bench45(), Seed3Bench29(),
-                                           Seed7Bench23(), Seed2Bench1(), Seed3Bench25()),
+                                           Seed7Bench23(), Seed2Bench1(), Seed3Bench25(),
+                                           Seed12Bench12()),
                          [](const auto& info) { return info.param.name; });
 
 // The test's own measure of how fast the limbs turn: the largest angle between a limb's
@@ -703,7 +730,8 @@ TEST_P(UnhurriedWitnessCaseTest, NoLimbTurnsMuchFasterThanTheWitnesss) {
 
 INSTANTIATE_TEST_SUITE_P(BenchScenarios, UnhurriedWitnessCaseTest,
                          ::testing::Values(Bench13(), Bench39(), Bench45(), Seed3Bench29(),
-                                           Seed7Bench23(), Seed2Bench1(), Seed3Bench25()),
+                                           Seed7Bench23(), Seed2Bench1(), Seed3Bench25(),
+                                           Seed12Bench12()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(PlanPathTest, SameSeedSameBytes) {
