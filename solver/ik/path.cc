@@ -421,8 +421,11 @@ IkOptions ReplanOptions(const IkOptions& options, int replan) {
   return other;
 }
 
+// Only an optimized plan (path.h step 2) is planned again: without the optimizer a path is
+// over its rates nearly always, and no seed changes that.
 bool WorthReplanning(const PathSummary& summary) {
-  return !summary.IsSolutionUsable() && summary.clamped == 0 && summary.limit_blocked == 0;
+  return summary.optimizer_iterations > 0 && !summary.IsSolutionUsable() && summary.clamped == 0 &&
+         summary.limit_blocked == 0;
 }
 
 bool ReachesMore(const PathSummary& other, const PathSummary& kept) {

@@ -64,9 +64,9 @@
 //    angles) against the arm's JointRateLimit; a REACHED sample that passes a limit becomes
 //    VELOCITY_LIMITED or ACCELERATION_LIMITED, and the summary gives the smallest stretch of
 //    the timing at which none would (v scales as 1/s, a as 1/s^2).
-// 4. Every start above follows from the trials' seed and the cost weights: where the plan still
-//    fails samples that another could pass (in collision or over a rate; not clamped nor
-//    limit-blocked), steps 1-3 are run again, up to 4 times until one is usable: replan r from
+// 4. Every start above follows from the trials' seed and the cost weights: where the optimized
+//    plan still fails samples that another could pass (in collision or over a rate; not clamped
+//    nor limit-blocked), steps 1-3 are run again, up to 4 times until one is usable: replan r from
 //    the seed options.seed + r, and on even r with the bending weight raised to 0.1 (a stiffer
 //    arm, held straighter, passes an obstacle on another side). The plan reaching the most
 //    samples, then within the least time scaling, is kept.
