@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "ikd/ik/arm_body.h"
+#include "ikd/planning/attempt_seed.h"
 #include "ikd/planning/path_rates.h"
 #include "ikd/planning/swept_clearance.h"
 #include "path_backward.h"
@@ -33,8 +34,6 @@ constexpr int kJointSpaceStart = kBackwardStart + 1;
 // 1.8 s and 100 in 9.9 s, against 8 / 44 / 164 ms for the driver alone).
 constexpr int kMaxOptimizedAngles = 32;
 
-uint64_t StartSeed(uint64_t seed, int start) { return seed + 0x9E3779B97F4A7C15ull * start; }
-
 using internal::Failed;
 
 int Failures(const std::vector<IkResult>& steps) {
@@ -44,7 +43,7 @@ int Failures(const std::vector<IkResult>& steps) {
 // The options of driver start `start` (0: as given).
 IkOptions StartOptions(const Arm& arm, const IkOptions& options, int start) {
   IkOptions other = options;
-  other.seed = StartSeed(options.seed, start);
+  other.seed = planning::AttemptSeed(options.seed, start);
   if (start > kSeedStarts) {
     other.safety_margin = std::max(options.safety_margin,
                                    kWideMarginReach[start - kSeedStarts - 1] * arm.max_reach());

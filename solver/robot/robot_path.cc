@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ikd/planning/attempt_seed.h"
 #include "ikd/planning/path_rates.h"
 #include "ikd/planning/swept_clearance.h"
 #include "ikd/robot/robot_body.h"
@@ -219,8 +220,6 @@ absl::Status TryBackwardJoin(const Robot& robot, const planning::Scene* scene,
 // first four stayed at 1.3x the velocity limit, the fifth reached 0.6x).
 constexpr int kLadderClimbs = 8;
 
-uint64_t ClimbSeed(uint64_t seed, int climb) { return seed + 0x9E3779B97F4A7C15ull * climb; }
-
 // Step 6 of robot_path.h: the ladder of postures (path_ladder.h) from `best`'s first sample for
 // a redundant arm, else the branch graph (path_branch_graph.h) from q0 for a 6R arm with a
 // closed form on full-pose targets. Where `best` only runs above the aim, their path replaces it
@@ -240,7 +239,7 @@ absl::Status TryLadder(const Robot& robot, const planning::Scene* scene,
   for (int climb = 0; climb < kLadderClimbs; ++climb) {
     if (climb > 0 && (only_above_the_aim || !WorthAnotherStart(best.summary))) break;
     RobotIkOptions climbing = options;
-    climbing.seed = ClimbSeed(options.seed, climb);
+    climbing.seed = planning::AttemptSeed(options.seed, climb);
     absl::StatusOr<std::optional<std::vector<RobotIkResult>>> ladder =
         internal::LadderRobotPath(robot, scene, targets, times, climbing, first, stop);
     if (!ladder.ok()) return ladder.status();
