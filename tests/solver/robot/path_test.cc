@@ -581,12 +581,7 @@ TEST(RobotPathLadder, ABeamThatDiesOutIsClimbedAgain) {
   const ChainSpec spec = presets::Ur5WithBody();
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
-  std::vector<planning::Obstacle> obstacles;
-  for (const Eigen::Vector4d& b : balls) {
-    obstacles.push_back(
-        {"o" + std::to_string(obstacles.size()), planning::Sphere{b.head<3>(), b[3]}});
-  }
-  auto scene = planning::Scene::Create(obstacles);
+  auto scene = BallScene(balls);
   ASSERT_TRUE(scene.ok()) << scene.status();
   std::vector<Eigen::VectorXd> q_witness;
   std::vector<ToolTarget> targets;

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <Eigen/Geometry>
 
+#include "absl/status/statusor.h"
 #include "ikd/planning/scene.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
@@ -106,6 +107,16 @@ struct WitnessScenario {
   }
 };
 
+// The balls (x, y, z, radius) as a scene, named o0, o1, ...
+inline absl::StatusOr<planning::Scene> BallScene(const std::vector<Eigen::Vector4d>& balls) {
+  std::vector<planning::Obstacle> obstacles;
+  for (const Eigen::Vector4d& b : balls) {
+    obstacles.push_back(
+        {"o" + std::to_string(obstacles.size()), planning::Sphere{b.head<3>(), b[3]}});
+  }
+  return planning::Scene::Create(obstacles);
+}
+
 inline WitnessScenario MakeWitnessScenario(const WitnessCase& c) {
   WitnessScenario s;
   s.spec = c.spec;
@@ -116,12 +127,7 @@ inline WitnessScenario MakeWitnessScenario(const WitnessCase& c) {
   auto robot = Robot::Create(s.spec);
   EXPECT_TRUE(robot.ok()) << robot.status();
   if (robot.ok()) s.robot.emplace(*std::move(robot));
-  std::vector<planning::Obstacle> obstacles;
-  for (const Eigen::Vector4d& b : c.balls) {
-    obstacles.push_back(
-        {"o" + std::to_string(obstacles.size()), planning::Sphere{b.head<3>(), b[3]}});
-  }
-  auto scene = planning::Scene::Create(obstacles);
+  auto scene = BallScene(c.balls);
   EXPECT_TRUE(scene.ok()) << scene.status();
   if (scene.ok()) s.scene.emplace(*std::move(scene));
   for (int k = 0; k <= 200; ++k) {
