@@ -55,7 +55,8 @@ ABSL_FLAG(bool, self_collision, false,
           "(robot::ChainSpec::check_self_collision; the checker does not count self-contacts)");
 ABSL_FLAG(std::string, trace, "",
           "KIND:INDEX: instead of the tables, per sample of that scenario and each solver the "
-          "fastest and most accelerated angle, the least clearance and (spatial) bend");
+          "fastest and most accelerated angle, the least clearance, (spatial) bend and the "
+          "fastest limb turn (rad/s); with --nodeclared, the scenario without rate limits");
 ABSL_FLAG(bool, cost, false,
           "instead of the scenarios, time the issue's cost case (a 200-sample path of a 7-link "
           "chain among 20 obstacles, 5 plans)");
@@ -554,7 +555,8 @@ int main(int argc, char** argv) {
     const size_t colon = trace.find(':');
     const auto kind = ParseKind(trace.substr(0, colon));
     if (colon == std::string::npos || !kind) Die("--trace: want KIND:INDEX, got " + trace);
-    Trace(MakeScenario(*kind, std::atoi(trace.c_str() + colon + 1), seed), solvers);
+    Scenario s = MakeScenario(*kind, std::atoi(trace.c_str() + colon + 1), seed);
+    Trace(absl::GetFlag(FLAGS_declared) ? s : WithoutRateLimits(std::move(s)), solvers);
     return 0;
   }
   if (!kinds.empty()) {

@@ -30,16 +30,18 @@ void TraceSites(const Scenario& s, const char* name, const std::vector<Eigen::Ma
       least = j == 0 ? q(k, j) : std::min(least, q(k, j));
       most = j == 0 ? q(k, j) : std::max(most, q(k, j));
     }
-    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g,%.4g\n", name, k, speed, int(jv),
-                acceleration, int(ja), clearance, site_move, least, most);
+    const double limb_turn = MaxLimbTurnSpeed({sites[k - 1], sites[k]}, kSamplePeriod);
+    std::printf("%s,%d,%.4g,%d,%.4g,%d,%.4g,%.4g,%.4g,%.4g,%.4g\n", name, k, speed, int(jv),
+                acceleration, int(ja), clearance, site_move, least, most, limb_turn);
   }
 }
 
 void TraceWitness(const Scenario& s) {
   std::printf("witness: max speed %.4g rad/s, max acceleration %.4g rad/s^2 (limits x 1.5)\n",
               s.witness.speed, s.witness.acceleration);
-  std::printf("path,k,speed,speed_angle,acceleration,acceleration_angle,clearance,site_move,"
-              "least_bend,most_bend\n");
+  std::printf(
+      "path,k,speed,speed_angle,acceleration,acceleration_angle,clearance,site_move,"
+      "least_bend,most_bend,limb_turn\n");
   TraceSites(s, "witness", s.witness_sites);
 }
 

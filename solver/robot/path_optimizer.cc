@@ -17,6 +17,11 @@ namespace {
 // Linearizations of the path (each one sparse solve, a few more when a step is refused).
 constexpr int kLinearizations = 10;
 constexpr int kAttempts = 6;            // damping raises within one linearization
+// A step some of whose samples could not move (out of their limits, tolerances or clearance)
+// is solved again with those samples held, up to this many times a linearization: otherwise
+// the step's gain rests on moves that are refused, and only more damping is tried.
+constexpr int kResolves = 3;
+constexpr double kHeldStiffness = 1e12;  // a held block's added diagonal, relative
 // Marquardt's damping, relative to the system's diagonal: small, because the path's long
 // swings are the second-difference operator's smallest eigenvalues, ~(pi / samples)^4 of its
 // diagonal, and a larger damping holds them back (1e-3 took 10 linearizations to what 1e-8
@@ -147,8 +152,9 @@ class LeastSquares {
   bool free(size_t k) const { return spaces_.basis[k].cols() > 0; }
   double cost() const { return cost_; }
 
-  // The damped normal equations (A^T A + damping diag(A^T A)) z = -A^T r, solved.
-  Eigen::VectorXd Step(double damping) const {
+  // The damped normal equations (A^T A + damping diag(A^T A)) z = -A^T r, solved; the blocks
+  // of samples marked `held` are pinned at zero.
+  Eigen::VectorXd Step(double damping, const std::vector<bool>& held) const {
     Eigen::SparseMatrix<double> A(static_cast<int>(values_.size()), spaces_.size);
     A.setFromTriplets(entries_.begin(), entries_.end());
     const Eigen::Map<const Eigen::VectorXd> r(values_.data(), values_.size());
@@ -157,6 +163,13 @@ class LeastSquares {
     Eigen::SparseMatrix<double> D(spaces_.size, spaces_.size);
     D.reserve(Eigen::VectorXi::Constant(spaces_.size, 1));
     for (int i = 0; i < spaces_.size; ++i) D.insert(i, i) = damping * H.coeff(i, i) + 1e-12;
+    for (size_t k = 0; k < held.size(); ++k) {
+      if (!held[k] || !free(k)) continue;
+      for (int c = 0; c < spaces_.basis[k].cols(); ++c) {
+        const int i = spaces_.offset[k] + c;
+        D.coeffRef(i, i) += kHeldStiffness * (H.coeff(i, i) + 1.0);
+      }
+    }
     const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver(H + D);
     if (solver.info() != Eigen::Success) return Eigen::VectorXd::Zero(spaces_.size);
     return -solver.solve(g);
@@ -303,7 +316,8 @@ class PathCost {
 // a sample that would leave its limits, tolerances or clearance stays where it was.
 PathState Moved(const Robot& robot, const planning::Scene* scene,
                 const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
-                const PathState& state, const NullSpaces& spaces, const Eigen::VectorXd& z) {
+                const PathState& state, const NullSpaces& spaces, const Eigen::VectorXd& z,
+                std::vector<bool>& refused) {
   const Eigen::VectorXd weights = MotionWeights(robot);
   const Eigen::VectorXd none = Eigen::VectorXd::Zero(robot.num_joints());
   PathState moved = state;
@@ -321,16 +335,29 @@ PathState Moved(const Robot& robot, const planning::Scene* scene,
     const auto [position_error, rotation_error] = ToolErrors(robot, q, target);
     if (!(position_error <= options.position_tolerance) ||
         !(rotation_error <= options.rotation_tolerance) || robot.LimitViolation(q) > 0.0) {
+      refused[k] = true;
       continue;
     }
     if (ChecksClearance(robot, scene)) {
       std::vector<double> d = LinkClearances(robot, scene, q);
-      if (MinOf(d) < std::min(MinOf(state.clearances[k]), options.safety_margin)) continue;
+      if (MinOf(d) < std::min(MinOf(state.clearances[k]), options.safety_margin)) {
+        refused[k] = true;
+        continue;
+      }
       moved.clearances[k] = std::move(d);
     }
     moved.q[k] = std::move(q);
   }
   return moved;
+}
+
+// Marks the refused samples held; whether any was not held yet.
+bool Holds(const std::vector<bool>& refused, std::vector<bool>& held) {
+  bool more = false;
+  for (size_t k = 0; k < refused.size(); ++k) {
+    if (refused[k] && !held[k]) held[k] = more = true;
+  }
+  return more;
 }
 
 // Lawson's reweighting: an acceleration still above kRateAim of its limit weighs more next
@@ -377,9 +404,15 @@ absl::Status OptimizeRobotPath(const Robot& robot, const planning::Scene* scene,
     cost.AddTo(state, emphasis, model);
     bool accepted = false;
     double decrease = 0.0;
-    for (int attempt = 0; attempt < kAttempts && !accepted; ++attempt) {
+    std::vector<bool> held(samples.size(), false);
+    for (int attempt = 0, resolves = 0; attempt < kAttempts && !accepted; ++attempt) {
+      std::vector<bool> refused(samples.size(), false);
       PathState candidate =
-          Moved(robot, scene, targets, options, state, spaces, model.Step(damping));
+          Moved(robot, scene, targets, options, state, spaces, model.Step(damping, held), refused);
+      if (resolves < kResolves && Holds(refused, held)) {
+        ++resolves, --attempt;  // solved again with those samples held, at the same damping
+        continue;
+      }
       LeastSquares check(spaces, /*gradients=*/false);
       cost.AddTo(candidate, emphasis, check);
       if (check.cost() < model.cost()) {

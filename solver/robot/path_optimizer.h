@@ -28,7 +28,9 @@ inline constexpr double kRateAim = 0.9;
 //   - the link clearances below 3 safety margins (a hinge; `scene` may be null).
 // After each solve Newton steps put every tool back on its target; a sample's move is kept
 // only within the joint limits and tolerances and when its clearance does not fall below
-// min(its clearance, the safety margin), and the whole step only when the cost fell. The
+// min(its clearance, the safety margin); samples whose moves were refused are held and the
+// step solved again (a corner held by its clearance is rounded by its neighbours), and the
+// whole step is kept only when the cost fell. The
 // first sample, the last unless `free_end`, samples not on their targets, and non-redundant
 // targets stay as they are; a sample in collision that the clearance term pushes out becomes
 // REACHED.

@@ -1,0 +1,81 @@
+// The backward start of PlanRobotPath (solver/robot/path_backward.h), before the optimizer: a
+// forward tracked path that meets a ball is joined to the path tracked back from its end, and
+// the join passes where forward collides; checked with the tests' own forward kinematics and
+// distances (robot_witness.h).
+#include "../solver/robot/path_backward.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ikd/robot/robot_ik.h"
+#include "solver/robot/robot_witness.h"
+
+namespace ikd::robot {
+namespace {
+
+// The tracker from the witness's start through every target, as PlanRobotPath's first start.
+std::vector<RobotIkResult> TrackedForward(const WitnessScenario& s) {
+  auto tracker = RobotTracker::Create(*s.robot, RobotIkOptions{}, s.witness.front(), &*s.scene);
+  EXPECT_TRUE(tracker.ok()) << tracker.status();
+  std::vector<RobotIkResult> samples{tracker->Solve(s.targets.front())};
+  for (size_t k = 1; k < s.targets.size(); ++k) {
+    samples.push_back(tracker->StepTo(s.targets[k], s.times[k] - s.times[k - 1]));
+  }
+  return samples;
+}
+
+int CollidingSamples(const WitnessScenario& s, const std::vector<RobotIkResult>& samples) {
+  int colliding = 0;
+  for (const RobotIkResult& sample : samples) colliding += s.Clearance(sample.q) < 0.0;
+  return colliding;
+}
+
+// Forward collides; the join starts as forward does, every sample on the witness's tool path
+// and clear of the balls, and no joint moves more than 0.1 rad between two samples (the seam
+// is blended, not a jump).
+TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
+  const WitnessScenario s = MakeWitnessScenario(kForwardMeetsABall);
+  ASSERT_TRUE(s.robot && s.scene);
+  const std::vector<RobotIkResult> forward = TrackedForward(s);
+  ASSERT_GT(CollidingSamples(s, forward), 0);
+  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
+                                                RobotIkOptions{}, forward, {});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  ASSERT_TRUE(joined->has_value());
+  const std::vector<RobotIkResult>& path = **joined;
+  ASSERT_EQ(path.size(), forward.size());
+  EXPECT_EQ(path.front().q, forward.front().q);
+  EXPECT_EQ(CollidingSamples(s, path), 0);
+  ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
+  for (size_t k = 1; k < path.size(); ++k) {
+    const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
+    EXPECT_LT(largest, 0.1) << "sample " << k;  // rad in 10 ms
+  }
+}
+
+// Without failures there is nothing to join.
+TEST(RobotPathBackward, NoJoinForAPathThatDoesNotFail) {
+  WitnessCase free_space = kForwardMeetsABall;
+  free_space.balls.clear();
+  const WitnessScenario s = MakeWitnessScenario(free_space);
+  ASSERT_TRUE(s.robot && s.scene);
+  const std::vector<RobotIkResult> forward = TrackedForward(s);
+  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
+                                                RobotIkOptions{}, forward, {});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_FALSE(joined->has_value());
+}
+
+// A stop asked between samples cancels the backward pass.
+TEST(RobotPathBackward, StopCancels) {
+  const WitnessScenario s = MakeWitnessScenario(kForwardMeetsABall);
+  ASSERT_TRUE(s.robot && s.scene);
+  auto joined =
+      internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times, RobotIkOptions{},
+                                      TrackedForward(s), [] { return true; });
+  EXPECT_EQ(joined.status().code(), absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace ikd::robot
