@@ -148,6 +148,14 @@ std::optional<RobotIkResult> StandingStart(const Robot& robot, const planning::S
   return result;
 }
 
+// Joint values this close (rad, every joint) count as the same configuration: a tracked path
+// that ends where it started (the Panda's 15 cm circles close to 1e-6 rad turn to turn).
+constexpr double kClosedPath = 0.01;
+
+bool ReturnsToItsStart(const Eigen::VectorXd& first, const Eigen::VectorXd& last) {
+  return (last - first).cwiseAbs().maxCoeff() <= kClosedPath;
+}
+
 // Step 1 of robot_path.h: the tracker from q0 through every target with `options`. The first
 // target is a single-pose solve (restarts included), so that a start at a singular home (a
 // stretched UR5 at q = 0) still gets going. A widened margin's start is given start 0's first
@@ -309,10 +317,14 @@ absl::StatusOr<RobotPathResult> PlanRobotPath(const Robot& robot, const planning
                                   keep_first ? &*first : nullptr, stop);
     if (!samples.ok()) return samples.status();
     if (!first) first = samples->front();
-    // A path from the widened tracker's own posture ends in it too, no better an end than the
-    // optimizer's (bench/paths --seed=3, ur5-position-obstacles #8: 1.38x the velocity limit
-    // over the last 9 samples with the end held).
-    const bool free_end = handover == Handover::kFromOwnSolve;
+    // The last sample stays only where the tracker came back to its first configuration: a
+    // closed tool path then closes the joint path (a free end drifted 0.03 rad in three Panda
+    // circles). Elsewhere the held end keeps the tracker's own last motion, no better an end
+    // than the optimizer's (bench/paths seed 3, ur5-position-obstacles #8, from the widened
+    // tracker's own posture: 1.38x the velocity limit over the last 9 samples; seed 1,
+    // panda-pose-obstacles #0: 2.02x the witness's top speed over the last 10).
+    const bool free_end = handover == Handover::kFromOwnSolve ||
+                          !ReturnsToItsStart(samples->front().q, samples->back().q);
     if (absl::Status s = internal::OptimizeRobotPath(robot, scene, targets, times, path_options,
                                                      *samples, stop, free_end);
         !s.ok()) {

@@ -539,13 +539,16 @@ double ShapedBallClearance(const ChainSpec& spec, const Eigen::VectorXd& q,
   return least;
 }
 
-// A ur5-position-blocking scenario of bench/paths (the UR5 with its collision model): the
-// witness changes its posture over its first 0.8 s (joint j = c_j + sum_m a_jm sin(pi m t +
-// phi_jm) + r_j smoothstep(t / 0.8 s); per joint c, a_1..a_3, phi_1..phi_3, r) and passes the
-// balls (x, y, z, radius) 3 cm clear.
+// A scenario of bench/paths on an arm with its collision model (a UR5's unless the case says
+// otherwise): the witness (joint j = c_j + sum_m a_jm sin(pi m t + phi_jm) + r_j smoothstep(t /
+// 0.8 s), the -blocking kinds' change of posture over the first 0.8 s; per joint c, a_1..a_3,
+// phi_1..phi_3, r) passes the balls (x, y, z, radius) 3 cm clear; its tool positions, or with
+// `pose` its tool poses, are the targets.
 struct RampedCase {
-  std::array<std::array<double, 8>, 6> witness;
+  std::vector<std::array<double, 8>> witness;
   std::vector<Eigen::Vector4d> balls;
+  ChainSpec spec = presets::Ur5WithBody();
+  bool pose = false;
 };
 
 struct RampedPlan {
@@ -554,27 +557,30 @@ struct RampedPlan {
   RobotPathResult plan;
 };
 
-// The case planned from the witness's start: usable, every tool on the witness's within 1e-9 m,
-// clear of the balls at every sample and at 8 points of every motion between two (the test's
-// own frames and distances).
+// The case planned from the witness's start: usable, every tool on the witness's within 1e-9 m
+// (and 1e-9 rad), clear of the balls at every sample and at 8 points of every motion between two
+// (the test's own frames and distances).
 void PlanRampedCase(const RampedCase& c, RampedPlan& out) {
-  const ChainSpec spec = presets::Ur5WithBody();
+  const ChainSpec& spec = c.spec;
   auto robot = Robot::Create(spec);
   ASSERT_TRUE(robot.ok()) << robot.status();
   auto scene = BallScene(c.balls);
   ASSERT_TRUE(scene.ok()) << scene.status();
   std::vector<ToolTarget> targets;
+  const int n = static_cast<int>(c.witness.size());
   for (int k = 0; k <= 200; ++k) {
     const double t = 0.01 * k, x = std::min(1.0, t / 0.8);
-    Eigen::VectorXd q(6);
-    for (int j = 0; j < 6; ++j) {
+    Eigen::VectorXd q(n);
+    for (int j = 0; j < n; ++j) {
       const std::array<double, 8>& w = c.witness[j];
       q[j] = w[0] + w[7] * x * x * (3.0 - 2.0 * x);
       for (int m = 0; m < 3; ++m)
         q[j] += w[1 + m] * std::sin(std::numbers::pi * (m + 1) * t + w[4 + m]);
     }
     out.witness.push_back(q);
-    targets.push_back(*ToolTarget::Position(Fk(spec, q).translation()));
+    const Eigen::Isometry3d X = Fk(spec, q);
+    targets.push_back(c.pose ? *ToolTarget::Pose(X.translation(), Eigen::Quaterniond(X.linear()))
+                             : *ToolTarget::Position(X.translation()));
     out.times.push_back(t);
   }
   auto clearance = [&](const Eigen::VectorXd& q) {
@@ -589,7 +595,12 @@ void PlanRampedCase(const RampedCase& c, RampedPlan& out) {
   EXPECT_TRUE(plan->summary.IsSolutionUsable()) << plan->summary.BriefReport();
   double least = std::numeric_limits<double>::infinity();
   for (size_t k = 0; k < plan->samples.size(); ++k) {
-    EXPECT_LT((Fk(spec, plan->samples[k].q).translation() - targets[k].position).norm(), 1e-9);
+    const Eigen::Isometry3d X = Fk(spec, plan->samples[k].q), W = Fk(spec, out.witness[k]);
+    EXPECT_LT((X.translation() - W.translation()).norm(), 1e-9) << "sample " << k;
+    if (c.pose) {
+      EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * W.linear()).angle(), 1e-9)
+          << "sample " << k;
+    }
     for (int sub = 0; sub < 8 && k > 0; ++sub) {
       const Eigen::VectorXd& a = plan->samples[k - 1].q;
       least = std::min(least, clearance(a + (sub / 8.0) * (plan->samples[k].q - a)));
@@ -602,8 +613,7 @@ void PlanRampedCase(const RampedCase& c, RampedPlan& out) {
 
 // The largest joint acceleration of a path (second differences at 100 Hz) over the joint's
 // velocity limit per second, as bench/paths measures arms that declare no acceleration limit.
-double TopAccelerationPerSpeedLimit(const std::vector<Eigen::VectorXd>& q) {
-  const ChainSpec spec = presets::Ur5WithBody();
+double TopAccelerationPerSpeedLimit(const ChainSpec& spec, const std::vector<Eigen::VectorXd>& q) {
   double top = 0.0;
   for (size_t k = 1; k + 1 < q.size(); ++k) {
     const Eigen::VectorXd a = (q[k + 1] - 2.0 * q[k] + q[k - 1]) / 1e-4;
@@ -661,9 +671,56 @@ TEST(RobotPathOptimizer, ACornerHeldByItsClearanceIsRoundedByItsNeighbours) {
       {{-0.02149638323543554, 0.05126866069382665, 0.33820658882580523, 0.072377986751853474}}};
   RampedPlan out;
   ASSERT_NO_FATAL_FAILURE(PlanRampedCase(c, out));
-  const double witness = TopAccelerationPerSpeedLimit(out.witness);
-  EXPECT_LE(TopAccelerationPerSpeedLimit(JointValues(out.plan.samples)), 3.0 * witness);
+  const double witness = TopAccelerationPerSpeedLimit(c.spec, out.witness);
+  EXPECT_LE(TopAccelerationPerSpeedLimit(c.spec, JointValues(out.plan.samples)), 3.0 * witness);
   EXPECT_LE(TopSpeedRatio(presets::Ur5WithBody(), JointValues(out.plan.samples), out.times), 1.0);
+}
+
+// The fastest joint of a path over its velocity limit (differences between samples) from
+// sample `from` on.
+double TopSpeedFrom(const ChainSpec& spec, const std::vector<Eigen::VectorXd>& q, size_t from) {
+  double top = 0.0;
+  for (size_t k = std::max<size_t>(from, 1); k < q.size(); ++k) {
+    for (int j = 0; j < q[k].size(); ++j) {
+      top = std::max(top,
+                     std::abs(q[k][j] - q[k - 1][j]) / 0.01 / spec.joints[j].limits->max_velocity);
+    }
+  }
+  return top;
+}
+
+// panda-pose-obstacles #0 (seed 1; full tool poses): the tracker's path drifts in the Panda's
+// redundant direction and does not come back to its start, and its last samples swing joint 3
+// ever faster; with the end held where the tracker left it, the optimized path ended at 2.02x
+// the witness's top speed. Freed (the tracked path is not closed, so no closure is lost), the
+// last tenth of the path stays within 1.5x the witness's top speed.
+TEST(RobotPathOptimizer, AnOpenEndIsFreeToSlowDown) {
+  RampedCase c{
+      {{-0.5166212275290394, 0.1378589583843107, 0.004540334170312769, 0.04885758502440039,
+        -2.5119269899957435, 0.03397613933949775, 0.32605596435023615, 0.0},
+       {-0.6199742771949784, 0.025607996255876314, 0.0011643684299241174, 0.004067842507318787,
+        -0.031933119955628905, -2.1164525321523144, 1.1555881226208644, 0.0},
+       {2.381400584127317, 0.08539158089270875, 0.022973569002458897, 0.02441797139578319,
+        2.9164586871323066, 0.49667226849170837, 0.33790441532967147, 0.0},
+       {-2.3006115814545707, 0.010405097337637692, 0.0020056348611566157, 0.005475177237803352,
+        -2.0227426198865235, 0.7420996751654073, -0.4419849767158271, 0.0},
+       {-1.8728527563958932, 0.05933381601049827, 0.051220958203371206, 0.024648596665587753,
+        -1.815413577266029, 2.484648001142375, -0.31937582516790103, 0.0},
+       {2.168101676042447, 0.06517951661877154, 0.06073594960583225, 0.008851330498571413,
+        1.3533911950437727, 2.853626013564926, -3.0127627689898304, 0.0},
+       {2.1600094746412912, 0.0011067955567703556, 0.01799491534060003, 0.02456008129794306,
+        2.893385752965137, 1.1233456649956024, 1.355247152610825, 0.0}},
+      {{0.030834325944291193, 0.2038633064036762, 0.51876720644774221, 0.03947013064936454},
+       {0.14269680616563063, 0.13083321786234067, 0.46005830694531569, 0.07486459591734218},
+       {-0.024584802666801967, -0.026800369883495101, 0.58391666947911369, 0.040198804905415518}},
+      presets::PandaWithBody(),
+      /*pose=*/true};
+  RampedPlan out;
+  ASSERT_NO_FATAL_FAILURE(PlanRampedCase(c, out));
+  const std::vector<Eigen::VectorXd> plan = JointValues(out.plan.samples);
+  EXPECT_GT((plan.back() - plan.front()).cwiseAbs().maxCoeff(), 0.05);  // the path is not closed
+  EXPECT_LE(TopSpeedFrom(c.spec, plan, 180), 1.5 * TopSpeedFrom(c.spec, out.witness, 0));
+  EXPECT_LE(TopSpeedRatio(c.spec, plan, out.times), 1.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, RobotPathTest, ::testing::ValuesIn(kRobotCases),

@@ -16,7 +16,9 @@
 //    squared joint acceleration and speed over the joints' limits, hinges on the rates above
 //    90% of the limits and on clearances below 3 safety margins, close to step 1's path; each
 //    tool put back on its target by Newton steps, a move kept only within the limits, the
-//    tolerances and its clearance (solver/robot/path_optimizer.h).
+//    tolerances and its clearance (solver/robot/path_optimizer.h). The first sample stays; the
+//    last too where step 1's path came back to its first configuration (a closed tool path
+//    closes the joint path), else it is free.
 // 3. The motion check: every sample certifies the motion into it from the sample before (the
 //    joints interpolated linearly, as a servo does; planning/swept_clearance.h): its
 //    min_clearance is the least clearance of that motion, and a motion that touches an obstacle
