@@ -646,7 +646,7 @@ TEST(RobotPathLadder, ABeamThatDiesOutIsClimbedAgain) {
   RampedPlan out;
   ASSERT_NO_FATAL_FAILURE(PlanRampedCase(c, out));
   EXPECT_EQ(out.plan.summary.start, 8);
-  EXPECT_LE(TopSpeedRatio(presets::Ur5WithBody(), JointValues(out.plan.samples), out.times), 1.0);
+  EXPECT_LE(TopSpeedRatio(c.spec, JointValues(out.plan.samples), out.times), 1.0);
 }
 
 // ur5-position-blocking #12 (seed 1; the UR5 declares no acceleration limit): the ladder's path
@@ -673,7 +673,7 @@ TEST(RobotPathOptimizer, ACornerHeldByItsClearanceIsRoundedByItsNeighbours) {
   ASSERT_NO_FATAL_FAILURE(PlanRampedCase(c, out));
   const double witness = TopAccelerationPerSpeedLimit(c.spec, out.witness);
   EXPECT_LE(TopAccelerationPerSpeedLimit(c.spec, JointValues(out.plan.samples)), 3.0 * witness);
-  EXPECT_LE(TopSpeedRatio(presets::Ur5WithBody(), JointValues(out.plan.samples), out.times), 1.0);
+  EXPECT_LE(TopSpeedRatio(c.spec, JointValues(out.plan.samples), out.times), 1.0);
 }
 
 // panda-pose-obstacles #0 (seed 1; full tool poses): the tracker's path drifts in the Panda's
