@@ -19,12 +19,21 @@ constexpr int kMoves = 5;       // null-space moves per posture, beside its plai
 constexpr double kMoveSize = 0.3;
 constexpr double kDistinct = 0.1;     // rad (max norm): kept postures lie this far apart
 constexpr double kComfortable = 0.5;  // speed over limit below which only the sum counts
+// Rungs a posture is carried ahead, unchanged but for its tool put back on each target, before
+// it is ranked: a beam ranked by speed alone keeps the postures nearest the tracker's and dies
+// in front of an obstacle that blocks them all (bench/paths seed 3, ur5-position-blocking #35:
+// every climb died at sample 150 where the witness straightens its elbow 20 samples earlier).
+constexpr int kLookAhead = 8;
 
 struct Posture {
   RobotIkResult sample;  // placed on its rung's target
   int parent = -1;       // in the previous rung
   double worst = 0.0;    // the fastest joint's speed over its limit, rung to rung, up to here
   double sum = 0.0;      // sum of squares of that per rung
+  // Look-ahead: the rungs it was carried ahead clear (kLookAhead, or as many as remain, when
+  // never blocked), and the least clearance on the way.
+  int clear_ahead = 0;
+  double clearance_ahead = 0.0;
 };
 
 // Ranking: the worst speed (or kComfortable, when lower), then the sum.
@@ -32,6 +41,12 @@ bool Ahead(const Posture& a, const Posture& b) {
   const double wa = std::max(a.worst, kComfortable), wb = std::max(b.worst, kComfortable);
   if (wa != wb) return wa < wb;
   return a.sum < b.sum;
+}
+
+// Ranking of postures blocked ahead: the later blocked first, then the clearer on the way.
+bool FartherAhead(const Posture& a, const Posture& b) {
+  if (a.clear_ahead != b.clear_ahead) return a.clear_ahead > b.clear_ahead;
+  return a.clearance_ahead > b.clearance_ahead;
 }
 
 std::vector<int> RungSamples(int samples) {
@@ -83,9 +98,35 @@ bool Clear(const RobotIkResult& sample, double margin) {
   return sample.status == planning::StepStatus::kReached && sample.min_clearance >= margin;
 }
 
-// The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones.
+// `posture` carried over the rung targets `ahead` (its tool put back on each from the last):
+// how many it holds clear by the margin before the first it does not, and the least clearance
+// on the way.
+void LookAhead(const Robot& robot, const planning::Scene* scene,
+               const std::vector<const ToolTarget*>& ahead, const RobotIkOptions& options,
+               Posture& posture) {
+  Eigen::VectorXd q = posture.sample.q;
+  posture.clear_ahead = 0;
+  posture.clearance_ahead = posture.sample.min_clearance;
+  for (const ToolTarget* target : ahead) {
+    const RobotIkResult sample = PlacedSample(robot, scene, *target, options, q);
+    if (!Clear(sample, options.safety_margin)) return;
+    ++posture.clear_ahead;
+    posture.clearance_ahead = std::min(posture.clearance_ahead, sample.min_clearance);
+    q = sample.q;
+  }
+}
+
+bool Distinct(const std::vector<Posture>& kept, const Posture& child) {
+  return std::all_of(kept.begin(), kept.end(), [&](const Posture& k) {
+    return (k.sample.q - child.sample.q).cwiseAbs().maxCoeff() >= kDistinct;
+  });
+}
+
+// The next rung's postures: every child of `beam` ranked, the first kBeamWidth distinct ones
+// that stay clear over the rungs `ahead`; where too few do, those blocked latest fill the beam.
 std::vector<Posture> NextRung(const Robot& robot, const planning::Scene* scene,
-                              const ToolTarget& target, double dt, const RobotIkOptions& options,
+                              const ToolTarget& target, const std::vector<const ToolTarget*>& ahead,
+                              double dt, const RobotIkOptions& options,
                               const Eigen::VectorXd& scales, const std::vector<Posture>& beam,
                               std::mt19937_64& rng) {
   std::vector<Posture> children;
@@ -100,15 +141,33 @@ std::vector<Posture> NextRung(const Robot& robot, const planning::Scene* scene,
     }
   }
   std::stable_sort(children.begin(), children.end(), Ahead);
-  std::vector<Posture> kept;
+  std::vector<Posture> kept, blocked;
   for (Posture& child : children) {
     if (static_cast<int>(kept.size()) == kBeamWidth) break;
-    const bool distinct = std::all_of(kept.begin(), kept.end(), [&](const Posture& k) {
-      return (k.sample.q - child.sample.q).cwiseAbs().maxCoeff() >= kDistinct;
-    });
-    if (distinct) kept.push_back(std::move(child));
+    if (!Distinct(kept, child)) continue;
+    LookAhead(robot, scene, ahead, options, child);
+    if (child.clear_ahead == static_cast<int>(ahead.size())) {
+      kept.push_back(std::move(child));
+    } else {
+      blocked.push_back(std::move(child));
+    }
+  }
+  std::stable_sort(blocked.begin(), blocked.end(), FartherAhead);
+  for (Posture& child : blocked) {
+    if (static_cast<int>(kept.size()) == kBeamWidth) break;
+    if (Distinct(kept, child)) kept.push_back(std::move(child));
   }
   return kept;
+}
+
+// The targets of the kLookAhead rungs after rung r (fewer near the end).
+std::vector<const ToolTarget*> RungsAhead(const std::vector<ToolTarget>& targets,
+                                          const std::vector<int>& rungs, size_t r) {
+  std::vector<const ToolTarget*> ahead;
+  for (size_t a = r + 1; a < rungs.size() && a <= r + kLookAhead; ++a) {
+    ahead.push_back(&targets[rungs[a]]);
+  }
+  return ahead;
 }
 
 // Joint values at time t between rungs a and b (times ta < tb), cubic Hermite with slopes va, vb.
@@ -172,7 +231,8 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> LadderRobotPath(
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
     const double dt = times[rungs[r]] - times[rungs[r - 1]];
     std::vector<Posture> rung =
-        NextRung(robot, scene, targets[rungs[r]], dt, options, scales, ladder.back(), rng);
+        NextRung(robot, scene, targets[rungs[r]], RungsAhead(targets, rungs, r), dt, options,
+                 scales, ladder.back(), rng);
     if (rung.empty()) return none;
     ladder.push_back(std::move(rung));
   }

@@ -26,7 +26,10 @@ namespace ikd::robot::internal {
 //   rung's postures (each one's tool put on the new target from where it was, and from 5 moves
 //   of up to 0.3 rad in its tool Jacobian's null space), ranked by the fastest joint from rung
 //   to rung (its speed over its velocity limit, the worst of the path so far; below half the
-//   limit only the sum of squares counts), kept 0.1 rad apart.
+//   limit only the sum of squares counts), kept 0.1 rad apart. Each is first carried over the
+//   next 8 rungs (its tool put back on each target from the last, nothing else moved): those
+//   clear by the margin over all of them are kept first; those blocked on the way fill the beam
+//   only where too few are, the later blocked first, then the clearer on the way.
 // - The best posture on the last rung is traced back; the samples between rungs are
 //   interpolated in joint space (cubic Hermite, Catmull-Rom slopes, held within the joint
 //   limits) and put on their targets, with their statuses as the tracker would give them (they

@@ -649,6 +649,32 @@ TEST(RobotPathLadder, ABeamThatDiesOutIsClimbedAgain) {
   EXPECT_LE(TopSpeedRatio(c.spec, JointValues(out.plan.samples), out.times), 1.0);
 }
 
+// ur5-position-blocking #35 (seed 3): the witness straightens its elbow well before two balls
+// that every start, the backward join and, ranked by speed alone, every beam of the ladder met
+// (each died at sample 150, in front of them). Postures carried 8 rungs ahead before they are
+// ranked keep the beam on postures that get past: the ladder's path is usable and clear.
+TEST(RobotPathLadder, ABeamLooksAheadPastTheBallsThatBlockTheTracker) {
+  RampedCase c{
+      {{{-0.061386057048302085, 0.47869732713553104, 0.018819024633448814, 0.010023811131587644,
+         -1.3563681736222981, 0.5149338697972081, -1.3930583104703633, -0.6648538027238754},
+        {4.392002387812579, 0.09957498071500781, 0.05603494845718993, 0.008193929116015094,
+         2.0729601674013476, 2.9209475915740244, 0.8395000966922976, 0.8196940733991412},
+        {1.055201914953972, 0.015422938596398211, 0.022110205274505, 0.0024983839099418943,
+         -0.8760680977143811, -2.8625367135397335, 1.5883151138980565, -0.9359244909509563},
+        {4.419175544815384, 0.0743489591775478, 0.05220666625035358, 0.005416874143286779,
+         -0.025971856067317084, 0.06087416195297325, -2.5397967009757196, -0.6911889990520442},
+        {1.733514126729386, 0.16817339487628388, 0.06101008993521369, 0.002500064287474079,
+         -1.9443219783567338, 2.8206510301362706, 0.8303580351982645, 0.39388921502904967},
+        {-3.8313921939323743, 0.11493050426857457, 0.03392035778929679, 0.008485799377272256,
+         2.186961242746521, 1.545234882761378, -0.5570637556343327, 1.0644765150048627}}},
+      {{-0.092397480950650979, 0.19848619059589079, 0.59951800189781979, 0.052184911751473148},
+       {-0.11874446108249881, 0.25302441994332281, 0.79263097171410013, 0.059410383003789896}}};
+  RampedPlan out;
+  ASSERT_NO_FATAL_FAILURE(PlanRampedCase(c, out));
+  EXPECT_EQ(out.plan.summary.start, 8);
+  EXPECT_LE(TopSpeedRatio(c.spec, JointValues(out.plan.samples), out.times), 1.0);
+}
+
 // ur5-position-blocking #12 (seed 1; the UR5 declares no acceleration limit): the ladder's path
 // turns round a ball at sample 158, 7.9 mm from it. The optimizer may not move that sample
 // closer, and its steps, which smoothed the corner mostly by moving it, were refused there, so
