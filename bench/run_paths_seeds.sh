@@ -5,7 +5,9 @@
 # Usage: bench/run_paths_seeds.sh FIRST LAST [paths_bench options, e.g. --norobots]
 # Env:   IKD_BUILD_DIR (default: build-bench, built as run_paths_bench.sh builds it),
 #        IKD_SKIP_APT=1, IKD_SEEDS_DOC (default: docs/paths-seeds.md),
-#        IKD_SEEDS_DIR (default: a temporary directory, removed at the end).
+#        IKD_SEEDS_DIR (default: a temporary directory, removed at the end),
+#        IKD_SEEDS_ONLY="KIND KIND ..." (each seed runs these kinds one by one, --only KIND,
+#        instead of every kind at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 FIRST LAST [paths_bench options]" >&2; exit 2; }
@@ -22,10 +24,18 @@ mkdir -p "$dir"
 IKD_BENCH_BUILD_ONLY=1 bash bench/run_paths_bench.sh
 binary="${IKD_BUILD_DIR:-build-bench}/bench/paths/paths_bench"
 [ -x "$binary" ] || { echo "no $binary" >&2; exit 1; }
+read -r -a only <<<"${IKD_SEEDS_ONLY:-}"
 for seed in $(seq "$first" "$last"); do
   echo "seed $seed" >&2
-  "$binary" --seed "$seed" "$@" >"$dir/seed$seed.md" 2>/dev/null
+  if [ ${#only[@]} -eq 0 ]; then
+    "$binary" --seed "$seed" "$@" >"$dir/seed$seed.md" 2>/dev/null
+  else
+    for kind in "${only[@]}"; do "$binary" --seed "$seed" --only "$kind" "$@" 2>/dev/null; done \
+      >"$dir/seed$seed.md"
+  fi
 done
+command="bench/run_paths_seeds.sh $first $last $*"
+[ ${#only[@]} -eq 0 ] || command="IKD_SEEDS_ONLY=\"${only[*]}\" $command"
 
 # Target lines ("- KIND, SOLVER: MET" or "...: NOT MET (why)"), by section.
 summary=$(for seed in $(seq "$first" "$last"); do
@@ -53,7 +63,7 @@ done | awk -F'\t' '
   echo "and, for the others, which targets it missed."
   echo
   echo "Commit \`$commit\`, run $(date -u +%Y-%m-%d) on $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores)."
-  echo "Command: \`bench/run_paths_seeds.sh $first $last $*\`"
+  echo "Command: \`$command\`"
   echo
   echo "| section | kind, solver | seeds met | what failed |"
   echo "|---|---|---:|---|"
