@@ -194,7 +194,6 @@ class PathOptimizer {
       ++iteration;
       Snapshot kept = Take(steps);
       const std::vector<Contact> kept_contacts = contacts_;
-      held_.assign(n_, false);
       if (!StepHoldingRefused(steps, damping, kept, kept_contacts)) break;
       const double lowered = Evaluate(steps);
       costs.push_back(std::min(cost, lowered));
@@ -313,6 +312,7 @@ class PathOptimizer {
   // witness's, against 1.51x. False when the system cannot be factored.
   bool StepHoldingRefused(std::vector<IkResult>& steps, double damping, const Snapshot& kept,
                           const std::vector<Contact>& kept_contacts) {
+    held_.assign(n_, false);
     for (int resolves = 0;; ++resolves) {
       if (!Factor(steps, damping)) return false;
       const Eigen::MatrixXd trial = q_ + Solve(gradient_);
@@ -656,7 +656,7 @@ class PathOptimizer {
   std::vector<double> times_;
   Eigen::MatrixXd q_;
   std::vector<double> clearance_;
-  std::vector<bool> held_;  // samples held in this step (their moves were refused)
+  std::vector<bool> held_;  // StepHoldingRefused's: samples whose moves this step refused
   bool hold_refused_ = false;
   std::vector<Contact> contacts_;  // by sample, ascending
   std::vector<Contact> scratch_;
