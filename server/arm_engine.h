@@ -42,6 +42,13 @@ class TrackEngine {
   // The solve alone (timed by the caller, before the answer is made): the tracker moves to
   // `target` at `time`, within the arm's rate limits from the last answer.
   virtual absl::Status StepTo(const PoseTarget& target, double time) = 0;
+  // The answer when there is no time left to solve `target` (TrackConfig.deadline): the arm
+  // braked from the last answer (the trackers' Brake), no solve; Answer() then returns it.
+  virtual void Brake(const PoseTarget& target, double time) = 0;
+  // Admission's measure of what a solve of this stream costs: a scratch tracker of the same arm
+  // on the same scene steps from the stream's start along a small circle at a controller's pace
+  // (MeanSolveSeconds); s of thread CPU per step. The stream's own tracker is not touched.
+  virtual double MeasureSolveSeconds() const = 0;
   // The tracker's steps the move to a checked `target` takes from where the arm is (a
   // solve's cost grows with them); large before the first StepTo.
   virtual int64_t StepsTo(const PoseTarget& target) const = 0;
@@ -51,6 +58,13 @@ class TrackEngine {
   // The stream's scene copy (maybe empty); the tracker sees edits from the next target on.
   virtual planning::Scene& scene() = 0;
 };
+
+// The mean thread CPU time of a tracker's steps along a small circle: `step(time, offset)` moves
+// the tracker's hand (tool) to its start plus `offset` at `time`. Step 0 (a first answer's
+// solve, with restarts) is not timed; then kCalibrationSteps steps 1 ms apart at 0.2 m/s.
+double MeanSolveSeconds(
+    const std::function<void(double time, const Eigen::Vector3d& offset)>& step);
+inline constexpr int kCalibrationSteps = 8;
 
 // Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
 // Each kind brings one (ArmEngine::PlanTrajectory).

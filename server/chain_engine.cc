@@ -259,6 +259,21 @@ class ChainTrackEngine final : public TrackEngine {
     return absl::OkStatus();
   }
 
+  void Brake(const PoseTarget& target, double time) override {
+    step_ = tracker_.Brake(target.position, time);
+    target_ = target.position;
+  }
+
+  double MeasureSolveSeconds() const override {
+    absl::StatusOr<ik::RateLimitedTracker> scratch = ik::RateLimitedTracker::Create(
+        *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
+    if (!scratch.ok()) return 0.0;  // the stream's own tracker was made from the same inputs
+    const Eigen::Vector3d hand = scratch->sites().col(problem_->arm->hand());
+    return MeanSolveSeconds([&](double time, const Eigen::Vector3d& offset) {
+      (void)scratch->StepTo(hand + offset, time);
+    });
+  }
+
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {
     return JointStateFromStep(*step_, target_, previous);
   }

@@ -15,12 +15,14 @@ namespace ikd::server {
 
 KinematicsServiceImpl::KinematicsServiceImpl(ModelStore* store, WorkerPool* pool,
                                              ModelLimits model_limits, KinematicsLimits limits,
-                                             Metrics* metrics)
+                                             Metrics* metrics,
+                                             const TrackAdmissionOptions& admission)
     : store_(store),
       pool_(pool),
       model_limits_(model_limits),
       limits_(limits),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      admission_(admission) {}
 
 grpc::ServerUnaryReactor* KinematicsServiceImpl::Solve(grpc::CallbackServerContext* context,
                                                        const v1::SolveRequest* request,
@@ -61,7 +63,7 @@ grpc::ServerWriteReactor<v1::SolveTrajectoryResponse>* KinematicsServiceImpl::So
 
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* KinematicsServiceImpl::Track(
     grpc::CallbackServerContext* /*context*/) {
-  return NewTrackReactor(*store_, *pool_, model_limits_, limits_, *metrics_);
+  return NewTrackReactor(*store_, *pool_, model_limits_, limits_, *metrics_, admission_);
 }
 
 grpc::ServerWriteReactor<v1::SolveBatchResponse>* KinematicsServiceImpl::SolveBatch(

@@ -21,6 +21,7 @@
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "metrics.h"
 #include "model_store.h"
+#include "track_admission.h"
 #include "validation.h"
 #include "worker_pool.h"
 
@@ -40,9 +41,10 @@ struct KinematicsLimits {
 class KinematicsServiceImpl final : public v1::KinematicsService::CallbackService {
  public:
   // `store`, `pool` and `metrics` (solver iterations and non-convergence of every step) must
-  // outlive every call.
+  // outlive every call. `admission`: Track's admission control (track_admission.h).
   KinematicsServiceImpl(ModelStore* store, WorkerPool* pool, ModelLimits model_limits,
-                        KinematicsLimits limits, Metrics* metrics);
+                        KinematicsLimits limits, Metrics* metrics,
+                        const TrackAdmissionOptions& admission = {});
 
   grpc::ServerUnaryReactor* Solve(grpc::CallbackServerContext* context,
                                   const v1::SolveRequest* request,
@@ -60,6 +62,7 @@ class KinematicsServiceImpl final : public v1::KinematicsService::CallbackServic
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
   Metrics* const metrics_;
+  TrackAdmission admission_;  // outlives the Track calls (as the service does)
 };
 
 }  // namespace ikd::server

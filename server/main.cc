@@ -62,6 +62,12 @@ ABSL_FLAG(int, max_streams_per_peer, 128,
 ABSL_FLAG(int, max_live_streams, 0,
           "live streams (Track, EstimatePose) open at once on the server; beyond: "
           "RESOURCE_EXHAUSTED (0: no limit; docs/service-benchmark.md (e) measures the capacity)");
+ABSL_FLAG(double, track_utilisation, 0.6,
+          "Track admission: the share of the CPUs that admitted Track streams may demand, by "
+          "their measured solve and answer costs and their periods; a stream past it gets "
+          "RESOURCE_EXHAUSTED at once (0: no admission control; docs/operations.md)");
+ABSL_FLAG(int, track_cpus, 0,
+          "Track admission: the CPUs counted (0: those this process may run on)");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
           "deadline of unary and server-streaming calls sent without one (bidirectional streams "
           "exempt; inf: none)");
@@ -148,6 +154,8 @@ int main(int argc, char** argv) {
   options.calls.max_streams_per_peer = absl::GetFlag(FLAGS_max_streams_per_peer);
   options.calls.max_live_streams = absl::GetFlag(FLAGS_max_live_streams);
   options.calls.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  options.track_admission.utilisation = absl::GetFlag(FLAGS_track_utilisation);
+  options.track_admission.cpus = absl::GetFlag(FLAGS_track_cpus);
   options.calls.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.calls.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
   const int threads = absl::GetFlag(FLAGS_threads);

@@ -241,6 +241,26 @@ class RobotTrackEngine final : public TrackEngine {
     return absl::OkStatus();
   }
 
+  void Brake(const PoseTarget& target, double time) override {
+    result_ = tracker_.Brake(target, time);
+    target_ = target;
+    time_ = time;
+  }
+
+  double MeasureSolveSeconds() const override {
+    const robot::Robot& robot = *problem_->robot;
+    absl::StatusOr<robot::RateLimitedRobotTracker> scratch = robot::RateLimitedRobotTracker::Create(
+        robot, PathOptions(problem_->options), problem_->initial, problem_->scene.get());
+    if (!scratch.ok()) return 0.0;  // the stream's own tracker was made from the same inputs
+    const Eigen::Isometry3d start = robot::ToolPose(robot.spec(), problem_->initial);
+    robot::ToolTarget target;  // full pose targets: the dearer kind
+    target.orientation = Eigen::Quaterniond(start.linear());
+    return MeanSolveSeconds([&](double time, const Eigen::Vector3d& offset) {
+      target.position = start.translation() + offset;
+      scratch->StepTo(target, time);
+    });
+  }
+
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {
     return RobotJointState(*problem_->robot, result_, target_, time_, previous);
   }

@@ -30,6 +30,7 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
     return s;
   }
   if (absl::Status s = options.calls.Validate(); !s.ok()) return s;
+  if (absl::Status s = options.track_admission.Validate(); !s.ok()) return s;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       ServerCredentialsFor(options.security.tls);
   if (!credentials.ok()) return credentials.status();
@@ -45,7 +46,8 @@ absl::StatusOr<std::unique_ptr<IkdServer>> IkdServer::Start(const ServerOptions&
   ikd->simulation_service_ = std::make_unique<SimulationServiceImpl>(
       ikd->pool_.get(), options.simulation, ikd->metrics_.get());
   ikd->kinematics_service_ = std::make_unique<KinematicsServiceImpl>(
-      store, ikd->pool_.get(), options.limits, options.kinematics, ikd->metrics_.get());
+      store, ikd->pool_.get(), options.limits, options.kinematics, ikd->metrics_.get(),
+      options.track_admission);
   ikd->pose_service_ = std::make_unique<PoseServiceImpl>(
       store, ikd->pool_.get(), options.limits, options.pose, ikd->metrics_.get());
 

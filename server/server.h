@@ -24,6 +24,7 @@
 #include "pose_service.h"
 #include "security.h"
 #include "simulation_service.h"
+#include "track_admission.h"
 #include "validation.h"
 #include "worker_pool.h"
 
@@ -41,6 +42,7 @@ struct ServerOptions {
   PoseLimits pose;                // PoseService request bounds
   SecurityOptions security;       // TLS and bearer tokens (security.h)
   CallLimits calls;               // streams per client address, default deadline
+  TrackAdmissionOptions track_admission;  // Track streams admitted by their CPU demand
   ObservabilityOptions observability;  // /metrics endpoint and access log
 };
 

@@ -1,5 +1,6 @@
 #include "track_reactor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -7,6 +8,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "arm_engine.h"
 #include "bidi_stream.h"
 #include "errors.h"
@@ -29,18 +32,33 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr SteadyClock::duration kInlineSolveLimit = std::chrono::microseconds(50);
 constexpr int64_t kInlineSteps = 2;
 
+// A controller's cycle where the config gives none: 1 kHz, the fastest common one.
+constexpr double kDefaultPeriod = 1e-3;  // s
+
+double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A target as read: its pose, time, and how old it already was when read (TrackTarget.
+// sent_unix_us) at `received`.
+struct ReadTarget {
+  PoseTarget pose;
+  double time = 0.0;
+  double age_on_arrival = 0.0;  // s
+  SteadyClock::time_point received;
+};
+
 // A Track stream (bidi_stream.h): read -> (configure | edit the scene | solve on the pool, or
 // inline when short (Dispatch) -> write) -> read ... A solve running when the call is cancelled
 // is one target's worth of work.
 class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackResponse> {
  public:
   TrackReactor(ModelStore* store, WorkerPool* pool, const ModelLimits& model_limits,
-               const KinematicsLimits& limits, Metrics* metrics)
+               const KinematicsLimits& limits, Metrics* metrics, TrackAdmission* admission)
       : store_(store),
         pool_(pool),
         model_limits_(model_limits),
         limits_(limits),
-        metrics_(metrics) {
+        metrics_(metrics),
+        admission_(admission) {
     ReadNext();
   }
 
@@ -65,13 +83,36 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
       return FieldViolation("config", "the first message must carry a config");
     }
     const v1::TrackConfig& config = request_.config();
+    if (absl::Status s = CheckTiming(config); !s.ok()) return s;
     absl::StatusOr<ResolvedArmSpec> arm = ResolveArmSpec(config.arm(), "config.arm", *store_);
     if (!arm.ok()) return arm.status();
     absl::StatusOr<std::unique_ptr<TrackEngine>> engine =
         NewArmEngine(*std::move(arm), *store_, model_limits_, limits_)->StartTrack(config);
     if (!engine.ok()) return engine.status();
+    // Admission by the stream's demand: its solve measured on a scratch tracker (not when
+    // admission is off: it costs a few solves).
+    const double period = config.period() > 0.0 ? config.period() : kDefaultPeriod;
+    absl::StatusOr<std::unique_ptr<TrackAdmission::Ticket>> ticket =
+        admission_->Admit(period, admission_->enabled() ? (*engine)->MeasureSolveSeconds() : 0.0);
+    if (!ticket.ok()) return ticket.status();
+    ticket_ = *std::move(ticket);
     engine_ = *std::move(engine);
+    deadline_ = config.deadline();
     ReadNext();
+    return absl::OkStatus();
+  }
+
+  static absl::Status CheckTiming(const v1::TrackConfig& config) {
+    if (!std::isfinite(config.deadline()) || config.deadline() < 0.0) {
+      return FieldViolation(
+          "config.deadline",
+          absl::StrCat("must be finite and >= 0 s (0: none), got ", config.deadline()));
+    }
+    if (!std::isfinite(config.period()) || config.period() < 0.0) {
+      return FieldViolation("config.period",
+                            absl::StrCat("must be finite and >= 0 s (0: ", kDefaultPeriod,
+                                         " s), got ", config.period()));
+    }
     return absl::OkStatus();
   }
 
@@ -91,18 +132,34 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
   }
 
   absl::Status SubmitSolve() {
+    ReadTarget read;
+    read.received = SteadyClock::now();
     const v1::TrackTarget& target = request_.target();
     if (!std::isfinite(target.time()) || (solved_ > 0 && target.time() < last_time_)) {
       return FieldViolation("target.time",
                             absl::StrCat("must be finite and >= the previous target's time ",
                                          last_time_, ", got ", target.time()));
     }
+    if (target.sent_unix_us() < 0) {
+      return FieldViolation("target.sent_unix_us", absl::StrCat("must be >= 0 (0: not given), got ",
+                                                                target.sent_unix_us()));
+    }
     absl::StatusOr<PoseTarget> pose = engine_->CheckTarget(target);
     if (!pose.ok()) return pose.status();
     last_time_ = target.time();
-    const bool short_move = engine_->StepsTo(*pose) <= kInlineSteps;
-    return Dispatch(short_move,
-                    [this, pose = *std::move(pose), t = target.time()] { SolveAndWrite(pose, t); });
+    read.pose = *std::move(pose);
+    read.time = target.time();
+    if (target.sent_unix_us() > 0) {
+      read.age_on_arrival = 1e-6 * static_cast<double>(std::max<int64_t>(
+                                       0, absl::ToUnixMicros(absl::Now()) - target.sent_unix_us()));
+    }
+    // Past its deadline already: braked at once here, never queued behind other streams.
+    if (deadline_ > 0.0 && read.age_on_arrival > deadline_) {
+      BrakeAndWrite(read);
+      return absl::OkStatus();
+    }
+    const bool short_move = engine_->StepsTo(read.pose) <= kInlineSteps;
+    return Dispatch(short_move, [this, read = std::move(read)] { SolveAndWrite(read); });
   }
 
   // Runs a target's solve-and-write here (a continuation: a short move after a short solve)
@@ -116,25 +173,55 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     return SubmitStreamTask(*pool_, solved_ == 0, std::move(solve));
   }
 
-  // On a worker, or inline (Dispatch). The solve's time is taken before Write hands the call
-  // to gRPC.
-  void SolveAndWrite(const PoseTarget& target, double time) {
-    const SteadyClock::time_point start = SteadyClock::now();
-    absl::Status step = engine_->StepTo(target, time);
-    last_solve_ = SteadyClock::now() - start;
-    if (!step.ok()) return End(step);
-    Write(engine_->Answer(solved_ == 0 ? nullptr : &response_.state()));
+  // How long the target has been waiting, s, counted from when it was sent where known.
+  static double Waited(const ReadTarget& read) {
+    return read.age_on_arrival + Seconds(SteadyClock::now() - read.received);
   }
 
-  // response_ keeps the last answer between writes: the next solve's previous state.
-  void Write(absl::StatusOr<v1::JointState> answer) {
+  // On a worker, or inline (Dispatch). Where the deadline leaves less time than the last solve
+  // took, the arm brakes instead. The solve's time is taken before Write hands the call to
+  // gRPC.
+  void SolveAndWrite(const ReadTarget& read) {
+    const double expected =
+        last_solve_ == SteadyClock::duration::max() ? 0.0 : Seconds(last_solve_);
+    if (deadline_ > 0.0 && Waited(read) + expected > deadline_) return BrakeAndWrite(read);
+    const SteadyClock::time_point start = SteadyClock::now();
+    const double cpu_start = ThreadCpuSeconds();
+    absl::Status step = engine_->StepTo(read.pose, read.time);
+    const double cpu = ThreadCpuSeconds() - cpu_start;
+    last_solve_ = SteadyClock::now() - start;
+    if (!step.ok()) return End(step);
+    Write(read, cpu, deadline_ > 0.0 && Waited(read) > deadline_);
+  }
+
+  // The LATE answer: no solve, the arm braked from the last answer. The expected solve time is
+  // halved, so that one slow solve does not brake the stream for good.
+  void BrakeAndWrite(const ReadTarget& read) {
+    if (last_solve_ != SteadyClock::duration::max()) last_solve_ /= 2;
+    engine_->Brake(read.pose, read.time);
+    Write(read, 0.0, /*late=*/true);
+  }
+
+  // response_ keeps the last answer between writes: the next solve's previous state. A late
+  // answer says LATE unless it touches something (IN_COLLISION is the graver news; held_us
+  // still says it was late).
+  void Write(const ReadTarget& read, double solve_cpu, bool late) {
+    absl::StatusOr<v1::JointState> answer =
+        engine_->Answer(solved_ == 0 ? nullptr : &response_.state());
     if (!answer.ok()) return End(answer.status());
     v1::JointState& state = *answer;
+    if (late && state.status() != v1::STEP_STATUS_IN_COLLISION) {
+      state.set_status(v1::STEP_STATUS_LATE);
+    }
     RecordIkStep(*metrics_, state);
+    ticket_->Answered(solve_cpu);
     response_.Clear();
     if (solved_ == 0) SetJointNames(engine_->joint_names(), response_.mutable_joint_names());
     *response_.mutable_state() = std::move(state);
     ++solved_;
+    response_.set_held_us(
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - read.received)
+            .count());
     WriteResponse();  // hands the call to gRPC: nothing may follow
   }
 
@@ -143,7 +230,10 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
   const ModelLimits model_limits_;
   const KinematicsLimits limits_;
   Metrics* const metrics_;
+  TrackAdmission* const admission_;
+  std::unique_ptr<TrackAdmission::Ticket> ticket_;  // the stream's place in the admission ledger
   std::unique_ptr<TrackEngine> engine_;  // configured by the first message
+  double deadline_ = 0.0;                // s (0: none)
   int64_t solved_ = 0;
   double last_time_ = 0.0;
   SteadyClock::duration last_solve_ = SteadyClock::duration::max();  // the last StepTo's time
@@ -153,8 +243,8 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
 
 grpc::ServerBidiReactor<v1::TrackRequest, v1::TrackResponse>* NewTrackReactor(
     ModelStore& store, WorkerPool& pool, const ModelLimits& model_limits,
-    const KinematicsLimits& limits, Metrics& metrics) {
-  return new TrackReactor(&store, &pool, model_limits, limits, &metrics);
+    const KinematicsLimits& limits, Metrics& metrics, TrackAdmission& admission) {
+  return new TrackReactor(&store, &pool, model_limits, limits, &metrics, &admission);
 }
 
 }  // namespace ikd::server

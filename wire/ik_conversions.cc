@@ -217,6 +217,8 @@ v1::StepStatus ToProto(planning::StepStatus status) {
       return v1::STEP_STATUS_ACCELERATION_LIMITED;
     case planning::StepStatus::kNotConverged:
       return v1::STEP_STATUS_NOT_CONVERGED;
+    case planning::StepStatus::kLate:
+      return v1::STEP_STATUS_LATE;
   }
   return v1::STEP_STATUS_UNSPECIFIED;
 }

@@ -101,6 +101,38 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   return step;
 }
 
+IkResult RateLimitedTracker::Brake(const Eigen::Vector3d& target, double time) {
+  const double dt = time - time_;
+  IkResult step;
+  Eigen::VectorXd q = answered_ && dt > 0.0 ? window_.Braked(dt) : Eigen::VectorXd();
+  const bool moving = q.size() > 0 && Rebuild(q, step);
+  if (!moving) {  // at rest where it is
+    step.sites = tracker_.sites();
+    step.angles = arm_->AnglesFromSites(step.sites);
+    step.min_clearance = tracker_.MinClearance(step.sites);
+    step.constraint_residual = arm_->chain_model().MaxRelativeViolation(step.sites);
+    q = answered_ ? window_.q() : Eigen::VectorXd::Map(step.angles.data(), step.angles.size());
+  }
+  step.time = time;
+  step.hand_error = (step.sites.col(arm_->hand()) - target).norm();
+  step.status =
+      step.min_clearance < 0.0 ? planning::StepStatus::kInCollision : planning::StepStatus::kLate;
+  if (moving) {
+    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q), step);
+  }
+  const Eigen::VectorXd v =
+      moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+  tracker_.Restart(step.sites);
+  window_.ForgetApproach();
+  window_.Answer(q, v);
+  last_target_ = target;
+  time_ = time;
+  clearance_ = step.min_clearance;
+  answered_ = true;
+  lagging_ = true;  // short of the target: the next answer brakes for it
+  return step;
+}
+
 Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkResult& step) const {
   Eigen::VectorXd q(static_cast<int>(step.angles.size()));
   for (int j = 0; j < q.size(); ++j) {

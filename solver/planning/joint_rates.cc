@@ -52,6 +52,16 @@ bool JointRateWindow::Clamp(double dt, Eigen::VectorXd& q) const {
   return clamped;
 }
 
+Eigen::VectorXd JointRateWindow::Braked(double dt) const {
+  Eigen::VectorXd q = q_;
+  for (int j = 0; j < q.size(); ++j) {
+    const auto [lo, hi] = VelocityRangeOf(j, dt, false);
+    q[j] += std::clamp(0.0, lo, hi) * dt;
+    if (const auto& range = joints_[j].range) q[j] = std::clamp(q[j], range->first, range->second);
+  }
+  return q;
+}
+
 bool JointRateWindow::AtSpeedLimit(double dt, const Eigen::VectorXd& q) const {
   for (int j = 0; j < q.size(); ++j) {
     if (std::abs(q[j] - q_[j]) >= joints_[j].max_velocity * dt * (1.0 - 1e-9)) return true;

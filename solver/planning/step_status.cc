@@ -18,6 +18,8 @@ const char* StepStatusName(StepStatus status) {
       return "ACCELERATION_LIMITED";
     case StepStatus::kNotConverged:
       return "NOT_CONVERGED";
+    case StepStatus::kLate:
+      return "LATE";
   }
   return "UNKNOWN";
 }
@@ -29,6 +31,7 @@ StepStatus WithMotionClearance(StepStatus status, double motion_clearance) {
     case StepStatus::kClampedUnreachable:
     case StepStatus::kVelocityLimited:
     case StepStatus::kAccelerationLimited:
+    case StepStatus::kLate:
       return StepStatus::kInCollision;
     case StepStatus::kInCollision:
     case StepStatus::kJointLimitBlocked:
@@ -61,6 +64,9 @@ void StepCounts::Add(StepStatus status) {
       break;
     case StepStatus::kNotConverged:
       ++not_converged;
+      break;
+    case StepStatus::kLate:
+      ++late;
       break;
   }
 }

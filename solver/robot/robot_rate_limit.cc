@@ -94,6 +94,31 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   return result;
 }
 
+RobotIkResult RateLimitedRobotTracker::Brake(const ToolTarget& target, double time) {
+  const double dt = time - time_;
+  const bool moving = answered_ && dt > 0.0;
+  const Eigen::VectorXd q = moving ? window_.Braked(dt) : answered_ ? window_.q() : tracker_.q();
+  RobotIkResult result;
+  Rebuild(q, target, result);
+  result.status =
+      result.min_clearance < 0.0 ? planning::StepStatus::kInCollision : planning::StepStatus::kLate;
+  if (moving) {
+    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q),
+                                  result);
+  }
+  const Eigen::VectorXd v =
+      moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+  tracker_.Reset(q);
+  window_.ForgetApproach();
+  window_.Answer(q, v);
+  last_target_ = target;
+  time_ = time;
+  clearance_ = result.min_clearance;
+  answered_ = true;
+  lagging_ = true;  // short of the target: the next answer brakes for it
+  return result;
+}
+
 void RateLimitedRobotTracker::PlanApproach(const ToolTarget& previous, double dt,
                                            const Eigen::VectorXd& q_target) {
   // The target's joint velocity: the previous target solved from the same start, so that the

@@ -158,8 +158,10 @@ inline v1::StepChainRequest HelixChain(int sites, int64_t steps, int64_t stride)
   return request;
 }
 
-inline v1::TrackRequest DemoTrackConfig() {
+// `period`: the controller's cycle the stream declares for admission (0: the server's default).
+inline v1::TrackRequest DemoTrackConfig(double period = 0.0) {
   v1::TrackRequest request;
+  request.mutable_config()->set_period(period);
   request.mutable_config()->mutable_arm()->set_name("arms/demo");
   request.mutable_config()->mutable_scene()->set_name("scenes/demo");
   request.mutable_config()->mutable_options()->set_seed(3);
@@ -225,12 +227,13 @@ struct TrackResult {
 };
 
 // Sends the config and `count` targets one at a time (each answered before the next), then
-// half-closes. `after_each(k)` runs after answer k.
+// half-closes; the config declares the targets' spacing in time as its period. `after_each(k)`
+// runs after answer k.
 inline TrackResult Track(grpc::ClientContext& context, Client& client, int count,
                          const std::function<void(int)>& after_each = [](int) {}) {
   TrackResult result;
   auto stream = client.kinematics->Track(&context);
-  if (stream->Write(DemoTrackConfig())) {
+  if (stream->Write(DemoTrackConfig(DemoTrackTarget(1, count).target().time()))) {
     v1::TrackResponse response;
     for (int k = 0; k < count; ++k) {
       if (!stream->Write(DemoTrackTarget(k, count)) || !stream->Read(&response)) break;

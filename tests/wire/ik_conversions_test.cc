@@ -357,7 +357,8 @@ TEST(StepStatusToProtoTest, LibraryNamesAreTheWireNames) {
       {planning::StepStatus::kJointLimitBlocked, v1::STEP_STATUS_JOINT_LIMIT_BLOCKED},
       {planning::StepStatus::kVelocityLimited, v1::STEP_STATUS_VELOCITY_LIMITED},
       {planning::StepStatus::kAccelerationLimited, v1::STEP_STATUS_ACCELERATION_LIMITED},
-      {planning::StepStatus::kNotConverged, v1::STEP_STATUS_NOT_CONVERGED}};
+      {planning::StepStatus::kNotConverged, v1::STEP_STATUS_NOT_CONVERGED},
+      {planning::StepStatus::kLate, v1::STEP_STATUS_LATE}};
   for (const auto& [status, wire] : all) {
     EXPECT_EQ(ToProto(status), wire) << planning::StepStatusName(status);
     EXPECT_EQ(std::string("STEP_STATUS_") + planning::StepStatusName(status),

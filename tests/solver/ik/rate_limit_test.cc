@@ -218,5 +218,50 @@ TEST(RateLimitedTrackerTest, NoLimitsNoChange) {
   }
 }
 
+// Track's LATE answer (Brake): the arm, moving at its limits towards a far goal, brakes for 8
+// intervals: every answer LATE with exact limb lengths (the test's own distances), each joint's
+// speed never growing and changing by at most a_max dt (the test's own angles), the arm at
+// rest after v_max / (a_max dt) = 5 intervals; the stream then goes on from the braked arm
+// within the limits again.
+TEST(RateLimitedTrackerTest, BrakeSlowsTheArmToRestWithinItsLimits) {
+  const double v_max = 1.0, a_max = 20.0, dt = 0.01;
+  const Arm arm = PlanarArm(5, {v_max, a_max});
+  auto tracker = RateLimitedTracker::Create(arm, nullptr, IkOptions{});
+  ASSERT_TRUE(tracker.ok()) << tracker.status();
+  const Eigen::Vector3d start = arm.HomeSites().col(arm.hand());
+  ASSERT_TRUE(tracker->StepTo(start, 0.0).ok());
+  const Eigen::Vector3d goal = start + Eigen::Vector3d(-0.3, 0.4, 0.0);
+  std::vector<double> q = Angles(tracker->sites()), v(q.size(), 0.0);
+  int k = 1;
+  for (; k <= 10; ++k) {
+    auto step = tracker->StepTo(goal, k * dt);
+    ASSERT_TRUE(step.ok()) << step.status();
+    ExpectWithinRateLimits(step->sites, v_max, a_max, dt, k, q, v);
+  }
+  double fastest = 0.0;
+  for (const double speed : v) fastest = std::max(fastest, std::abs(speed));
+  ASSERT_GT(fastest, 0.5 * v_max);  // moving: something to brake
+  for (int brake = 1; brake <= 8; ++brake, ++k) {
+    const std::vector<double> v_before = v;
+    const IkResult step = tracker->Brake(goal, k * dt);
+    EXPECT_EQ(step.status, planning::StepStatus::kLate) << brake;
+    EXPECT_NEAR(step.hand_error, (step.sites.col(arm.hand()) - goal).norm(), 1e-12);
+    for (int l = 0; l < arm.num_limbs(); ++l) {
+      EXPECT_NEAR((step.sites.col(l + 1) - step.sites.col(l)).norm(), 1.4 / 5, 1e-9);
+    }
+    ExpectWithinRateLimits(step.sites, v_max, a_max, dt, k, q, v);
+    for (size_t j = 0; j < v.size(); ++j) {
+      EXPECT_LE(std::abs(v[j]), std::abs(v_before[j]) + 1e-9)
+          << "joint " << j << " brake " << brake;
+      if (brake >= 5) EXPECT_NEAR(v[j], 0.0, 1e-9) << "joint " << j << " brake " << brake;
+    }
+  }
+  for (int resumed = 0; resumed < 20; ++resumed, ++k) {
+    auto step = tracker->StepTo(goal, k * dt);
+    ASSERT_TRUE(step.ok()) << step.status();
+    ExpectWithinRateLimits(step->sites, v_max, a_max, dt, k, q, v);
+  }
+}
+
 }  // namespace
 }  // namespace ikd::ik

@@ -139,5 +139,48 @@ TEST(JointRateWindowTest, BrakingIntervalsAreTheFastestJointsStopInSteps) {
   EXPECT_DOUBLE_EQ(window.BrakingIntervals(kDt), 10.0);
 }
 
+// Braking (Track's LATE answer) by hand: a joint at 2 rad/s with 10 rad/s^2 keeps 1.9 rad/s
+// over 10 ms (v - a dt); one at 0.05 rad/s stops (0.05 < a dt); one without an acceleration
+// limit stops at once; one racing at its lowered velocity limit slows by a dt; a joint 1 mrad
+// from its position limit stops on it. Chained, the first joint comes to rest after v / (a dt)
+// = 20 intervals, having run v^2 / (2a) plus the discrete excess v dt / 2 (the test's sum).
+TEST(JointRateWindowTest, BrakedSlowsEveryJointTowardsRestAtItsAcceleration) {
+  const JointRate fast{3.0, 10.0, std::nullopt};
+  const JointRate slow{3.0, 10.0, std::nullopt};
+  const JointRate free{3.0, kInf, std::nullopt};
+  const JointRate lowered{1.0, 10.0, std::nullopt};
+  const JointRate walled{3.0, 10.0, std::make_pair(-1.0, 0.501)};
+  JointRateWindow window({fast, slow, free, lowered, walled});
+  Eigen::VectorXd q(5), v(5);
+  q << 0.0, 0.0, 0.0, 0.0, 0.5;
+  v << 2.0, 0.05, -2.0, 1.5, 0.3;
+  window.Answer(q, v);
+  const Eigen::VectorXd next = window.Braked(kDt);
+  EXPECT_NEAR(next[0], 1.9 * kDt, 1e-15);
+  EXPECT_EQ(next[1], 0.0);
+  EXPECT_EQ(next[2], 0.0);
+  EXPECT_NEAR(next[3], 1.4 * kDt, 1e-15);
+  EXPECT_LE(next[4], 0.501);
+  EXPECT_GE(next[4], 0.5);
+
+  JointRateWindow alone({fast});
+  alone.Answer(One(0.0), One(2.0));
+  double position = 0.0, velocity = 2.0, expected = 0.0;
+  int intervals = 0;
+  for (; velocity > 1e-9 && intervals < 100; ++intervals) {
+    const double braked = alone.Braked(kDt)[0];
+    const double v_next = (braked - position) / kDt;
+    EXPECT_LE(std::abs(v_next - velocity), 10.0 * kDt * (1 + 1e-9)) << intervals;
+    EXPECT_GE(v_next, 0.0);
+    alone.Answer(One(braked), One(v_next));
+    position = braked;
+    velocity = v_next;
+  }
+  for (int k = 1; k < 20; ++k) expected += (2.0 - 10.0 * kDt * k) * kDt;
+  EXPECT_EQ(intervals, 20);
+  EXPECT_NEAR(position, expected, 1e-12);
+  EXPECT_NEAR(position, 2.0 * 2.0 / (2 * 10.0) - 2.0 * kDt / 2, 1e-12);
+}
+
 }  // namespace
 }  // namespace ikd::planning

@@ -160,5 +160,52 @@ TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   }
 }
 
+// Track's LATE answer (Brake) on the Panda: chasing a 15 cm jump, the arm brakes for 30
+// intervals of 10 ms: every answer LATE, within every joint's range, velocity and acceleration
+// limit (the test's own finite differences), no joint speeding up, and at rest by the end; the
+// stream then goes on from the braked arm within the limits and catches the target up.
+TEST(RobotRateLimit, BrakeSlowsTheArmToRestWithinItsLimits) {
+  auto robot = Robot::Create(presets::Panda());
+  ASSERT_TRUE(robot.ok());
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  const Eigen::Vector3d p0 = ToolPosition(robot->spec(), kPandaReady);
+  const ToolTarget jumped = *ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.15, 0.0));
+  const double dt = 0.01;
+  Eigen::VectorXd q_prev = limited->StepTo(*ToolTarget::Position(p0), 0.0).q;
+  Eigen::VectorXd v_prev = Eigen::VectorXd::Zero(7);
+  int k = 1;
+  for (; k <= 5; ++k) {
+    const RobotIkResult moving = limited->StepTo(jumped, k * dt);
+    v_prev = ExpectWithinRateLimits(*robot, moving.q, q_prev, v_prev, k, dt);
+    q_prev = moving.q;
+  }
+  ASSERT_GT(v_prev.cwiseAbs().maxCoeff(), 0.1);  // moving: something to brake
+  for (int brake = 1; brake <= 30; ++brake, ++k) {
+    const RobotIkResult braked = limited->Brake(jumped, k * dt);
+    EXPECT_EQ(braked.status, planning::StepStatus::kLate) << brake;
+    ASSERT_EQ(braked.q.size(), 7);
+    const Eigen::VectorXd v = ExpectWithinRateLimits(*robot, braked.q, q_prev, v_prev, k, dt);
+    for (int j = 0; j < 7; ++j) {
+      const JointLimits& l = *robot->spec().joints[j].limits;
+      EXPECT_GE(braked.q[j], l.lower);
+      EXPECT_LE(braked.q[j], l.upper);
+      EXPECT_LE(std::abs(v[j]), std::abs(v_prev[j]) + 1e-9) << "joint " << j << " brake " << brake;
+    }
+    EXPECT_NEAR(braked.position_error,
+                (ToolPosition(robot->spec(), braked.q) - jumped.position).norm(), 1e-9);
+    v_prev = v;
+    q_prev = braked.q;
+  }
+  EXPECT_LT(v_prev.cwiseAbs().maxCoeff(), 1e-9);
+  RobotIkResult last;
+  for (int resumed = 0; resumed < 150; ++resumed, ++k) {
+    last = limited->StepTo(jumped, k * dt);
+    v_prev = ExpectWithinRateLimits(*robot, last.q, q_prev, v_prev, k, dt);
+    q_prev = last.q;
+  }
+  EXPECT_EQ(last.status, planning::StepStatus::kReached);
+}
+
 }  // namespace
 }  // namespace ikd::robot

@@ -47,6 +47,13 @@ class RateLimitedTracker {
   // As ArmTracker::StepTo, then limited (see above).
   absl::StatusOr<IkResult> StepTo(const Eigen::Vector3d& target, double time);
 
+  // The answer at `time` when there is no time to solve `target` (Track's deadline): every
+  // angle braked from the last answer towards rest (planning::JointRateWindow::Braked), LATE
+  // (IN_COLLISION where the motion into it touches), the hand short of the target; the stream
+  // goes on from it. Before any answer: the initial configuration. Costs a forward kinematics
+  // and a swept clearance, no solve.
+  IkResult Brake(const Eigen::Vector3d& target, double time);
+
   const Eigen::Matrix3Xd& sites() const { return tracker_.sites(); }
 
  private:

@@ -130,6 +130,11 @@ class JointRateWindow {
   // Clamps the velocities from q() to `q` over dt into their ranges and q into its position
   // ranges, in place; a joint within both keeps its value to the bit. True when a clamp acted.
   bool Clamp(double dt, Eigen::VectorXd& q) const;
+  // Where the joints are after dt with every one braking towards rest: its velocity the one
+  // nearest zero in its plain range (a stop where the acceleration limit allows it, else v
+  // reduced by a_max dt), the position kept in its range. What an answer with no time to solve
+  // does (Track's LATE): within every limit, and the least motion the limits allow.
+  Eigen::VectorXd Braked(double dt) const;
   // Whether some joint moves from q() to q at its velocity limit (else an acceleration or a
   // position limit is what held the answer back).
   bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;

@@ -21,10 +21,14 @@ enum class StepStatus {
   // Industrial arms: every attempt ended at a singularity or the step budget (or the target is
   // out of reach); the arm holds the last configuration it reached on the way.
   kNotConverged,
+  // Track with a deadline: no time was left to solve the target, so the arm braked from the last
+  // answer (every joint towards rest at its acceleration limit): within every limit, short of
+  // the target. The server also marks an answer solved past its deadline LATE on the wire.
+  kLate,
 };
 
 // The status of a step whose motion in has least clearance `motion_clearance`: IN_COLLISION
-// where it is negative and the step was otherwise good (reached, clamped or rate-limited);
+// where it is negative and the step was otherwise good (reached, clamped, rate-limited or late);
 // `status` unchanged otherwise (a blocked or unconverged step stays what it is).
 StepStatus WithMotionClearance(StepStatus status, double motion_clearance);
 
@@ -36,6 +40,7 @@ struct StepCounts {
   int in_collision = 0, limit_blocked = 0;
   int velocity_limited = 0, acceleration_limited = 0;
   int not_converged = 0;  // NOT_CONVERGED (industrial arms)
+  int late = 0;           // LATE (Track with a deadline)
 
   // One more sample, with this status.
   void Add(StepStatus status);

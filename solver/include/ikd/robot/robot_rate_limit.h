@@ -47,6 +47,11 @@ class RateLimitedRobotTracker {
 
   // The answer for `target` at `time` (see above).
   RobotIkResult StepTo(const ToolTarget& target, double time);
+  // The answer at `time` when there is no time to solve `target` (Track's deadline): every
+  // joint braked from the last answer towards rest (planning::JointRateWindow::Braked), LATE
+  // (IN_COLLISION where the motion into it touches), the tool short of the target; the stream
+  // goes on from it. Before any answer: the initial configuration. No solve.
+  RobotIkResult Brake(const ToolTarget& target, double time);
 
  private:
   RateLimitedRobotTracker(const Robot& robot, RobotTracker tracker, const planning::Scene* scene,
