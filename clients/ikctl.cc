@@ -50,7 +50,12 @@ ABSL_FLAG(std::string, waypoints_file, "",
           "({\"waypoints\": [{\"time\": 0, \"position\": {\"x\": 1}}, ...]}; linear unless "
           "\"interpolation\" says otherwise)");
 ABSL_FLAG(double, duration, 1.0, "trajectory --line: seconds from start to end");
-ABSL_FLAG(double, period, 0.01, "trajectory: sample period, seconds");
+ABSL_FLAG(double, period, 0.01,
+          "trajectory: sample period; track: the controller's cycle, declared for admission "
+          "(TrackConfig.period); seconds");
+ABSL_FLAG(absl::Duration, track_deadline, absl::ZeroDuration(),
+          "track: a target not answered within this long of being read comes back LATE, the "
+          "arm braked from the last answer (TrackConfig.deadline; 0: none)");
 ABSL_FLAG(uint64_t, seed, 0, "solve/trajectory: random seed (0: the server default)");
 ABSL_FLAG(int32_t, trials, 0, "solve/trajectory: stochastic trials per sub-step (0: default)");
 ABSL_FLAG(bool, explore, false,
@@ -844,6 +849,8 @@ int Track(std::shared_ptr<grpc::Channel> channel) {
   auto options = OptionsFromFlags();
   if (!options.ok()) return InputError(options.status());
   *config.mutable_config()->mutable_options() = *options;
+  config.mutable_config()->set_period(absl::GetFlag(FLAGS_period));
+  config.mutable_config()->set_deadline(absl::ToDoubleSeconds(absl::GetFlag(FLAGS_track_deadline)));
   auto orientation = OrientationFromFlags();  // held by every target of the stream
   if (!orientation.ok()) return InputError(orientation.status());
   const std::string path = absl::GetFlag(FLAGS_targets_file);

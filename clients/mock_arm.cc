@@ -44,6 +44,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client_util.h"
 #include "connect_flags.h"
@@ -72,6 +73,9 @@ ABSL_FLAG(std::string, line, "1.1,0.3,0:0.6,0.9,0", "line: x0,y0,z0:x1,y1,z1");
 ABSL_FLAG(double, rate_hz, 100, "targets per second");
 ABSL_FLAG(double, duration, 2, "seconds of trajectory (targets at 0, 1/rate, ..., duration)");
 ABSL_FLAG(bool, realtime, true, "pace the targets at --rate_hz; false: send as fast as possible");
+ABSL_FLAG(absl::Duration, deadline, absl::ZeroDuration(),
+          "TrackConfig.deadline: a target not answered within this long of being sent comes "
+          "back LATE, the arm braked (0: none); the config's period is 1 / --rate_hz");
 ABSL_FLAG(double, max_joint_step, 0.5, "check: largest joint position change per target (rad)");
 ABSL_FLAG(double, limb_tolerance, 1e-6, "check: largest relative limb-length error");
 ABSL_FLAG(double, max_hand_error, 1e-6, "check: largest hand error of a REACHED state (m)");
@@ -287,6 +291,8 @@ absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
   if (const uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) {
     setup.config.mutable_options()->set_seed(seed);
   }
+  setup.config.set_deadline(absl::ToDoubleSeconds(absl::GetFlag(FLAGS_deadline)));
+  setup.config.set_period(1.0 / absl::GetFlag(FLAGS_rate_hz));
   return setup;
 }
 
@@ -338,6 +344,7 @@ struct Report {
   size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
   size_t servo_overruns = 0;     // control ticks with tracking error above the bound
   size_t reached = 0;
+  size_t late = 0;  // LATE states (TrackConfig.deadline)
   double max_hand_error = 0;
   double max_rotation_error = 0; // rad, industrial arms with an orientation
   double max_limb_error = 0;     // relative
@@ -348,6 +355,7 @@ struct Report {
   std::optional<double> min_clearance;  // computed here from the sites and the mock's scene
   std::optional<double> min_motion_clearance;  // the same, inside the motions between states
   std::vector<double> latencies_ms;
+  std::vector<double> held_ms;  // TrackResponse.held_us: the server's share of each round trip
   grpc::Status rpc_status;
 };
 
@@ -752,6 +760,7 @@ void WriteTargets(TrackStream& stream, const Setup& setup, SendLog& log) {
     }
     v1::TrackRequest request;
     *request.mutable_target() = setup.targets[k];
+    request.mutable_target()->set_sent_unix_us(absl::ToUnixMicros(absl::Now()));
     log.sent_ns[k] = NowNs();
     if (!stream.Write(request)) break;
     ++log.targets_sent;
@@ -783,6 +792,8 @@ Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setu
       if (index < log.sent_ns.size()) {
         report.latencies_ms.push_back((NowNs() - log.sent_ns[index]) * 1e-6);
       }
+      report.held_ms.push_back(response.held_us() * 1e-3);
+      if (response.state().status() == v1::STEP_STATUS_LATE) ++report.late;
       previous = response.state();
     }
     log.stop = true;  // the server ended the stream: nothing more will be answered
@@ -851,6 +862,9 @@ void PrintSummary(const Report& report, bool passed) {
   }
   std::printf("latency_p50_ms=%.3f\n", Percentile(report.latencies_ms, 0.50));
   std::printf("latency_p99_ms=%.3f\n", Percentile(report.latencies_ms, 0.99));
+  std::printf("held_p50_ms=%.3f\n", Percentile(report.held_ms, 0.50));
+  std::printf("held_p99_ms=%.3f\n", Percentile(report.held_ms, 0.99));
+  std::printf("late=%zu\n", report.late);
   std::printf("rpc_status=%s\n",
               absl::StatusCodeToString(static_cast<absl::StatusCode>(
                                            report.rpc_status.error_code()))
