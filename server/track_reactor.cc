@@ -178,13 +178,14 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     return read.age_on_arrival + Seconds(SteadyClock::now() - read.received);
   }
 
-  // On a worker, or inline (Dispatch). Where the deadline leaves less time than the last solve
-  // took, the arm brakes instead. The solve's time is taken before Write hands the call to
-  // gRPC.
+  // On a worker, or inline (Dispatch). A target whose deadline passed while it waited (behind
+  // other streams' solves, or this stream's own slow one) is braked at once; one with time left
+  // is solved, and says LATE if the solve ran past the deadline. No prediction of the solve's
+  // time: a stream that braked every target it expected to miss would fall further behind
+  // with every brake and never solve again. The solve's time is taken before Write hands the
+  // call to gRPC.
   void SolveAndWrite(const ReadTarget& read) {
-    const double expected =
-        last_solve_ == SteadyClock::duration::max() ? 0.0 : Seconds(last_solve_);
-    if (deadline_ > 0.0 && Waited(read) + expected > deadline_) return BrakeAndWrite(read);
+    if (deadline_ > 0.0 && Waited(read) > deadline_) return BrakeAndWrite(read);
     const SteadyClock::time_point start = SteadyClock::now();
     const double cpu_start = ThreadCpuSeconds();
     absl::Status step = engine_->StepTo(read.pose, read.time);
@@ -194,10 +195,8 @@ class TrackReactor final : public BidiStreamReactor<v1::TrackRequest, v1::TrackR
     Write(read, cpu, deadline_ > 0.0 && Waited(read) > deadline_);
   }
 
-  // The LATE answer: no solve, the arm braked from the last answer. The expected solve time is
-  // halved, so that one slow solve does not brake the stream for good.
+  // The LATE answer: no solve, the arm braked from the last answer.
   void BrakeAndWrite(const ReadTarget& read) {
-    if (last_solve_ != SteadyClock::duration::max()) last_solve_ /= 2;
     engine_->Brake(read.pose, read.time);
     Write(read, 0.0, /*late=*/true);
   }

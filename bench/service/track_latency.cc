@@ -1,5 +1,7 @@
 // Track latency as deployed (issue 19): ikd in its own process, and N controllers, each its own
-// process with its own connection, paced at 1 kHz with absolute deadlines. Per arm and stream
+// process with its own connection, paced at 1 kHz with absolute deadlines, each declaring that
+// period and a deadline (--deadline_us; issue 35: streams past the server's capacity are
+// refused at configuration, answers past the deadline say LATE). Per arm and stream
 // count it reports the round trip (target written -> its joint state read) at p50 / p99 /
 // p99.9 / max over every answer of every stream, the missed periods (answers later than 1 ms
 // after their target was sent, and targets never answered), the CPU that ikd itself used
@@ -43,6 +45,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "ikd/ik/tracker.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
@@ -68,6 +72,9 @@ ABSL_FLAG(bool, floor, true,
           "beside each planar7 row, the same controllers against an echo server (no solve, "
           "answered on gRPC's callback thread): the floor gRPC and this machine set");
 ABSL_FLAG(bool, echo_server, false, "run the echo server (internal)");
+ABSL_FLAG(double, deadline_us, 1000.0,
+          "TrackConfig.deadline of every stream (us; 0: none): a target not answered within it "
+          "of being sent comes back LATE; every stream declares the 1 ms period");
 
 namespace ikd::bench {
 namespace {
@@ -156,6 +163,7 @@ v1::TrackRequest TargetRequest(const ArmCase& c, double t) {
   v1::TrackRequest request;
   v1::TrackTarget* target = request.mutable_target();
   target->set_time(t);
+  target->set_sent_unix_us(absl::ToUnixMicros(absl::Now()));
   const Eigen::Vector3d p = HandAt(c, t);
   target->mutable_position()->set_x(p.x());
   target->mutable_position()->set_y(p.y());
@@ -173,6 +181,8 @@ v1::TrackRequest ConfigRequest(const ArmCase& c) {
   v1::TrackRequest request;
   *request.mutable_config()->mutable_arm() = c.arm;
   request.mutable_config()->mutable_options()->set_seed(7);
+  request.mutable_config()->set_period(kPeriod);
+  request.mutable_config()->set_deadline(1e-6 * absl::GetFlag(FLAGS_deadline_us));
   if (c.name == "snake100") request.mutable_config()->mutable_options()->set_safety_margin(0.002);
   return request;
 }
@@ -189,7 +199,8 @@ std::shared_ptr<grpc::Channel> OwnChannel(const std::string& address) {
 
 // Configures, answers one target untimed, then from start_ns sends target k at start + k ms
 // (absolute deadlines: a late send does not shift the next) and times each answer. Writes
-// "sent N" and one round trip (us) per answered target, in order, to `out`.
+// "sent N status CODE" and per answered target its round trip (us) and 1 where it said LATE,
+// in order, to `out`; a stream the server refused at configuration writes "refused".
 int RunController(const ArmCase& c, const std::string& address, int64_t start_ns, int n,
                   const std::string& out) {
   auto stub = v1::KinematicsService::NewStub(OwnChannel(address));
@@ -199,17 +210,25 @@ int RunController(const ArmCase& c, const std::string& address, int64_t start_ns
   v1::TrackResponse response;
   if (!stream->Write(ConfigRequest(c)) || !stream->Write(TargetRequest(c, 0.0)) ||
       !stream->Read(&response)) {
-    Fail(c.name + ": the stream broke while configuring: " + stream->Finish().error_message());
+    const grpc::Status status = stream->Finish();
+    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      std::ofstream(out) << "refused\n";
+      return 0;
+    }
+    Fail(c.name + ": the stream broke while configuring: " + status.error_message());
   }
   std::vector<std::atomic<int64_t>> sent_ns(n + 1);
-  std::vector<double> round_trip_us;
-  round_trip_us.reserve(n);
+  std::vector<std::pair<double, bool>> answers;  // round trip (us), LATE
+  answers.reserve(n);
   std::thread reader([&] {
     v1::TrackResponse answer;
     while (stream->Read(&answer)) {
       const int64_t received = NowNs();
       const int64_t k = std::llround(answer.state().time() / kPeriod);
-      if (k >= 1 && k <= n) round_trip_us.push_back((received - sent_ns[k].load()) * 1e-3);
+      if (k >= 1 && k <= n) {
+        answers.emplace_back((received - sent_ns[k].load()) * 1e-3,
+                             answer.state().status() == v1::STEP_STATUS_LATE);
+      }
     }
   });
   int sent = 0;
@@ -225,7 +244,7 @@ int RunController(const ArmCase& c, const std::string& address, int64_t start_ns
   const grpc::Status status = stream->Finish();
   std::ofstream file(out);
   file << "sent " << sent << " status " << status.error_code() << "\n";
-  for (const double us : round_trip_us) file << us << "\n";
+  for (const auto& [us, late] : answers) file << us << " " << late << "\n";
   return file ? 0 : 1;
 }
 
@@ -396,6 +415,9 @@ double Percentile(std::vector<double> v, double q) {
 
 struct Run {
   int streams = 0, sent = 0, answered = 0, missed = 0, failed_streams = 0;
+  int refused_streams = 0;  // RESOURCE_EXHAUSTED at configuration (admission control)
+  int late = 0;             // answers that said LATE
+  int late_unsaid = 0;      // answers past the deadline (round trip) that did not
   std::vector<double> round_trip_us;
   double ikd_cores = 0.0;         // ikd's CPU time over the paced window's wall time
   double controller_cores = 0.0;  // the controllers' CPU time (configuring included) over it
@@ -422,7 +444,8 @@ Run RunStreams(const ArmCase& c, const Ikd& ikd, const std::string& self, int st
     pids.push_back(Spawn(
         {self, "--controller", "--arms=" + c.name, "--address=" + ikd.address(),
          "--start_ns=" + std::to_string(start + phase), "--seconds=" + std::to_string(n * kPeriod),
-         "--out=" + (dir / std::to_string(i)).string()},
+         "--out=" + (dir / std::to_string(i)).string(),
+         "--deadline_us=" + std::to_string(absl::GetFlag(FLAGS_deadline_us))},
         -1));
   }
   std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(start)));
@@ -443,15 +466,27 @@ Run RunStreams(const ArmCase& c, const Ikd& ikd, const std::string& self, int st
     std::ifstream file(dir / std::to_string(i));
     std::string word;
     int sent = 0, code = 0;
-    if (!(file >> word >> sent >> word >> code)) {
+    if (!(file >> word)) {
+      ++run.failed_streams;
+      continue;
+    }
+    if (word == "refused") {
+      ++run.refused_streams;
+      continue;
+    }
+    if (!(file >> sent >> word >> code)) {
       ++run.failed_streams;
       continue;
     }
     run.sent += sent;
     int answered = 0;
-    for (double us; file >> us; ++answered) {
+    const double deadline_us = absl::GetFlag(FLAGS_deadline_us);
+    int late = 0;
+    for (double us; file >> us >> late; ++answered) {
       run.round_trip_us.push_back(us);
       if (us > kMissAfterUs) ++run.missed;
+      run.late += late;
+      if (deadline_us > 0.0 && us > deadline_us && !late) ++run.late_unsaid;
     }
     run.answered += answered;
     run.missed += sent - answered;
@@ -495,12 +530,14 @@ std::string DefaultIkd(const char* argv0) {
 }
 
 void PrintRow(const std::string& name, const Run& run, const std::string& in_process) {
-  std::printf("| %s | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %.2f | %.2f | %s |\n",
-              name.c_str(), run.streams, run.answered, run.sent,
-              Percentile(run.round_trip_us, 0.5), Percentile(run.round_trip_us, 0.99),
-              Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0),
-              run.missed, run.failed_streams, run.ikd_cores, run.controller_cores,
-              in_process.c_str());
+  std::printf(
+      "| %s | %d | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %d | %d | %.2f | %.2f | "
+      "%s |\n",
+      name.c_str(), run.streams, run.refused_streams, run.answered, run.sent,
+      Percentile(run.round_trip_us, 0.5), Percentile(run.round_trip_us, 0.99),
+      Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0), run.missed,
+      run.late, run.late_unsaid, run.failed_streams, run.ikd_cores, run.controller_cores,
+      in_process.c_str());
   std::fflush(stdout);
 }
 
@@ -512,19 +549,26 @@ int Orchestrate(const char* argv0) {
   std::printf(
       "Track latency, controllers in their own processes (each its own connection, 1 kHz, "
       "absolute deadlines, phases spread over the period), %d targets per stream; ikd %s "
-      "started with %s. Round trip: target written -> its joint state read, over every "
-      "answer of every stream. Missed: answers later than 1 ms after their target was sent, "
-      "plus targets never answered. ikd CPU: its user + system time over the paced window "
+      "started with %s; every stream declares the 1 ms period and a deadline of %g us "
+      "(TrackConfig). Refused: streams admission control refused at configuration "
+      "(RESOURCE_EXHAUSTED); the other columns count the admitted ones. Round trip: target "
+      "written -> its joint state read, over every answer of every admitted stream. Missed: "
+      "answers later than 1 ms after their target was sent, plus targets never answered. LATE: "
+      "answers that said so; unsaid: answers whose round trip passed the deadline without "
+      "saying LATE (the way back to the client is not the server's to see). ikd CPU: its user + "
+      "system time over the paced window "
       "(cores); controllers' CPU: theirs (configuring included) over the same window. In process: "
       "the same targets solved one after another in this program. Floor rows: the same planar7 "
       "controllers against an echo server (this program, --echo_server) that answers each target "
       "at once on gRPC's callback thread with a canned answer of ikd's size, no solve and no "
       "hand-off (its CPU in the ikd column).\n\n",
-      n, binary.c_str(), absl::StrJoin(absl::GetFlag(FLAGS_ikd_flags), " ").c_str());
+      n, binary.c_str(), absl::StrJoin(absl::GetFlag(FLAGS_ikd_flags), " ").c_str(),
+      absl::GetFlag(FLAGS_deadline_us));
   std::printf(
-      "| arm | streams | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) | "
-      "missed | failed streams | ikd CPU (cores) | controllers' CPU (cores) | in process "
-      "(us per target) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| arm | streams | refused | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) "
+      "| missed | LATE | unsaid | failed streams | ikd CPU (cores) | controllers' CPU (cores) | "
+      "in process (us per target) |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& name : absl::GetFlag(FLAGS_arms)) {
     const ArmCase c = MakeCase(name);
     const double in_process = InProcessMicroseconds(c, 2000);
