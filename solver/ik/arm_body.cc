@@ -21,13 +21,20 @@ ChainArmBody::ChainArmBody(const Arm& arm) : arm_(&arm) {
   const int limbs = arm.num_limbs();
   reach_ = Eigen::MatrixXd::Zero(limbs, limbs);
   for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
+  along_.assign(limbs + 1, 0.0);
   for (int k = 0; k < limbs; ++k) {
+    along_[k + 1] = along_[k] + arm.spec().limbs[k].length;
     double along = 0.0;
     for (int limb = k; limb < limbs; ++limb) {
       along += arm.spec().limbs[limb].length;
       reach_(k, limb) = along + radii_[limb];
     }
   }
+  for (int last = kFirstGroupLast;; last *= 2) {
+    group_last_.push_back(last);
+    if (last >= limbs - 1 || static_cast<int>(group_last_.size()) == kMaxSelfGroups) break;
+  }
+  group_last_.back() = std::max(group_last_.back(), limbs - 1);  // the last takes the rest
 }
 
 void ChainArmBody::Links(const Eigen::VectorXd& angles,
@@ -41,6 +48,12 @@ void ChainArmBody::Links(const Eigen::VectorXd& angles,
   }
 }
 
+void ChainArmBody::TurnRates(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                             Eigen::VectorXd* rates) const {
+  rates->resize(arm_->num_limbs());
+  for (int k = 0; k < rates->size(); ++k) (*rates)[k] = TurnRate(*arm_, k, a, b);
+}
+
 void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                                Eigen::VectorXd* bounds) const {
   const int limbs = arm_->num_limbs();
@@ -52,11 +65,49 @@ void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& 
   }
 }
 
-double ChainArmBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
+void ChainArmBody::GroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                               const Eigen::VectorXd& /*bounds*/, SelfGroups* sweeps) const {
+  // sum_{k=k0..j} turn_k reach(k, j) with reach(k, j) = along_[j+1] - along_[k] + radius_j,
+  // from running sums of turn_k and turn_k along_[k]: O(1) per limb and group.
+  const int limbs = arm_->num_limbs();
+  Eigen::VectorXd rates;
+  TurnRates(a, b, &rates);
+  std::vector<double> turns(limbs + 1, 0.0), moments(limbs + 1, 0.0);
+  for (int k = 0; k < limbs; ++k) {
+    turns[k + 1] = turns[k] + rates[k];
+    moments[k + 1] = moments[k] + rates[k] * along_[k];
+  }
+  int first = 2;
+  for (size_t g = 0; g < group_last_.size(); ++g) {
+    double widest = 0.0;
+    for (int j = first; j < limbs; ++j) {
+      const int k0 = std::max(1, j - group_last_[g] + 1);
+      const double far_end = along_[j + 1] + radii_[j];
+      widest =
+          std::max(widest, far_end * (turns[j + 1] - turns[k0]) - (moments[j + 1] - moments[k0]));
+    }
+    (*sweeps)[g] = widest * (1.0 + kRoundingSlack);
+    first = group_last_[g] + 1;
+  }
+}
+
+Eigen::Matrix3Xd ChainArmBody::SitesOf(const std::vector<planning::Capsule>& links) {
   Eigen::Matrix3Xd sites(3, static_cast<int>(links.size()) + 1);
   for (size_t k = 0; k < links.size(); ++k) sites.col(k) = links[k].a;
   sites.col(links.size()) = links.back().b;
-  return planning::MinSelfClearance(sites, radii_);
+  return sites;
+}
+
+double ChainArmBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
+  return planning::MinSelfClearance(SitesOf(links), radii_);
+}
+
+void ChainArmBody::SelfClearanceGroups(const std::vector<planning::Capsule>& links,
+                                       SelfGroups* clearance) const {
+  const Eigen::Matrix3Xd sites = SitesOf(links);
+  planning::LimbPairCulling culling;
+  culling.Reset(sites, radii_);
+  culling.MinClearanceBySeparation(sites, group_last_, clearance->data());
 }
 
 }  // namespace ikd::ik

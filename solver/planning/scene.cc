@@ -435,6 +435,24 @@ double LimbPairCulling::MinClearance(const Eigen::Matrix3Xd& sites, int* limb_i,
   return best;
 }
 
+void LimbPairCulling::MinClearanceBySeparation(const Eigen::Matrix3Xd& sites,
+                                               const std::vector<int>& last, double* out) const {
+  const auto clearance = [&](int i, int j) {
+    return SegmentSegmentDistance(sites.col(i), sites.col(i + 1), sites.col(j), sites.col(j + 1)) -
+           radii_[i] - radii_[j];
+  };
+  for (size_t g = 0; g < last.size(); ++g) {
+    double& best = out[g];
+    best = kInf;
+    const int first = g == 0 ? 2 : last[g - 1] + 1;
+    for (int i = 0; i + first < limbs_; ++i) {
+      ForEachNear(
+          i, best, [&](int j) { best = std::min(best, clearance(i, j)); }, i + first,
+          i + last[g] + 1);
+    }
+  }
+}
+
 Scene::Ball Scene::BoundingBall(const Shape& shape) {
   return std::visit(
       Overloaded{

@@ -10,12 +10,25 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// One measured configuration: each link's clearance to the scene and the arm's self clearance,
-// at motion fraction s.
+double TwoLargest(const Eigen::VectorXd& v) {
+  double first = 0.0, second = 0.0;
+  for (double x : v) {
+    if (x > first) {
+      second = first;
+      first = x;
+    } else {
+      second = std::max(second, x);
+    }
+  }
+  return first + second;
+}
+
+// One measured configuration: each link's clearance to the scene and the arm's self clearance
+// per group of pairs (ArmBody::SelfGroups), at motion fraction s.
 struct Probe {
   double s = 0.0;
   Eigen::VectorXd link;
-  double self = kInfinity;
+  ArmBody::SelfGroups self;
   double least = kInfinity;
 };
 
@@ -28,8 +41,10 @@ Probe Measure(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q,
     const Capsule& c = links[k];
     probe.link[k] = scene == nullptr ? kInfinity : scene->MinSignedDistance(c.a, c.b, c.radius);
   }
-  probe.self = body.SelfClearance(links);
-  probe.least = std::min(probe.self, probe.link.size() > 0 ? probe.link.minCoeff() : kInfinity);
+  probe.self.fill(kInfinity);
+  if (body.ChecksSelf()) body.SelfClearanceGroups(links, &probe.self);
+  probe.least = probe.link.size() > 0 ? probe.link.minCoeff() : kInfinity;
+  for (int g = 0; g < body.NumSelfGroups(); ++g) probe.least = std::min(probe.least, probe.self[g]);
   return probe;
 }
 
@@ -59,17 +74,22 @@ class Sweep {
   }
 
   // Sweep bound of each link, then the V through the ends (swept_clearance.h): link against
-  // scene by its own bound, link against link by the two largest bounds together.
+  // scene by its own bound, link against link by the bound of the pair's relative motion.
   Interval Bounded(int a, int b) {
     const Probe& pa = probes_[a];
     const Probe& pb = probes_[b];
-    body_.SweepBounds(At(pa.s), At(pb.s), &bounds_);
+    const Eigen::VectorXd q_a = At(pa.s), q_b = At(pb.s);
+    body_.SweepBounds(q_a, q_b, &bounds_);
     double lower = std::min(pa.least, pb.least);
     for (int k = 0; k < bounds_.size(); ++k) {
       lower = std::min(lower, 0.5 * (pa.link[k] + pb.link[k] - bounds_[k]));
     }
-    if (std::isfinite(pa.self) || std::isfinite(pb.self)) {
-      lower = std::min(lower, 0.5 * (pa.self + pb.self - TwoLargest(bounds_)));
+    if (body_.ChecksSelf()) {
+      body_.GroupSweeps(q_a, q_b, bounds_, &sweeps_);
+      for (int g = 0; g < body_.NumSelfGroups(); ++g) {
+        if (!std::isfinite(pa.self[g]) && !std::isfinite(pb.self[g])) continue;
+        lower = std::min(lower, 0.5 * (pa.self[g] + pb.self[g] - sweeps_[g]));
+      }
     }
     return {a, b, lower};
   }
@@ -80,25 +100,13 @@ class Sweep {
  private:
   Eigen::VectorXd At(double s) const { return q_a_ + s * dq_; }
 
-  static double TwoLargest(const Eigen::VectorXd& v) {
-    double first = 0.0, second = 0.0;
-    for (double x : v) {
-      if (x > first) {
-        second = first;
-        first = x;
-      } else {
-        second = std::max(second, x);
-      }
-    }
-    return first + second;
-  }
-
   const ArmBody& body_;
   const Scene* scene_;
   Eigen::VectorXd q_a_, dq_;
   std::vector<Probe> probes_;
   std::vector<Capsule> links_;
   Eigen::VectorXd bounds_;
+  ArmBody::SelfGroups sweeps_;
 };
 
 // The motion between two measured configurations, bisected as swept_clearance.h says.
@@ -144,6 +152,13 @@ bool NothingToCheck(const ArmBody& body, const Scene* scene) {
 }
 
 }  // namespace
+
+void ArmBody::GroupSweeps(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
+                          const Eigen::VectorXd& bounds, SelfGroups* sweeps) const {
+  (void)q_a;
+  (void)q_b;
+  (*sweeps)[0] = TwoLargest(bounds);
+}
 
 double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q) {
   std::vector<Capsule> links;

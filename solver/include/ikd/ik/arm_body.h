@@ -31,11 +31,32 @@ class ChainArmBody : public planning::ArmBody {
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
   // Non-adjacent limbs exist from three limbs on.
   bool ChecksSelf() const override { return num_links() >= 3; }
+  // Self pairs grouped by their separation j - i along the chain: 2..4, 5..8, 9..16, ...
+  // Only the joints i+1..j move limb j against limb i, so a pair's clearance changes by at most
+  // sum_{k=i+1..j} turn_k reach(k, j) (SweepBounds' bound in limb i's frame, where the distance
+  // is the same): for a group, that sum from its widest separation (or joint 1) to j, the
+  // largest over j. Neighbours then bound tightly, however the chain swings as a whole.
+  int NumSelfGroups() const override { return static_cast<int>(group_last_.size()); }
+  void SelfClearanceGroups(const std::vector<planning::Capsule>& links,
+                           SelfGroups* clearance) const override;
+  void GroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                   const Eigen::VectorXd& bounds, SelfGroups* sweeps) const override;
+  static constexpr int kFirstGroupLast = 4;  // the first group: separations 2..4
+  // Relative slack on the group sweeps for the running sums' rounding (a bound must not fall
+  // short of the sum it stands for).
+  static constexpr double kRoundingSlack = 1e-12;
 
  private:
+  // Per limb the rate its joint turns over the motion a -> b (SweepBounds).
+  void TurnRates(const Eigen::VectorXd& a, const Eigen::VectorXd& b, Eigen::VectorXd* rates) const;
+  // The sites of `links` (each limb's start, then the last limb's end).
+  static Eigen::Matrix3Xd SitesOf(const std::vector<planning::Capsule>& links);
+
   const Arm* arm_;
   Eigen::MatrixXd reach_;  // reach_(k, L): site k to the farthest point of limb L (L >= k)
   std::vector<double> radii_;
+  std::vector<double> along_;    // along_[k]: the limbs 0..k-1 end to end (num_limbs() + 1)
+  std::vector<int> group_last_;  // the widest separation of each self group
 };
 
 }  // namespace ikd::ik

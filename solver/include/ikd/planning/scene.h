@@ -120,12 +120,19 @@ class LimbPairCulling {
   // Calls visit(j) for the limbs j >= i + 2, in ascending order, whose bound with limb i is
   // below `cutoff`: every j whose clearance to limb i is below it, and maybe others. The
   // cutoff is read before each block and each limb, so a running minimum may tighten it.
+  // Only the limbs j in [first, end).
   template <typename Visit>
-  void ForEachNear(int i, const double& cutoff, Visit&& visit) const;
+  void ForEachNear(int i, const double& cutoff, Visit&& visit, int first = 0,
+                   int end = std::numeric_limits<int>::max()) const;
 
   // MinSelfClearance of the configuration given to Reset.
   double MinClearance(const Eigen::Matrix3Xd& sites, int* limb_i = nullptr,
                       int* limb_j = nullptr) const;
+  // The same per group of pairs by their separation j - i: group g holds the separations
+  // (last[g - 1], last[g]] (the first from 2); out[g] is its least clearance, +infinity where
+  // it has no pair.
+  void MinClearanceBySeparation(const Eigen::Matrix3Xd& sites, const std::vector<int>& last,
+                                double* out) const;
 
  private:
   // Whether the balls of limbs i and j come closer than `cutoff` (squared: no root).
@@ -144,12 +151,14 @@ class LimbPairCulling {
 };
 
 template <typename Visit>
-void LimbPairCulling::ForEachNear(int i, const double& cutoff, Visit&& visit) const {
+void LimbPairCulling::ForEachNear(int i, const double& cutoff, Visit&& visit, int first,
+                                  int end) const {
   const int a = i / kBlock;
-  for (int b = a; b < blocks_; ++b) {
+  const int stop = std::min(limbs_, end);
+  for (int b = std::max(a, first / kBlock); b * kBlock < stop; ++b) {
     if (b > a && block_gap_[a * blocks_ + b] >= cutoff) continue;
-    const int last = std::min(limbs_, (b + 1) * kBlock);
-    for (int j = std::max(i + 2, b * kBlock); j < last; ++j) {
+    const int last = std::min(stop, (b + 1) * kBlock);
+    for (int j = std::max({i + 2, first, b * kBlock}); j < last; ++j) {
       if (LimbsNear(i, j, cutoff)) visit(j);
     }
   }

@@ -5,6 +5,8 @@
 // SweepBounds: sum_j |dq_j| r_j, r_j the farthest the link reaches from joint j's axis), so
 // link L's clearance over the motion stays above the V of slopes B_L through its two ends:
 //     d_L(s) >= (d_L(a) + d_L(b) - B_L) / 2   for every s in [a, b],
+// and a pair of links' clearance likewise with the bound of their relative motion (the arm's
+// GroupSweeps: for a chain only the joints between the two links move one against the other),
 // a lower bound that tightens as the interval is bisected (B_L halves, the ends are measured).
 // Intervals are bisected, lowest bound first, until every bound is within the tolerance of the
 // least clearance measured, or a budget of evaluations runs out; what is returned is then a
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <vector>
 
@@ -49,6 +52,23 @@ class ArmBody {
   }
   // Whether SelfClearance checks any pair (false: it is +infinity whatever the links).
   virtual bool ChecksSelf() const { return false; }
+
+  // The self pairs in groups whose relative motion is bounded apart (a chain: by how far apart
+  // along it two links are: neighbours move one against the other only by the few joints
+  // between them, while the ends of a long chain swing as a whole), each group's least
+  // clearance and relative sweep used on their own in the swept bound. By default one group:
+  // every pair, SelfClearance, the two largest link sweeps together.
+  static constexpr int kMaxSelfGroups = 12;
+  using SelfGroups = std::array<double, kMaxSelfGroups>;  // entries past NumSelfGroups unused
+  virtual int NumSelfGroups() const { return 1; }
+  // Per group its least clearance (+infinity where it has no pair).
+  virtual void SelfClearanceGroups(const std::vector<Capsule>& links, SelfGroups* clearance) const {
+    (*clearance)[0] = SelfClearance(links);
+  }
+  // Per group an upper bound (m) on how much the clearance of one of its pairs can change while
+  // the joints move linearly from q_a to q_b, whose links' sweeps are `bounds` (SweepBounds).
+  virtual void GroupSweeps(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
+                           const Eigen::VectorXd& bounds, SelfGroups* sweeps) const;
 };
 
 // Clearance of one configuration: the least over links of the scene's signed distance (none
