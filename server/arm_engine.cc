@@ -18,13 +18,12 @@ std::unique_ptr<ArmEngine> NewArmEngine(ResolvedArmSpec arm, ModelStore& store,
 }
 
 double MeanSolveSeconds(
-    const std::function<void(double time, const Eigen::Vector3d& offset)>& step) {
+    double reach, const std::function<void(double time, const Eigen::Vector3d& offset)>& step) {
   constexpr double kPeriod = 1e-3;  // s: a 1 kHz controller
-  constexpr double kRadius = 0.01;  // m
-  constexpr double kSpeed = 0.2;    // m/s
+  const double radius = 0.1 * reach, speed = 0.5 * reach;
   const auto offset = [&](int k) {
-    const double angle = k * kSpeed * kPeriod / kRadius;
-    return Eigen::Vector3d(kRadius * (std::cos(angle) - 1.0), kRadius * std::sin(angle), 0.0);
+    const double angle = k * speed * kPeriod / radius;
+    return Eigen::Vector3d(radius * (std::cos(angle) - 1.0), radius * std::sin(angle), 0.0);
   };
   step(0.0, offset(0));
   double total = 0.0;

@@ -46,7 +46,7 @@ class TrackEngine {
   // braked from the last answer (the trackers' Brake), no solve; Answer() then returns it.
   virtual void Brake(const PoseTarget& target, double time) = 0;
   // Admission's measure of what a solve of this stream costs: a scratch tracker of the same arm
-  // on the same scene steps from the stream's start along a small circle at a controller's pace
+  // on the same scene steps from the stream's start along a circle at a brisk pace
   // (MeanSolveSeconds); s of thread CPU per step. The stream's own tracker is not touched.
   virtual double MeasureSolveSeconds() const = 0;
   // The tracker's steps the move to a checked `target` takes from where the arm is (a
@@ -59,12 +59,14 @@ class TrackEngine {
   virtual planning::Scene& scene() = 0;
 };
 
-// The mean thread CPU time of a tracker's steps along a small circle: `step(time, offset)` moves
-// the tracker's hand (tool) to its start plus `offset` at `time`. Step 0 (a first answer's
-// solve, with restarts) is not timed; then kCalibrationSteps steps 1 ms apart at 0.2 m/s.
+// The mean thread CPU time of a tracker's steps along a circle: `step(time, offset)` moves the
+// tracker's hand (tool) to its start plus `offset` at `time`. Step 0 (a first answer's solve,
+// with restarts) is not timed; then kCalibrationSteps steps 1 ms apart, the hand at half of
+// `reach` (m) a second on a circle of a tenth of it: a brisk motion, since a solve's cost grows
+// with the way it has to go.
 double MeanSolveSeconds(
-    const std::function<void(double time, const Eigen::Vector3d& offset)>& step);
-inline constexpr int kCalibrationSteps = 8;
+    double reach, const std::function<void(double time, const Eigen::Vector3d& offset)>& step);
+inline constexpr int kCalibrationSteps = 16;
 
 // Solves the trajectory sample at time t; `previous` is the last sample's state (null first).
 // Each kind brings one (ArmEngine::PlanTrajectory).

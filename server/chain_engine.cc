@@ -269,9 +269,10 @@ class ChainTrackEngine final : public TrackEngine {
         *problem_->arm, problem_->scene.get(), problem_->options, problem_->initial_sites);
     if (!scratch.ok()) return 0.0;  // the stream's own tracker was made from the same inputs
     const Eigen::Vector3d hand = scratch->sites().col(problem_->arm->hand());
-    return MeanSolveSeconds([&](double time, const Eigen::Vector3d& offset) {
-      (void)scratch->StepTo(hand + offset, time);
-    });
+    return MeanSolveSeconds(problem_->arm->max_reach(),
+                            [&](double time, const Eigen::Vector3d& offset) {
+                              (void)scratch->StepTo(hand + offset, time);
+                            });
   }
 
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {

@@ -255,7 +255,9 @@ class RobotTrackEngine final : public TrackEngine {
     const Eigen::Isometry3d start = robot::ToolPose(robot.spec(), problem_->initial);
     robot::ToolTarget target;  // full pose targets: the dearer kind
     target.orientation = Eigen::Quaterniond(start.linear());
-    return MeanSolveSeconds([&](double time, const Eigen::Vector3d& offset) {
+    // The tool's distance from the base: the reach the motion is scaled to.
+    const double reach = (start.translation() - robot.spec().X_WB.translation()).norm();
+    return MeanSolveSeconds(reach, [&](double time, const Eigen::Vector3d& offset) {
       target.position = start.translation() + offset;
       scratch->StepTo(target, time);
     });

@@ -11,10 +11,11 @@
 //                       [--arms=planar7,panda,snake100] [--ikd_flags=--threads=2,...]
 //
 // The controller processes are this program again (--controller, internal), and so is the
-// floor (--floor, default on): beside each planar7 row the same controllers against an echo
-// server (--echo_server, internal) that answers every target at once on gRPC's callback thread
-// with a canned planar7 answer of the same size: what gRPC and this machine cost before ikd
-// does any work.
+// floor (--floor, default on): first, at every stream count, planar7 controllers against an
+// echo server (--echo_server, internal) that answers every target at once with a canned
+// planar7 answer of the same size, on gRPC's callback API and on its synchronous API
+// (--echo_sync): what gRPC and this machine cost before ikd does any work. The lower of the
+// two at each percentile is the floor every row's p50 and p99 are divided by (issue 35).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +32,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <numbers>
 #include <regex>
 #include <string>
@@ -69,9 +72,12 @@ ABSL_FLAG(std::string, address, "", "controller: ikd's address");
 ABSL_FLAG(int64_t, start_ns, 0, "controller: steady-clock time of target 0's due time");
 ABSL_FLAG(std::string, out, "", "controller: file for its round trips");
 ABSL_FLAG(bool, floor, true,
-          "beside each planar7 row, the same controllers against an echo server (no solve, "
-          "answered on gRPC's callback thread): the floor gRPC and this machine set");
+          "first, planar7 controllers against echo servers (no solve) on gRPC's callback and "
+          "synchronous APIs: the floor gRPC and this machine set, each row divided by it");
 ABSL_FLAG(bool, echo_server, false, "run the echo server (internal)");
+ABSL_FLAG(bool, echo_sync, false,
+          "echo server: gRPC's synchronous API (a thread blocked on each stream's reads) instead "
+          "of the callback API (internal)");
 ABSL_FLAG(double, deadline_us, 1000.0,
           "TrackConfig.deadline of every stream (us; 0: none): a target not answered within it "
           "of being sent comes back LATE; every stream declares the 1 ms period");
@@ -301,13 +307,34 @@ class EchoService final : public v1::KinematicsService::CallbackService {
   }
 };
 
+// The same on gRPC's synchronous API: one server thread per stream, blocked on its reads.
+class SyncEchoService final : public v1::KinematicsService::Service {
+  grpc::Status Track(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<v1::TrackResponse, v1::TrackRequest>* stream) override {
+    v1::TrackRequest request;
+    v1::TrackResponse answer = CannedAnswer();
+    while (stream->Read(&request)) {
+      if (!request.has_target()) continue;
+      answer.mutable_state()->set_time(request.target().time());
+      if (!stream->Write(answer)) break;
+    }
+    return grpc::Status::OK;
+  }
+};
+
 // Serves until SIGTERM; announces its port the way ikd does.
 int RunEchoServer() {
-  EchoService service;
+  EchoService callback;
+  SyncEchoService sync;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
+  if (absl::GetFlag(FLAGS_echo_sync)) {
+    builder.RegisterService(&sync);
+  } else {
+    builder.RegisterService(&callback);
+  }
   const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) Fail("the echo server did not start");
   std::printf("ikd listening on port %d (the echo server)\n", port);
@@ -529,15 +556,24 @@ std::string DefaultIkd(const char* argv0) {
   return (self.parent_path().parent_path().parent_path() / "server" / "ikd").string();
 }
 
-void PrintRow(const std::string& name, const Run& run, const std::string& in_process) {
+// The floor at one stream count: per percentile the lower of the two echo servers'.
+struct Floor {
+  double p50 = 0.0, p99 = 0.0;
+};
+
+void PrintRow(const std::string& name, const Run& run, const std::string& in_process,
+              const Floor* floor) {
+  const double p50 = Percentile(run.round_trip_us, 0.5), p99 = Percentile(run.round_trip_us, 0.99);
+  const std::string ratios =
+      floor == nullptr ? "- | -"
+                       : absl::StrFormat("%.2f | %.2f", p50 / floor->p50, p99 / floor->p99);
   std::printf(
-      "| %s | %d | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %d | %d | %d | %d | %.2f | %.2f | "
-      "%s |\n",
-      name.c_str(), run.streams, run.refused_streams, run.answered, run.sent,
-      Percentile(run.round_trip_us, 0.5), Percentile(run.round_trip_us, 0.99),
-      Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0), run.missed,
-      run.late, run.late_unsaid, run.failed_streams, run.ikd_cores, run.controller_cores,
-      in_process.c_str());
+      "| %s | %d | %d | %d / %d | %.0f | %.0f | %.0f | %.0f | %s | %d | %d | %d | %d | %.2f | "
+      "%.2f | %s |\n",
+      name.c_str(), run.streams, run.refused_streams, run.answered, run.sent, p50, p99,
+      Percentile(run.round_trip_us, 0.999), Percentile(run.round_trip_us, 1.0), ratios.c_str(),
+      run.missed, run.late, run.late_unsaid, run.failed_streams, run.ikd_cores,
+      run.controller_cores, in_process.c_str());
   std::fflush(stdout);
 }
 
@@ -560,27 +596,46 @@ int Orchestrate(const char* argv0) {
       "(cores); controllers' CPU: theirs (configuring included) over the same window. In process: "
       "the same targets solved one after another in this program. Floor rows: the same planar7 "
       "controllers against an echo server (this program, --echo_server) that answers each target "
-      "at once on gRPC's callback thread with a canned answer of ikd's size, no solve and no "
-      "hand-off (its CPU in the ikd column).\n\n",
+      "at once with a canned answer of ikd's size, no solve and no hand-off (its CPU in the ikd "
+      "column), on gRPC's callback API (answered on the callback thread) and on its synchronous "
+      "API (a server thread blocked on each stream's reads), run first; the floor of a stream "
+      "count is the lower of the two at each percentile, and every row's p50 and p99 are divided "
+      "by it.\n\n",
       n, binary.c_str(), absl::StrJoin(absl::GetFlag(FLAGS_ikd_flags), " ").c_str(),
       absl::GetFlag(FLAGS_deadline_us));
   std::printf(
       "| arm | streams | refused | answered / sent | p50 (us) | p99 (us) | p99.9 (us) | max (us) "
-      "| missed | LATE | unsaid | failed streams | ikd CPU (cores) | controllers' CPU (cores) | "
-      "in process (us per target) |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| p50 / floor | p99 / floor | missed | LATE | unsaid | failed streams | ikd CPU (cores) | "
+      "controllers' CPU (cores) | in process (us per target) |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  // The floors first, planar7 controllers against each echo server at every stream count.
+  std::map<std::string, Floor> floors;
+  if (absl::GetFlag(FLAGS_floor)) {
+    const ArmCase planar7 = MakeCase("planar7");
+    for (const std::string& count : absl::GetFlag(FLAGS_streams)) {
+      Floor& floor = floors[count];
+      floor.p50 = floor.p99 = std::numeric_limits<double>::infinity();
+      for (const bool sync : {false, true}) {
+        std::vector<std::string> argv = {self, "--echo_server"};
+        if (sync) argv.push_back("--echo_sync");
+        const Ikd echo(argv);
+        const Run run = RunStreams(planar7, echo, self, std::stoi(count), n);
+        PrintRow(sync ? "floor: echo, sync API" : "floor: echo, callback API", run, "-", nullptr);
+        floor.p50 = std::min(floor.p50, Percentile(run.round_trip_us, 0.5));
+        floor.p99 = std::min(floor.p99, Percentile(run.round_trip_us, 0.99));
+      }
+    }
+  }
   for (const std::string& name : absl::GetFlag(FLAGS_arms)) {
     const ArmCase c = MakeCase(name);
     const double in_process = InProcessMicroseconds(c, 2000);
     for (const std::string& count : absl::GetFlag(FLAGS_streams)) {
       const Ikd ikd(binary, absl::GetFlag(FLAGS_ikd_flags));
       if (c.full_pose) StorePanda(ikd.address());
+      const auto floor = floors.find(count);
       PrintRow(name, RunStreams(c, ikd, self, std::stoi(count), n),
-               absl::StrFormat("%.1f", in_process));
-      if (name == "planar7" && absl::GetFlag(FLAGS_floor)) {
-        const Ikd echo({self, "--echo_server"});
-        PrintRow("floor: echo server", RunStreams(c, echo, self, std::stoi(count), n), "-");
-      }
+               absl::StrFormat("%.1f", in_process),
+               floor == floors.end() ? nullptr : &floor->second);
     }
   }
   return 0;
