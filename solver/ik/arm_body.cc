@@ -54,10 +54,31 @@ void ChainArmBody::TurnRates(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
   for (int k = 0; k < rates->size(); ++k) (*rates)[k] = TurnRate(*arm_, k, a, b);
 }
 
+void ChainArmBody::HeadingTurns(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                                Eigen::VectorXd* turns) const {
+  turns->resize(arm_->num_limbs());
+  double heading = 0.0;
+  for (int m = 0; m < turns->size(); ++m) (*turns)[m] = heading += b[m] - a[m];
+}
+
 void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                                Eigen::VectorXd* bounds) const {
   const int limbs = arm_->num_limbs();
   bounds->setZero(limbs);
+  if (arm_->planar()) {
+    // A planar limb m's heading turns at the constant Phi_m = sum_{k<=m} d theta_k over the
+    // motion, so site j moves at most sum_{m<j} L_m |Phi_m| (turns of opposite signs cancel),
+    // and limb j's points up to its far end and radius (L_j + r_j) |Phi_j| more.
+    Eigen::VectorXd turns;
+    HeadingTurns(a, b, &turns);
+    const auto& spec = arm_->spec().limbs;
+    double site = 0.0;
+    for (int j = 0; j < limbs; ++j) {
+      (*bounds)[j] = site + (spec[j].length + radii_[j]) * std::abs(turns[j]);
+      site += spec[j].length * std::abs(turns[j]);
+    }
+    return;
+  }
   for (int k = 0; k < limbs; ++k) {
     const double rate = TurnRate(*arm_, k, a, b);
     if (rate == 0.0) continue;
@@ -70,6 +91,7 @@ void ChainArmBody::GroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& 
   // sum_{k=k0..j} turn_k reach(k, j) with reach(k, j) = along_[j+1] - along_[k] + radius_j,
   // from running sums of turn_k and turn_k along_[k]: O(1) per limb and group.
   const int limbs = arm_->num_limbs();
+  if (arm_->planar()) return PlanarGroupSweeps(a, b, sweeps);
   Eigen::VectorXd rates;
   TurnRates(a, b, &rates);
   std::vector<double> turns(limbs + 1, 0.0), moments(limbs + 1, 0.0);
@@ -100,6 +122,30 @@ Eigen::Matrix3Xd ChainArmBody::SitesOf(const std::vector<planning::Capsule>& lin
 
 double ChainArmBody::SelfClearance(const std::vector<planning::Capsule>& links) const {
   return planning::MinSelfClearance(SitesOf(links), radii_);
+}
+
+void ChainArmBody::PlanarGroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                                     SelfGroups* sweeps) const {
+  // In limb i's frame the headings of limbs m > i turn at Phi_m - Phi_i, so limb j's segment
+  // moves against limb i's by at most sum_{m=i+1..j} L_m |Phi_m - Phi_i| (the pair's clearance is
+  // its segments' distance less the radii); that grows with j, so a group's widest pair from
+  // each i bounds it.
+  const int limbs = arm_->num_limbs();
+  const auto& spec = arm_->spec().limbs;
+  Eigen::VectorXd turns;
+  HeadingTurns(a, b, &turns);
+  int first = 2;
+  for (size_t g = 0; g < group_last_.size(); ++g) {
+    double widest = 0.0;
+    for (int i = 0; i + first < limbs; ++i) {
+      const int j = std::min(limbs - 1, i + group_last_[g]);
+      double moved = 0.0;
+      for (int m = i + 1; m <= j; ++m) moved += spec[m].length * std::abs(turns[m] - turns[i]);
+      widest = std::max(widest, moved);
+    }
+    (*sweeps)[g] = widest * (1.0 + kRoundingSlack);
+    first = group_last_[g] + 1;
+  }
 }
 
 void ChainArmBody::SelfClearanceGroups(const std::vector<planning::Capsule>& links,

@@ -271,5 +271,27 @@ TEST(ChainArmBodyTest, ANeighbourlyMotionOfALongChainIsSettledFromFewConfigurati
   }
 }
 
+// A planar chain wiggling: its 100 joints turn by +-0.01 rad alternately, so each limb's
+// heading turns by 0.01 rad or not at all and the tip moves about 0.5 * 1.4 m * 0.01 = 7 mm;
+// the sweep bound of the tip is within twice the test's own largest displacement of a limb
+// point (sampled along the motion), where summing |turn| x reach over the joints gave 0.7 m.
+TEST(ChainArmBodyTest, APlanarChainsAlternatingTurnsCancelInItsSweepBound) {
+  const Arm arm = LongPlanarArm(100, 0.014, 0.002);
+  const ChainArmBody body(arm);
+  Eigen::VectorXd a = Eigen::VectorXd::Constant(100, 0.02), b = a;
+  for (int j = 0; j < 100; ++j) b[j] += j % 2 == 0 ? 0.01 : -0.01;
+  Eigen::VectorXd bounds;
+  body.SweepBounds(a, b, &bounds);
+  double moved = 0.0;  // the tip's farthest excursion from where it started
+  const Eigen::Matrix3Xd start = PlanarSites(arm, a);
+  for (int i = 1; i <= kFine; ++i) {
+    const Eigen::Matrix3Xd sites = PlanarSites(arm, a + (b - a) * (static_cast<double>(i) / kFine));
+    moved = std::max(moved, (sites.col(100) - start.col(100)).norm());
+  }
+  EXPECT_GT(moved, 0.003);
+  EXPECT_GE(bounds[99], moved);
+  EXPECT_LE(bounds[99], 2.0 * moved);
+}
+
 }  // namespace
 }  // namespace ikd::ik

@@ -22,10 +22,12 @@ class ChainArmBody : public planning::ArmBody {
   int num_joints() const override { return arm_->num_angles(); }
   int num_links() const override { return arm_->num_limbs(); }
   void Links(const Eigen::VectorXd& angles, std::vector<planning::Capsule>* links) const override;
-  // Joint k turns limbs k.. rigidly about site k: planar at |d angle|; spatial at most
-  // |d bend| + 2 sin(bend / 2) |d azimuth| (the angular speed of a rotation by the bend about
-  // an axis that turns with the azimuth), times the farthest a point of limb L can be from
-  // site k (the limbs k..L end to end, plus limb L's radius).
+  // Planar: limb m's heading turns by Phi_m (the running sum of the angle changes), so limb L's
+  // points move at most sum_{m<L} L_m |Phi_m| + (L_L + r_L) |Phi_L|: turns of opposite signs
+  // cancel. Spatial: joint k turns limbs k.. rigidly about site k, at most |d bend| +
+  // 2 sin(bend / 2) |d azimuth| (the angular speed of a rotation by the bend about an axis that
+  // turns with the azimuth), times the farthest a point of limb L can be from site k (the limbs
+  // k..L end to end, plus limb L's radius).
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
@@ -33,9 +35,10 @@ class ChainArmBody : public planning::ArmBody {
   bool ChecksSelf() const override { return num_links() >= 3; }
   // Self pairs grouped by their separation j - i along the chain: 2..4, 5..8, 9..16, ...
   // Only the joints i+1..j move limb j against limb i, so a pair's clearance changes by at most
-  // sum_{k=i+1..j} turn_k reach(k, j) (SweepBounds' bound in limb i's frame, where the distance
-  // is the same): for a group, that sum from its widest separation (or joint 1) to j, the
-  // largest over j. Neighbours then bound tightly, however the chain swings as a whole.
+  // SweepBounds' bound taken in limb i's frame, where the distance is the same (planar:
+  // sum_{m=i+1..j} L_m |Phi_m - Phi_i|; spatial: sum_{k=i+1..j} turn_k reach(k, j)); for a
+  // group, the largest over its pairs. Neighbours then bound tightly, however the chain swings
+  // as a whole.
   int NumSelfGroups() const override { return static_cast<int>(group_last_.size()); }
   void SelfClearanceGroups(const std::vector<planning::Capsule>& links,
                            SelfGroups* clearance) const override;
@@ -49,6 +52,13 @@ class ChainArmBody : public planning::ArmBody {
  private:
   // Per limb the rate its joint turns over the motion a -> b (SweepBounds).
   void TurnRates(const Eigen::VectorXd& a, const Eigen::VectorXd& b, Eigen::VectorXd* rates) const;
+  // Planar arms: per limb how far its heading turns over the motion a -> b (the running sum of
+  // the angle changes: limb 0's absolute, the others relative).
+  void HeadingTurns(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                    Eigen::VectorXd* turns) const;
+  // GroupSweeps of a planar arm, from its headings' turns.
+  void PlanarGroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                         SelfGroups* sweeps) const;
   // The sites of `links` (each limb's start, then the last limb's end).
   static Eigen::Matrix3Xd SitesOf(const std::vector<planning::Capsule>& links);
 
