@@ -25,12 +25,13 @@
 #include "absl/flags/usage.h"
 #include "checker.h"
 #include "cost_case.h"
-#include "paths_util.h"
 #include "ikd/ik/path.h"
+#include "paths_util.h"
 #include "robot_paths.h"
 #include "scenarios.h"
 #include "trace.h"
 #include "track_case.h"
+#include "track_witness_case.h"
 
 ABSL_FLAG(uint64_t, seed, 1, "seed of the scenarios (the solvers keep IkOptions' seed 1)");
 ABSL_FLAG(int, scenarios, 50, "scenarios per kind");
@@ -63,6 +64,10 @@ ABSL_FLAG(bool, cost, false,
 ABSL_FLAG(bool, track, false,
           "instead of the scenarios, measure live Track within servo limits (a hand circle at "
           "0.2-0.8 m/s, the rate-limited tracker of ik/rate_limit.h)");
+ABSL_FLAG(bool, track_witness, false,
+          "instead of the scenarios' plans, stream each chain-arm scenario's hand path to live "
+          "Track (the rate-limited tracker) with limits at 1.5x / 3x the witness's top joint "
+          "speed / acceleration; --only picks one kind");
 ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
           "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
@@ -548,7 +553,13 @@ int main(int argc, char** argv) {
   if (!dump_path.empty() && !kinds.empty()) {
     dump = std::fopen(dump_path.c_str(), "w");
     if (!dump) Die("--dump: cannot write " + dump_path);
-    PrintDumpHeader(dump);
+    if (!absl::GetFlag(FLAGS_track_witness)) PrintDumpHeader(dump);
+  }
+  if (absl::GetFlag(FLAGS_track_witness)) {
+    if (kinds.empty()) Die("--track_witness: no chain kind selected");
+    RunTrackWitnessCase(kinds, count, seed, dump);
+    if (dump) std::fclose(dump);
+    return 0;
   }
   const std::vector<Solver> solvers = Solvers();
   if (const std::string trace = absl::GetFlag(FLAGS_trace); !trace.empty()) {

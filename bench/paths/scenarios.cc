@@ -381,14 +381,18 @@ Scenario MakeScenario(Kind kind, int index, uint64_t seed) {
   Die(name + ": no witness clear of itself in " + std::to_string(kMaxDraws) + " draws");
 }
 
-Scenario WithoutRateLimits(Scenario s) {
+Scenario WithRateLimits(Scenario s, ik::JointRateLimit limit) {
   ik::ArmSpec spec = s.arm.spec();
-  spec.default_rate_limit = ik::JointRateLimit{};
+  spec.default_rate_limit = limit;
   spec.rate_limits.clear();
   s.arm = Unwrap(ik::Arm::Create(spec), "Arm::Create");
-  s.model.max_velocity = s.model.max_acceleration = std::numeric_limits<double>::infinity();
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  s.model.max_velocity = limit.max_velocity > 0.0 ? limit.max_velocity : kNone;
+  s.model.max_acceleration = limit.max_acceleration > 0.0 ? limit.max_acceleration : kNone;
   return s;
 }
+
+Scenario WithoutRateLimits(Scenario s) { return WithRateLimits(std::move(s), {}); }
 
 planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles) {
   std::vector<planning::Obstacle> scene;

@@ -58,5 +58,7 @@ planning::Scene SceneOf(const std::vector<CheckCapsule>& obstacles);
 // The same scenario with no rate limit declared (the arm's and the checker's): a controller that
 // sends none still expects the arm to move no faster than its hand path needs.
 Scenario WithoutRateLimits(Scenario s);
+// The same scenario with `limit` declared for every joint (0: none), the arm's and the checker's.
+Scenario WithRateLimits(Scenario s, ik::JointRateLimit limit);
 
 }  // namespace ikd::bench::paths

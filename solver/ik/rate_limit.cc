@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -44,8 +45,18 @@ std::vector<planning::JointRate> RateLimitedTracker::AngleRates(const Arm& arm) 
     if (!limits.empty() && joint > 0 && bend && limits[joint - 1]) {
       rates[j].range = std::make_pair(limits[joint - 1]->min, limits[joint - 1]->max);
     }
+    if (!arm.planar() && bend) rates[j].range = OutOfTheStraightBand(rates[j].range);
   }
   return rates;
+}
+
+std::pair<double, double> RateLimitedTracker::OutOfTheStraightBand(
+    std::optional<std::pair<double, double>> declared) {
+  constexpr double kPi = std::numbers::pi;
+  const auto [lo, hi] = declared.value_or(std::make_pair(0.0, kPi));
+  const double band_lo = std::max(lo, kMinBend), band_hi = std::min(hi, kPi - kMinBend);
+  if (band_lo > band_hi) return {lo, hi};  // a declared range inside the band: as declared
+  return {band_lo, band_hi};
 }
 
 absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {

@@ -43,8 +43,7 @@ bool JointRateWindow::Clamp(double dt, Eigen::VectorXd& q) const {
     const auto [lo, hi] = VelocityRangeOf(j, dt, false);
     const double v = std::clamp(wanted, lo, hi);
     // Recomputed only where the velocity was clamped: q_ + wanted dt need not round back to q.
-    double next = v == wanted ? q[j] : q_[j] + v * dt;
-    if (const auto& range = joints_[j].range) next = std::clamp(next, range->first, range->second);
+    const double next = InRange(j, v == wanted ? q[j] : q_[j] + v * dt);
     if (next == q[j]) continue;
     clamped = true;
     q[j] = next;
@@ -56,10 +55,15 @@ Eigen::VectorXd JointRateWindow::Braked(double dt) const {
   Eigen::VectorXd q = q_;
   for (int j = 0; j < q.size(); ++j) {
     const auto [lo, hi] = VelocityRangeOf(j, dt, false);
-    q[j] += std::clamp(0.0, lo, hi) * dt;
-    if (const auto& range = joints_[j].range) q[j] = std::clamp(q[j], range->first, range->second);
+    q[j] = InRange(j, q[j] + std::clamp(0.0, lo, hi) * dt);
   }
   return q;
+}
+
+double JointRateWindow::InRange(int j, double next) const {
+  const auto& range = joints_[j].range;
+  if (!range) return next;
+  return std::clamp(next, std::min(range->first, q_[j]), std::max(range->second, q_[j]));
 }
 
 bool JointRateWindow::AtSpeedLimit(double dt, const Eigen::VectorXd& q) const {

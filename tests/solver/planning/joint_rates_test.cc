@@ -94,6 +94,29 @@ TEST(JointRateWindowTest, NeverPassesItsPositionLimit) {
   EXPECT_EQ(q.back(), 0.5);  // it gets there
 }
 
+TEST(JointRateWindowTest, StopsAtItsPositionLimitWithinItsAcceleration) {
+  // Full speed towards an upper limit 0.41 rad away, v_max 3, a_max 20: it brakes in time, so
+  // that no step (the test's own differences) changes the speed by more than a_max dt, and
+  // stops on the limit. The continuous rule v^2 <= 2 a_max d arrives one step too fast here
+  // and is stopped by the position clamp at 2.4 times a_max.
+  JointRateWindow window({JointRate{3.0, 20.0, std::make_pair(-1.0, 0.5)}});
+  window.Answer(One(0.09), One(3.0));
+  std::vector<double> q{0.09 - 3.0 * kDt, 0.09};
+  for (int k = 0; k < 100; ++k) {
+    const double fraction = window.FeasibleFraction(kDt, One(10.0));
+    Eigen::VectorXd next = One(q.back() + fraction * (10.0 - q.back()));
+    window.Clamp(kDt, next);
+    window.Answer(next, One((next[0] - q.back()) / kDt));
+    q.push_back(next[0]);
+  }
+  for (size_t k = 2; k < q.size(); ++k) {
+    const double a = (q[k] - 2 * q[k - 1] + q[k - 2]) / (kDt * kDt);
+    EXPECT_LE(std::abs(a), 20.0 * (1 + 1e-9)) << "step " << k;
+    EXPECT_LE(q[k], 0.5) << "step " << k;
+  }
+  EXPECT_NEAR(q.back(), 0.5, 1e-12);
+}
+
 TEST(JointRateWindowTest, BrakedForAStillTargetItArrivesWithoutSwingingPast) {
   // A joint 1 rad behind a target at rest, a_max 10 rad/s^2: the braked range closes in no
   // faster than it can stop, so it passes the target by less than one step's braking

@@ -70,6 +70,11 @@ class RateLimitedTracker {
   // Per joint angle its servo limits and position range (interior planar angles, spatial
   // bends; a spatial azimuth has none).
   static std::vector<planning::JointRate> AngleRates(const Arm& arm);
+  // A spatial bend's range: the declared one (else [0, pi]) kept out of the straight band
+  // [kMinBend, pi - kMinBend], where the azimuth is undefined: a bend through 0 or pi flips its
+  // azimuth by pi in one answer.
+  static std::pair<double, double> OutOfTheStraightBand(
+      std::optional<std::pair<double, double>> declared);
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkResult& step) const;
   // While the arm lags: the target's joint velocity (the previous target solved from the last
@@ -117,6 +122,9 @@ class RateLimitedTracker {
   static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
   static constexpr double kLookahead = 3.0;        // pairs nearer than this many safety margins
   static constexpr double kReachedWithin = 1e-9;   // m: the closest state is on the target
+  // rad: spatial bends under Track's limits stay within [kMinBend, pi - kMinBend] (the path
+  // optimizer's soft floor, internal::kDefaultMinBend, made hard).
+  static constexpr double kMinBend = 0.2;
 };
 
 }  // namespace ikd::ik

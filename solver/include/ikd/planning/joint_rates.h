@@ -27,9 +27,23 @@ struct JointRate {
   std::optional<std::pair<double, double>> range;  // position limits (lower, upper), if any
 };
 
+// The fastest a joint `distance` short of a point may close in on it and still stop there in
+// steps of dt, braking at a (r = a dt): the largest u with dt sum_i max(0, u - i r) <= |d|
+// (this step at u, then every step r slower). With u = (m + f) r, m whole and 0 <= f < 1, the
+// sum is dt r ((m + 1) f + m (m + 1) / 2). About sqrt(2 a |d|) far out and |d| / dt close in;
+// the continuous rule v^2 <= 2 a d arrives up to twice too fast in steps.
+inline double ClosingSpeed(double distance, double a, double dt) {
+  const double reach = a * dt;
+  if (!(reach > 0.0)) return 0.0;
+  const double steps = std::abs(distance) / (reach * dt);  // |d| in units of r dt
+  const double m = std::floor((std::sqrt(1.0 + 8.0 * steps) - 1.0) / 2.0);
+  const double f = std::min(1.0, (steps - m * (m + 1.0) / 2.0) / (m + 1.0));
+  return reach * (m + f);
+}
+
 // The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
-// |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max allows
-// (v'^2 <= 2 a_max distance). An empty range (a velocity above a limit, e.g. a newly lowered
+// |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max in steps
+// of dt allows (ClosingSpeed). An empty range (a velocity above a limit, e.g. a newly lowered
 // one) brakes at a_max.
 // Without an acceleration limit there is no braking distance to keep from a position limit
 // (JointRateWindow::Clamp still holds the position inside it).
@@ -39,10 +53,9 @@ inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, 
   double lo = std::max(-rate.max_velocity, v - reach);
   double hi = std::min(rate.max_velocity, v + reach);
   if (rate.range && std::isfinite(rate.max_acceleration)) {
-    hi = std::min(hi,
-                  std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, rate.range->second - q)));
-    lo = std::max(lo,
-                  -std::sqrt(2.0 * rate.max_acceleration * std::max(0.0, q - rate.range->first)));
+    const double a = rate.max_acceleration;
+    hi = std::min(hi, ClosingSpeed(std::max(0.0, rate.range->second - q), a, dt));
+    lo = std::max(lo, -ClosingSpeed(std::max(0.0, q - rate.range->first), a, dt));
   }
   if (lo > hi) lo = hi = lo > 0.0 ? v - reach : v + reach;
   return {lo, hi};
@@ -56,16 +69,14 @@ inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
 }
 
 // `range` narrowed so that a joint `distance` short of where the target is (moving at
-// v_target) closes in no faster than a stop at a_max relative to the target allows: it arrives
-// with the target's velocity instead of swinging past. In steps of dt the fastest closing speed
-// u with u dt + (u - a dt) dt + ... <= |d| is a dt (sqrt(1/4 + 2 |d| / (a dt^2)) - 1/2):
-// sqrt(2 a |d|) far out, |d| / dt close in (no chatter at arrival). Never narrower than a
-// brake at a_max from the current velocity v.
+// v_target) closes in no faster than a stop at a_max relative to the target allows
+// (ClosingSpeed): it arrives with the target's velocity instead of swinging past, without
+// chatter at arrival. Never narrower than a brake at a_max from the current velocity v.
 inline std::pair<double, double> BrakedForTarget(std::pair<double, double> range, double distance,
                                                  double v_target, double v, double a, double dt) {
   if (!std::isfinite(a) || distance == 0.0) return range;
   const double reach = a * dt;
-  const double closing = reach * (std::sqrt(0.25 + 2.0 * std::abs(distance) / (reach * dt)) - 0.5);
+  const double closing = ClosingSpeed(distance, a, dt);
   auto [lo, hi] = range;
   if (distance > 0.0) hi = std::max(std::min(hi, v_target + closing), std::min(lo, v - reach));
   if (distance < 0.0) lo = std::min(std::max(lo, v_target - closing), std::max(hi, v + reach));
@@ -128,7 +139,8 @@ class JointRateWindow {
   // allows (1: within them).
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
   // Clamps the velocities from q() to `q` over dt into their ranges and q into its position
-  // ranges, in place; a joint within both keeps its value to the bit. True when a clamp acted.
+  // ranges (InRange), in place; a joint within both keeps its value to the bit. True when a
+  // clamp acted.
   bool Clamp(double dt, Eigen::VectorXd& q) const;
   // Where the joints are after dt with every one braking towards rest: its velocity the one
   // nearest zero in its plain range (a stop where the acceleration limit allows it, else v
@@ -152,6 +164,11 @@ class JointRateWindow {
   double BrakingIntervals(double dt) const;
 
  private:
+  // `next` for joint j kept in its position range, or, where the last answer lies outside it
+  // (a range narrower than where the stream started), no further out than that answer: the
+  // joint may come in at its own pace, never jump in.
+  double InRange(int j, double next) const;
+
   std::vector<JointRate> joints_;
   Eigen::VectorXd q_, v_;
   Eigen::VectorXd approach_;         // per joint, distance left to the target (empty: none)

@@ -1,0 +1,24 @@
+// Live Track on the witness scenarios (issue 35's targets): each chain-arm scenario's hand path
+// streamed target by target to the rate-limited tracker (ik/rate_limit.h) with servo limits
+// declared at 1.5x the witness's top joint speed and 3x its top acceleration, measured by the
+// independent checker from the answers' sites: limits in the arm's own coordinates, collisions
+// at and between answers (the checker's subdivision), the share REACHED and the hand's lag.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "scenarios.h"
+
+namespace ikd::bench::paths {
+
+inline constexpr double kTrackVelocityFactor = 1.5;      // declared / the witness's top speed
+inline constexpr double kTrackAccelerationFactor = 3.0;  // declared / its top acceleration
+
+// Prints one table row per kind, the scenarios that miss a target, and the verdicts. `dump`
+// (may be null): one CSV line per answer (kind, index, sample, status, lag, joint values; %.17g,
+// no timings: two runs give the same bytes).
+void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, std::FILE* dump);
+
+}  // namespace ikd::bench::paths
