@@ -57,8 +57,10 @@ TrackRun RunTrack(const Scenario& s, std::FILE* dump) {
     lags.push_back(lag);
     sites.push_back(step.sites);
     if (dump) {
-      std::fprintf(dump, "%s,%d,%zu,%s,%.17g", KindName(s.kind), s.index, k,
-                   planning::StepStatusName(step.status), lag);
+      const double clearance = std::min(MinObstacleClearance(s.model, step.sites),
+                                        MinSelfClearance(s.model, step.sites));
+      std::fprintf(dump, "%s,%d,%zu,%s,%.17g,%.17g", KindName(s.kind), s.index, k,
+                   planning::StepStatusName(step.status), lag, clearance);
       for (double angle : step.angles) std::fprintf(dump, ",%.17g", angle);
       std::fprintf(dump, "\n");
     }
@@ -163,7 +165,7 @@ std::string Verdict(const TrackTally& t) {
 
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed,
                          std::FILE* dump) {
-  if (dump) std::fprintf(dump, "kind,index,sample,status,lag,joint values...\n");
+  if (dump) std::fprintf(dump, "kind,index,sample,status,lag,clearance,joint values...\n");
   std::vector<TrackTally> tallies(kinds.size());
   for (size_t i = 0; i < kinds.size(); ++i) {
     for (int index = 0; index < count; ++index) {

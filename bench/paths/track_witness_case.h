@@ -17,8 +17,8 @@ inline constexpr double kTrackVelocityFactor = 1.5;      // declared / the witne
 inline constexpr double kTrackAccelerationFactor = 3.0;  // declared / its top acceleration
 
 // Prints one table row per kind, the scenarios that miss a target, and the verdicts. `dump`
-// (may be null): one CSV line per answer (kind, index, sample, status, lag, joint values; %.17g,
-// no timings: two runs give the same bytes).
+// (may be null): one CSV line per answer (kind, index, sample, status, lag, the checker's least
+// clearance, joint values; %.17g, no timings: two runs give the same bytes).
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, std::FILE* dump);
 
 }  // namespace ikd::bench::paths

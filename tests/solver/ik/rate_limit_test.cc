@@ -245,6 +245,68 @@ TEST_P(CircleTrackTest, OtherJointsMakeUpForTheOneAtItsLimit) {
 INSTANTIATE_TEST_SUITE_P(FreeAndPillars, CircleTrackTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Pillars" : "Free"; });
 
+// A hand driven at 1 m/s at a ball whose target then stops dead 2.5 cm short of it: at 8 rad/s^2
+// the arm cannot stop within 2.5 cm, so an arm that follows the target until it stops swings
+// 2.6 cm into the ball (without the braking check). Every answer must leave room to brake, so
+// the arm slows down early, and neither an answer nor the motion between two (the test's own
+// forward kinematics of the linearly interpolated angles, 50 sub-steps, and its own segment
+// distances) touches the ball; then it settles on the target.
+TEST(RateLimitedTrackerTest, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
+  const double v_max = 10.0, a_max = 8.0, dt = 0.01, limb_radius = 0.01, ball_radius = 0.05;
+  ArmSpec spec;
+  for (int k = 0; k < 2; ++k) spec.limbs.push_back({0.5, limb_radius});
+  spec.default_rate_limit = {v_max, a_max};
+  const Arm arm = *Arm::Create(spec);
+  const Eigen::Vector3d stop(0.3, 0.6, 0.0);
+  const Eigen::Vector3d ball = stop + Eigen::Vector3d(0.025 + limb_radius + ball_radius, 0, 0);
+  const planning::Scene scene =
+      *planning::Scene::Create({{"ball", planning::Sphere{ball, ball_radius}}});
+  auto target_at = [&](double t) {  // 1 m/s along +x, then still
+    return Eigen::Vector3d(std::min(stop.x(), -0.4 + t), stop.y(), 0.0);
+  };
+  auto settle = ArmTracker::Create(arm, &scene, IkOptions{});
+  ASSERT_TRUE(settle.ok());
+  for (int k = 0; k < 200; ++k) ASSERT_TRUE(settle->StepTo(target_at(0.0), k * dt).ok());
+  auto tracker = RateLimitedTracker::Create(arm, &scene, IkOptions{}, settle->sites());
+  ASSERT_TRUE(tracker.ok()) << tracker.status();
+  auto sites_of = [](const std::vector<double>& q) {  // the test's own planar kinematics
+    Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, q.size() + 1);
+    double heading = 0.0;
+    for (size_t k = 0; k < q.size(); ++k) {
+      heading += q[k];
+      sites.col(k + 1) =
+          sites.col(k) + 0.5 * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
+    }
+    return sites;
+  };
+  auto ball_clearance = [&](const Eigen::Matrix3Xd& sites) {
+    double least = std::numeric_limits<double>::infinity();
+    for (int l = 0; l + 1 < sites.cols(); ++l) {
+      least = std::min(least, SegmentDistance(ball, ball, sites.col(l), sites.col(l + 1)) -
+                                  limb_radius - ball_radius);
+    }
+    return least;
+  };
+  std::vector<double> q = Angles(settle->sites());
+  double least = std::numeric_limits<double>::infinity();
+  planning::StepStatus last = planning::StepStatus::kReached;
+  for (int k = 0; k <= 150; ++k) {
+    auto step = tracker->StepTo(target_at(k * dt), k * dt);
+    ASSERT_TRUE(step.ok()) << step.status();
+    std::vector<double> now = Angles(step->sites);
+    for (size_t j = 0; j < now.size(); ++j) now[j] = q[j] + std::remainder(now[j] - q[j], 2 * kPi);
+    for (int s = 0; s <= 50; ++s) {
+      std::vector<double> between(q.size());
+      for (size_t j = 0; j < q.size(); ++j) between[j] = q[j] + (now[j] - q[j]) * s / 50.0;
+      least = std::min(least, ball_clearance(sites_of(between)));
+    }
+    q = now;
+    last = step->status;
+  }
+  EXPECT_GT(least, 0.0);
+  EXPECT_EQ(last, planning::StepStatus::kReached);
+}
+
 // Without declared limits the limiter is the tracker itself, bit for bit.
 TEST(RateLimitedTrackerTest, NoLimitsNoChange) {
   const Arm arm = PlanarArm(5, {});
