@@ -8,7 +8,9 @@
 
 #include "checker.h"
 #include "ikd/ik/rate_limit.h"
+#include "ikd/robot/robot_rate_limit.h"
 #include "paths_util.h"
+#include "robot_checker.h"
 
 namespace ikd::bench::paths {
 namespace {
@@ -161,7 +163,102 @@ std::string Verdict(const TrackTally& t) {
   return failed.empty() ? "MET" : "NOT MET (" + failed + ")";
 }
 
+// One industrial scenario streamed to Track with the preset's own servo limits (the witness
+// keeps to half of them), as the robot checker sees it.
+struct RobotTrackRun {
+  int index = 0;
+  RobotPathMeasures m;
+  int answers = 0, reached = 0;
+  double median_lag = 0.0, max_lag = 0.0;  // m: the TCP's distance from its target
+  double max_rotation_lag = 0.0;           // rad
+  double seconds = 0.0;
+  double reached_share() const { return answers > 0 ? double(reached) / answers : 0.0; }
+};
+
+RobotTrackRun RunRobotTrack(const RobotScenario& s) {
+  const planning::Scene* scene = s.scene.size() > 0 ? &s.scene : nullptr;
+  auto tracker = Unwrap(
+      robot::RateLimitedRobotTracker::Create(*s.arm->robot, robot::RobotIkOptions{}, s.q0, scene),
+      "RateLimitedRobotTracker::Create");
+  RobotTrackRun run;
+  run.index = s.index;
+  Eigen::MatrixXd q(static_cast<int>(s.targets.size()), s.q0.size());
+  std::vector<double> lags;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < s.targets.size(); ++k) {
+    const robot::RobotIkResult step = tracker.StepTo(s.targets[k], s.times[k]);
+    run.reached += step.status == planning::StepStatus::kReached;
+    q.row(static_cast<int>(k)) = step.q.transpose();
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int k = 0; k < q.rows(); ++k) {
+    const RobotKinematics fk = ForwardKinematics(s.model, q.row(k).transpose());
+    lags.push_back((fk.tool.p - s.request[k].position).norm());
+    if (s.model.pose) {
+      run.max_rotation_lag =
+          std::max(run.max_rotation_lag, RotationAngleBetween(fk.tool.R, s.request[k].rotation));
+    }
+  }
+  run.answers = static_cast<int>(q.rows());
+  run.m = CheckRobotPath(s.model, q, s.request, kSamplePeriod);
+  run.median_lag = Percentile(lags, 0.5);
+  run.max_lag = Percentile(lags, 1.0);
+  return run;
+}
+
+void RunRobotTrackKind(const RobotKind& kind, int count, uint64_t seed) {
+  int over = 0, collided = 0, between = 0, under = 0, lagging = 0, answers = 0;
+  double seconds = 0.0;
+  std::vector<double> share, median_lag;
+  std::vector<RobotTrackRun> missed;
+  for (int index = 0; index < count; ++index) {
+    const RobotTrackRun r = RunRobotTrack(MakeRobotScenario(kind, index, seed));
+    over += r.m.any_limit_violation();
+    collided += r.m.collided;
+    between += r.m.motion_collisions > 0;
+    under += r.reached_share() < kReachedShareTarget;
+    lagging += r.median_lag > kMedianLagTarget;
+    answers += r.answers;
+    seconds += r.seconds;
+    share.push_back(r.reached_share());
+    median_lag.push_back(r.median_lag);
+    if (r.m.any_limit_violation() || r.m.collided || r.median_lag > kMedianLagTarget) {
+      missed.push_back(r);
+    }
+  }
+  std::printf("| %s | %d | %d | %d (%d) | %d | %.3f / %.3f | %d | %.3g / %.3g | %.0f |\n",
+              RobotKindName(kind).c_str(), count, over, collided, between, under,
+              Percentile(share, 0.0), Percentile(share, 0.5), lagging, Percentile(median_lag, 0.5),
+              Percentile(median_lag, 1.0), answers > 0 ? 1e6 * seconds / answers : 0.0);
+  for (const RobotTrackRun& r : missed) {
+    std::fprintf(stderr,
+                 "  %s #%d: REACHED %.3f, lag median %.3g m max %.3g m, %d velocity and %d "
+                 "acceleration violations, min clearance %.3g m (motions %.3g m)\n",
+                 RobotKindName(kind).c_str(), r.index, r.reached_share(), r.median_lag, r.max_lag,
+                 r.m.velocity_violations, r.m.acceleration_violations, r.m.min_clearance,
+                 r.m.min_motion_clearance);
+  }
+}
+
 }  // namespace
+
+void RunRobotTrackWitnessCase(const std::vector<RobotKind>& kinds, int count, uint64_t seed) {
+  std::printf(
+      "\n## Track on the industrial witness scenarios\n\n"
+      "Seed %llu, %d scenarios per kind: each tool path streamed to the rate-limited tracker "
+      "(robot::RateLimitedRobotTracker, RobotIkOptions defaults) from the witness's start, with "
+      "the preset's own servo limits (the witness keeps to half of them); %s. Measured by the "
+      "robot checker from the answers' joint values: limits, collisions at and between answers "
+      "(in parentheses: between only), REACHED = the answers' own status, lag = the TCP's "
+      "distance from its target per answer (scenarios over a limit, colliding or lagging are "
+      "listed on stderr).\n\n"
+      "| kind | scenarios | over a limit | collided (between) | under %.0f%% REACHED | REACHED "
+      "min / median | median lag over %.0f cm | median lag median / max (m) | us per answer |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      static_cast<unsigned long long>(seed), count, LinksDescription().c_str(),
+      100 * kReachedShareTarget, 100 * kMedianLagTarget);
+  for (const RobotKind& kind : kinds) RunRobotTrackKind(kind, count, seed);
+}
 
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed,
                          std::FILE* dump) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "robot_scenarios.h"
 #include "scenarios.h"
 
 namespace ikd::bench::paths {
@@ -20,5 +21,9 @@ inline constexpr double kTrackAccelerationFactor = 3.0;  // declared / its top a
 // (may be null): one CSV line per answer (kind, index, sample, status, lag, the checker's least
 // clearance, joint values; %.17g, no timings: two runs give the same bytes).
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, std::FILE* dump);
+
+// The industrial arms' rate-limited tracker on their witness scenarios (robot_scenarios.h)
+// with the presets' own servo limits, measured by the robot checker: one table row per kind.
+void RunRobotTrackWitnessCase(const std::vector<RobotKind>& kinds, int count, uint64_t seed);
 
 }  // namespace ikd::bench::paths

@@ -61,6 +61,19 @@ void ChainArmBody::HeadingTurns(const Eigen::VectorXd& a, const Eigen::VectorXd&
   for (int m = 0; m < turns->size(); ++m) (*turns)[m] = heading += b[m] - a[m];
 }
 
+double ChainArmBody::TravelBound(const Eigen::VectorXd& travel) const {
+  double reach = 0.0, radius = 0.0;
+  for (int k = 0; k < arm_->num_limbs(); ++k) {
+    reach += arm_->spec().limbs[k].length;
+    radius = std::max(radius, radii_[k]);
+  }
+  double turn = 0.0;
+  for (int j = 0; j < travel.size(); ++j) {
+    turn += (arm_->planar() || j % 2 == 0 ? 1.0 : 2.0) * std::abs(travel[j]);
+  }
+  return (reach + radius) * turn;
+}
+
 void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                                Eigen::VectorXd* bounds) const {
   const int limbs = arm_->num_limbs();

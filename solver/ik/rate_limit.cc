@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ikd/planning/boxed_least_squares.h"
+#include "ikd/planning/stopping.h"
 #include "ikd/planning/swept_clearance.h"
 #include "path_optimizer.h"
 
@@ -29,17 +30,9 @@ RateLimitedTracker::RateLimitedTracker(const Arm& arm, const planning::Scene* sc
     : arm_(&arm),
       scene_(scene),
       body_(arm),
-      reach_(Reach(arm)),
       tracker_(std::move(tracker)),
       safety_margin_(safety_margin),
       window_(AngleRates(arm)) {}
-
-double RateLimitedTracker::Reach(const Arm& arm) {
-  double reach = 0.0, radius = 0.0;
-  for (const auto& limb : arm.spec().limbs)
-    reach += limb.length, radius = std::max(radius, limb.radius);
-  return reach + radius;
-}
 
 std::vector<planning::JointRate> RateLimitedTracker::AngleRates(const Arm& arm) {
   std::vector<planning::JointRate> rates(arm.num_angles());
@@ -110,7 +103,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     lagging_ = false;
   }
   if (answered_ && dt > 0.0 && arm_->HasRateLimits() &&
-      !CanBrakeClear(q, v, dt, step->min_clearance)) {
+      !planning::CanStopClear(window_, body_, scene_, q, v, dt, step->min_clearance)) {
     HoldForBraking(target, dt, *step, q);
     v = (q - window_.q()) / dt;
   }
@@ -125,44 +118,18 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   return step;
 }
 
-bool RateLimitedTracker::CanBrakeClear(const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-                                       double dt, double clearance) const {
-  // The stop: from (q, v), every joint braked towards rest step by step as Brake does.
-  planning::JointRateWindow braking = window_;
-  braking.Answer(q, v);
-  std::vector<Eigen::VectorXd> rows{q};
-  double travel = 0.0;  // sum over joints of how far each turns on the way (it never turns back)
-  for (int k = 0; k < kMaxBrakingSteps; ++k) {
-    const Eigen::VectorXd next = braking.Braked(dt);
-    const Eigen::VectorXd step = next - rows.back();
-    if (step.isZero(0.0)) break;
-    travel += step.lpNorm<1>();
-    braking.Answer(next, step / dt);
-    rows.push_back(next);
-  }
-  // No point moves farther than each joint's turn times the arm's length (plus a radius), two
-  // such points close in on each other at most twice as fast.
-  if (rows.size() == 1 || clearance > 2.0 * travel * reach_) return clearance >= 0.0;
-  Eigen::MatrixXd path(static_cast<int>(rows.size()), q.size());
-  for (int k = 0; k < path.rows(); ++k) path.row(k) = rows[k].transpose();
-  for (const planning::SweptClearance& motion :
-       planning::SweptClearancesAlong(body_, scene_, path)) {
-    if (motion.min_clearance < 0.0) return false;
-  }
-  return true;
-}
-
 void RateLimitedTracker::HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step,
                                         Eigen::VectorXd& q) {
   // The last answer could stop clear, so braking on from it can (the same steps): a blend of
   // the braked state and the answer is within every limit (each joint's box is convex); the
   // boldest of a few that can still stop clear is kept.
   const Eigen::VectorXd braked = window_.Braked(dt);
-  for (const double keep : {0.5, 0.25, 0.125, 0.0}) {
+  for (const double keep : planning::kStopBlends) {
     Eigen::VectorXd blend = braked + keep * (q - braked);
     IkResult held = step;
     if (!Rebuild(blend, held)) continue;
-    if (keep > 0.0 && !CanBrakeClear(blend, (blend - window_.q()) / dt, dt, held.min_clearance)) {
+    if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
+                                              (blend - window_.q()) / dt, dt, held.min_clearance)) {
       continue;
     }
     held.hand_error = (held.sites.col(arm_->hand()) - target).norm();

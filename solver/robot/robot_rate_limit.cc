@@ -9,6 +9,7 @@
 #include <Eigen/Geometry>
 
 #include "ikd/planning/boxed_least_squares.h"
+#include "ikd/planning/stopping.h"
 #include "ikd/planning/swept_clearance.h"
 #include "motion.h"
 
@@ -82,6 +83,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
+  if (answered_ && dt > 0.0 && internal::HasRateLimits(*robot_) &&
+      !planning::CanStopClear(window_, body_, scene_, q, v, dt, result.min_clearance)) {
+    HoldForBraking(target, dt, result, q);
+    v = (q - window_.q()) / dt;
+  }
   if (answered_) {
     planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q),
                                   result);
@@ -92,6 +98,27 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   clearance_ = result.min_clearance;
   answered_ = true;
   return result;
+}
+
+void RateLimitedRobotTracker::HoldForBraking(const ToolTarget& target, double dt,
+                                             RobotIkResult& result, Eigen::VectorXd& q) {
+  const Eigen::VectorXd braked = window_.Braked(dt);
+  for (const double keep : planning::kStopBlends) {
+    const Eigen::VectorXd blend = braked + keep * (q - braked);
+    RobotIkResult held = result;
+    Rebuild(blend, target, held);
+    if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
+                                              (blend - window_.q()) / dt, dt, held.min_clearance)) {
+      continue;
+    }
+    held.status = held.min_clearance < 0.0 ? planning::StepStatus::kInCollision
+                                           : planning::StepStatus::kAccelerationLimited;
+    result = std::move(held);
+    q = blend;
+    break;
+  }
+  lagging_ = true;
+  tracker_.Reset(q);
 }
 
 RobotIkResult RateLimitedRobotTracker::Brake(const ToolTarget& target, double time) {

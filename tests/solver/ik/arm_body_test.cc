@@ -117,6 +117,59 @@ TEST(ChainArmBodyTest, SpatialSitesTravelWithinTheirBounds) {
   }
 }
 
+// Paths that are not straight in the joints (joint j at a_j + (b_j - a_j) t^p_j, the powers
+// apart, as a stop brakes each joint on its own schedule): every site and, planar, every
+// surface point travels (the test's own sum over a fine sampling) within TravelBound of the
+// joints' travels |b - a|.
+TEST(ChainArmBodyTest, PointsTravelWithinTheTravelBoundOnAnyPath) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> angle(-kPi, kPi), bend(0.2, kPi - 0.2), move(-1.0, 1.0),
+      power(0.3, 3.0);
+  for (const bool planar : {true, false}) {
+    const Arm arm = planar ? PlanarArm() : SpatialArm();
+    const ChainArmBody body(arm);
+    const int n = arm.num_angles();
+    for (int trial = 0; trial < 30; ++trial) {
+      Eigen::VectorXd a(n), b(n), p(n);
+      for (int j = 0; j < n; ++j) {
+        const bool is_bend = !planar && j % 2 == 0;
+        a[j] = is_bend ? bend(rng) : angle(rng);
+        b[j] = is_bend ? std::clamp(a[j] + 0.5 * move(rng), 0.0, kPi) : a[j] + 2.0 * move(rng);
+        p[j] = power(rng);
+      }
+      auto at = [&](double t) {
+        Eigen::VectorXd q(n);
+        for (int j = 0; j < n; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(t, p[j]);
+        return q;
+      };
+      auto points = [&](const Eigen::VectorXd& q) {
+        std::vector<Eigen::Vector3d> out;
+        const Eigen::Matrix3Xd sites =
+            planar ? PlanarSites(arm, q)
+                   : *arm.SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
+        for (int k = 0; k < sites.cols(); ++k) out.push_back(sites.col(k));
+        for (int k = 0; planar && k < arm.num_limbs(); ++k) {
+          for (const Eigen::Vector3d& x : SurfacePoints(sites, k, arm.spec().limbs[k].radius)) {
+            out.push_back(x);
+          }
+        }
+        return out;
+      };
+      const double bound = body.TravelBound((b - a).cwiseAbs());
+      std::vector<Eigen::Vector3d> before = points(a);
+      std::vector<double> travel(before.size(), 0.0);
+      for (int i = 1; i <= kFine; ++i) {
+        const std::vector<Eigen::Vector3d> now = points(at(static_cast<double>(i) / kFine));
+        for (size_t k = 0; k < now.size(); ++k) travel[k] += (now[k] - before[k]).norm();
+        before = now;
+      }
+      for (double t : travel) {
+        EXPECT_LE(t, bound * (1 + 1e-9)) << (planar ? "planar " : "spatial ") << trial;
+      }
+    }
+  }
+}
+
 double PointToSegment(const Eigen::Vector3d& x, const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
   const Eigen::Vector3d d = b - a;
   const double t = std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0);

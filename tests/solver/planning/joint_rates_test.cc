@@ -59,6 +59,18 @@ TEST(JointRateWindowTest, TwiceTheSpeedLimitIsHalfTheWay) {
   EXPECT_TRUE(window.AtSpeedLimit(kDt, q));
 }
 
+TEST(JointRateWindowTest, StoppingDeadFasterThanItCanBrakeIsNoFraction) {
+  // A joint at 0.85 rad/s with a_max 15 rad/s^2 cannot stop within 10 ms: a tracker that holds
+  // its last answer (v = 0) asks for more than any fraction of its way gives (the fraction was
+  // 0 / 0 and the hold passed as feasible: 85 rad/s^2 on the Panda).
+  JointRateWindow window({JointRate{2.0, 15.0, std::nullopt}});
+  window.Answer(One(0.3), One(-0.85));
+  EXPECT_EQ(window.FeasibleFraction(kDt, One(0.3)), 0.0);
+  EXPECT_EQ(planning::FeasibleFraction(0.0, {-1.0, -0.7}), 0.0);
+  EXPECT_EQ(planning::FeasibleFraction(0.0, {0.2, 0.5}), 0.0);
+  EXPECT_EQ(planning::FeasibleFraction(-2.0, {-1.0, 0.5}), 0.5);
+}
+
 TEST(JointRateWindowTest, AJointWithinItsLimitsKeepsItsValueToTheBit) {
   JointRateWindow window({JointRate{2.0, 50.0, std::make_pair(-1.0, 1.0)}});
   window.Answer(One(0.1), One(0.3));

@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ikd/robot/presets.h"
+#include "solver/robot/own_capsule_distances.h"
 #include "solver/robot/robot_cases.h"
 
 namespace ikd::robot {
@@ -142,6 +145,53 @@ INSTANTIATE_TEST_SUITE_P(PositionAndPose, PandaCircleTest, ::testing::Values(fal
 
 // A slow line within every limit (the UR5 declares velocities only, so starting from rest is
 // within them): the answers are the plain tracker's (Solve, then StepTo).
+// The Panda's tool driven at 1 m/s towards a ball whose target stops dead 2 cm short of it: its
+// joints cannot stop the tool within 2 cm, so a tracker that follows the target until it stops
+// carries the tool into the ball (without the braking check: 1.4 cm deep). Every answer
+// must leave room to brake: neither an answer nor the motion between two (the joints
+// interpolated linearly, 20 sub-steps, the links as segments from each link pose to the next
+// and the tool, the tests' own distances) touches the ball, and the tool then settles on the
+// target.
+TEST(RobotRateLimit, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
+  auto robot = Robot::Create(presets::Panda());
+  ASSERT_TRUE(robot.ok());
+  const Eigen::Vector3d p0 = ToolPosition(robot->spec(), kPandaReady);
+  const Eigen::Vector3d stop = p0 + Eigen::Vector3d(0.0, 0.15, 0.0);
+  const double ball_radius = 0.03;
+  const Eigen::Vector3d ball = stop + Eigen::Vector3d(0.0, 0.02 + ball_radius, 0.0);
+  const planning::Scene scene =
+      *planning::Scene::Create({{"ball", planning::Sphere{ball, ball_radius}}});
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady, &scene);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  auto ball_gap = [&](const Eigen::VectorXd& q) {
+    std::vector<Eigen::Vector3d> points;
+    for (const Eigen::Isometry3d& X : LinkPoses(robot->spec(), q))
+      points.push_back(X.translation());
+    points.push_back(ToolPosition(robot->spec(), q));
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k + 1 < points.size(); ++k) {
+      least =
+          std::min(least, test::DistanceToSegment(ball, points[k], points[k + 1]) - ball_radius);
+    }
+    return least;
+  };
+  const double dt = 0.01;
+  Eigen::VectorXd q_prev = kPandaReady;
+  double least = std::numeric_limits<double>::infinity();
+  RobotIkResult last;
+  for (int k = 0; k <= 150; ++k) {
+    ToolTarget target;
+    target.position = p0 + Eigen::Vector3d(0.0, std::min(0.15, 1.0 * k * dt), 0.0);
+    last = limited->StepTo(target, k * dt);
+    for (int s = 0; s <= 20; ++s)
+      least = std::min(least, ball_gap(q_prev + (last.q - q_prev) * s / 20.0));
+    q_prev = last.q;
+  }
+  EXPECT_GT(least, 0.0);
+  EXPECT_EQ(last.status, planning::StepStatus::kReached);
+  EXPECT_LT((ToolPosition(robot->spec(), last.q) - stop).norm(), 1e-4);
+}
+
 TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   auto robot = Robot::Create(presets::Ur5());
   ASSERT_TRUE(robot.ok());

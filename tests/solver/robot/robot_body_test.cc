@@ -4,6 +4,7 @@
 #include "ikd/robot/robot_body.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -66,6 +67,41 @@ TEST(RobotBodyTest, LinkPointsTravelWithinTheirBounds) {
         EXPECT_LE(travel[k], bounds[k] * (1 + 1e-9)) << spec.name << " " << trial << " link " << k;
         EXPECT_LE(travel[k + 1], bounds[k] * (1 + 1e-9)) << spec.name << " " << trial << " link " << k;
       }
+    }
+  }
+}
+
+// A path that is not straight in the joints (joint j at a_j + (b_j - a_j) t^p_j, as a stop
+// brakes each joint on its own schedule): every link origin and the tool centre point travel
+// (the test's own sum over a fine sampling of the link poses) within TravelBound of |b - a|.
+TEST(RobotBodyTest, PointsTravelWithinTheTravelBoundOnAnyPath) {
+  for (const ChainSpec& spec : {presets::Ur5(), presets::Panda(), presets::Iiwa14()}) {
+    const Robot robot = *Robot::Create(spec);
+    const RobotBody body(robot);
+    const int n = robot.num_joints();
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<double> angle(-3.0, 3.0), move(-0.7, 0.7), power(0.3, 3.0);
+    for (int trial = 0; trial < 20; ++trial) {
+      Eigen::VectorXd a(n), b(n), p(n);
+      for (int j = 0; j < n; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng), p[j] = power(rng);
+      auto ends = [&](double t) {
+        Eigen::VectorXd q(n);
+        for (int j = 0; j < n; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(t, p[j]);
+        std::vector<Eigen::Vector3d> points;
+        for (const Eigen::Isometry3d& X : LinkPoses(robot.spec(), q))
+          points.push_back(X.translation());
+        points.push_back(ToolPose(robot.spec(), q).translation());
+        return points;
+      };
+      const double bound = body.TravelBound((b - a).cwiseAbs());
+      std::vector<Eigen::Vector3d> before = ends(0.0);
+      std::vector<double> travel(before.size(), 0.0);
+      for (int i = 1; i <= kFine; ++i) {
+        const std::vector<Eigen::Vector3d> now = ends(static_cast<double>(i) / kFine);
+        for (size_t k = 0; k < now.size(); ++k) travel[k] += (now[k] - before[k]).norm();
+        before = now;
+      }
+      for (double t : travel) EXPECT_LE(t, bound * (1 + 1e-9)) << spec.name << " " << trial;
     }
   }
 }

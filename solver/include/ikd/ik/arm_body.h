@@ -30,6 +30,10 @@ class ChainArmBody : public planning::ArmBody {
   // k..L end to end, plus limb L's radius).
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
+  // Any path: joint k turns the limbs after it by at most its travel (planar; spatial: bend
+  // travel + 2 x azimuth travel, the bound above with sin <= 1), about a site no farther from
+  // any point of the arm than its length plus its widest radius.
+  double TravelBound(const Eigen::VectorXd& travel) const override;
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
   // Non-adjacent limbs exist from three limbs on.
   bool ChecksSelf() const override { return num_links() >= 3; }

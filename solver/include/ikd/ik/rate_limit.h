@@ -75,18 +75,11 @@ class RateLimitedTracker {
   // azimuth by pi in one answer.
   static std::pair<double, double> OutOfTheStraightBand(
       std::optional<std::pair<double, double>> declared);
-  // The arm's length plus its widest limb radius: no point is farther from any joint.
-  static double Reach(const Arm& arm);
-  // Whether the arm, answered at angles q moving at v (`clearance` there), can still brake to
-  // rest clear of everything: every joint slowed towards rest at its acceleration limit step
-  // by step (JointRateWindow::Braked, as Brake does), each step's motion checked by
-  // planning::SweptClearancesAlong unless the whole stop moves no point as far as the clearance.
-  bool CanBrakeClear(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt,
-                     double clearance) const;
-  // An answer (angles q) from which the arm could not stop clear: replaced by the boldest blend
-  // of it with the last answer braked over dt that can (at worst that braked state, which can,
-  // where the last answer could), ACCELERATION_LIMITED: an answer that enters an obstacle's
-  // reach faster than the joints can brake would hit it a few answers on.
+  // An answer (angles q) from which the arm could not stop clear (planning/stopping.h):
+  // replaced by the boldest blend of it with the last answer braked over dt that can (at worst
+  // that braked state, which can where the last answer could), ACCELERATION_LIMITED: an answer
+  // that enters an obstacle's reach faster than the joints can brake would hit it a few answers
+  // on.
   void HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step, Eigen::VectorXd& q);
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkResult& step) const;
@@ -118,7 +111,6 @@ class RateLimitedTracker {
   const Arm* arm_;
   const planning::Scene* scene_;  // may be null (free space)
   ChainArmBody body_;  // the motion from the last answer is checked on it (swept_clearance.h)
-  double reach_;       // Reach(arm)
   ArmTracker tracker_;
   double safety_margin_;
   // The last answer's joint angles (unwrapped along the stream) and velocities, and what
@@ -130,7 +122,6 @@ class RateLimitedTracker {
   bool lagging_ = false;    // it was limited
   Eigen::Vector3d last_target_ = Eigen::Vector3d::Zero();  // its target
   static constexpr int kRetries = 4;
-  static constexpr int kMaxBrakingSteps = 10000;  // of a stop checked by CanBrakeClear
   static constexpr int kLinearizations = 3;      // of the closest state within the limits
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
   static constexpr double kDamping = 1e-6;       // Levenberg-Marquardt, relative (planning)

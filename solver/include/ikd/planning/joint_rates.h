@@ -61,10 +61,11 @@ inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, 
   return {lo, hi};
 }
 
-// The largest fraction of the wanted velocity that stays within [lo, hi] (1 when it does).
+// The largest fraction of the wanted velocity that stays within [lo, hi] (1 when it does; 0
+// when none does, as for a joint that wants to stop dead faster than it can brake).
 inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
-  if (wanted > range.second) return std::max(0.0, range.second) / wanted;
-  if (wanted < range.first) return std::min(0.0, range.first) / wanted;
+  if (wanted > range.second) return range.second > 0.0 ? range.second / wanted : 0.0;
+  if (wanted < range.first) return range.first < 0.0 ? range.first / wanted : 0.0;
   return 1.0;
 }
 

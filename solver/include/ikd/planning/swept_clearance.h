@@ -44,6 +44,13 @@ class ArmBody {
   // linearly from q_a to q_b; `bounds` is resized to num_links().
   virtual void SweepBounds(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
                            Eigen::VectorXd* bounds) const = 0;
+  // An upper bound (m) on how far any point of the body moves along any motion, straight or
+  // not, in which each joint j turns by at most travel[j] in all; +infinity where the arm
+  // cannot say (stopping.h then checks every motion).
+  virtual double TravelBound(const Eigen::VectorXd& travel) const {
+    (void)travel;
+    return std::numeric_limits<double>::infinity();
+  }
   // Least clearance between the pairs of links the arm checks against each other (+infinity
   // when it checks none).
   virtual double SelfClearance(const std::vector<Capsule>& links) const {

@@ -77,6 +77,11 @@ class RateLimitedRobotTracker {
   void PlanApproach(const ToolTarget& previous, double dt, const Eigen::VectorXd& q_target);
   // `result` moved to joint values q: sites, errors against `target` and clearance.
   void Rebuild(const Eigen::VectorXd& q, const ToolTarget& target, RobotIkResult& result);
+  // An answer (joint values q) from which the arm could not stop clear (planning/stopping.h):
+  // replaced by the boldest blend of it with the last answer braked over dt that can (at worst
+  // that braked state), ACCELERATION_LIMITED.
+  void HoldForBraking(const ToolTarget& target, double dt, RobotIkResult& result,
+                      Eigen::VectorXd& q);
   // The tool `fraction` of the way from the last answer's pose to `target`.
   ToolTarget PartWay(const ToolTarget& target, double fraction) const;
 

@@ -1,0 +1,97 @@
+// Room to brake (planning/stopping.h) against the test's own count of a braking joint's steps:
+// a point on a rail at x = q, moving at v towards a wall, braked at a_max in steps of dt.
+#include "ikd/planning/stopping.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ikd::planning {
+namespace {
+
+constexpr double kDt = 0.01;
+
+// A point (a capsule of no length, radius 0) at (q[0], 0, 0); it moves exactly as far as its
+// joint, so the travel bound is the travel. Counts the configurations evaluated.
+class Rail : public ArmBody {
+ public:
+  int num_joints() const override { return 1; }
+  int num_links() const override { return 1; }
+  void Links(const Eigen::VectorXd& q, std::vector<Capsule>* links) const override {
+    ++evaluations;
+    const Eigen::Vector3d x(q[0], 0.0, 0.0);
+    links->assign(1, {x, x, 0.0});
+  }
+  void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                   Eigen::VectorXd* bounds) const override {
+    bounds->setConstant(1, std::abs(b[0] - a[0]));
+  }
+  double TravelBound(const Eigen::VectorXd& travel) const override { return travel.sum(); }
+  mutable int evaluations = 0;
+};
+
+// How far a joint at v brakes at a_max in steps of dt: v - a dt, v - 2 a dt, ... while
+// positive, each for dt (the test's own sum).
+double StopDistance(double v, double a) {
+  double distance = 0.0;
+  for (double u = v - a * kDt; u > 0.0; u -= a * kDt) distance += u * kDt;
+  return distance;
+}
+
+Eigen::VectorXd One(double x) { return Eigen::VectorXd::Constant(1, x); }
+
+// A ball of radius 0.1 whose surface is `gap` ahead of the point at the origin.
+Scene WallAt(double gap) {
+  return *Scene::Create({{"ball", Sphere{Eigen::Vector3d(gap + 0.1, 0.0, 0.0), 0.1}}});
+}
+
+TEST(CanStopClearTest, ClearExactlyWhenTheStopEndsShortOfTheWall) {
+  const JointRateWindow window({JointRate{10.0, 20.0, std::nullopt}});
+  for (const double v : {0.35, 1.0, 2.9}) {
+    const double stop = StopDistance(v, 20.0);
+    for (const double slack : {-1e-4, 1e-4}) {
+      const Rail rail;
+      const Scene wall = WallAt(stop + slack);
+      EXPECT_EQ(CanStopClear(window, rail, &wall, One(0.0), One(v), kDt, stop + slack), slack > 0)
+          << "v " << v << " stop " << stop << " slack " << slack;
+    }
+  }
+}
+
+TEST(CanStopClearTest, FarFromEverythingNothingIsEvaluated) {
+  // A stop of 0.2 m (v 2.9, a_max 20) against a clearance of 1 m: the travel bound settles it.
+  const JointRateWindow window({JointRate{10.0, 20.0, std::nullopt}});
+  const Rail rail;
+  const Scene wall = WallAt(1.0);
+  EXPECT_TRUE(CanStopClear(window, rail, &wall, One(0.0), One(2.9), kDt, 1.0));
+  EXPECT_EQ(rail.evaluations, 0);
+}
+
+TEST(CanStopClearTest, AtRestOrWithoutAnAccelerationLimitItStopsWhereItIs) {
+  const Rail rail;
+  const Scene wall = WallAt(1e-3);
+  const JointRateWindow braking({JointRate{10.0, 20.0, std::nullopt}});
+  EXPECT_TRUE(CanStopClear(braking, rail, &wall, One(0.0), One(0.0), kDt, 1e-3));
+  const JointRateWindow instant(
+      {JointRate{10.0, std::numeric_limits<double>::infinity(), std::nullopt}});
+  EXPECT_TRUE(CanStopClear(instant, rail, &wall, One(0.0), One(5.0), kDt, 1e-3));
+}
+
+TEST(CanStopClearTest, AStateAlreadyTouchingCannotStopClear) {
+  const JointRateWindow window({JointRate{10.0, 20.0, std::nullopt}});
+  const Rail rail;
+  const Scene wall = WallAt(-1e-3);
+  EXPECT_FALSE(CanStopClear(window, rail, &wall, One(0.0), One(0.0), kDt, -1e-3));
+}
+
+TEST(CanStopClearTest, AStopLongerThanTheBudgetIsNotClear) {
+  // 100 rad/s at 1 rad/s^2 takes 10,000 steps of 10 ms.
+  const JointRateWindow window({JointRate{1e3, 1.0, std::nullopt}});
+  const Rail rail;
+  EXPECT_FALSE(CanStopClear(window, rail, nullptr, One(0.0), One(100.0), kDt, 1e9, 100));
+}
+
+}  // namespace
+}  // namespace ikd::planning
