@@ -67,8 +67,8 @@ ABSL_FLAG(bool, track, false,
 ABSL_FLAG(bool, track_witness, false,
           "instead of the scenarios' plans, stream each chain-arm scenario's hand path to live "
           "Track (the rate-limited tracker) with limits at 1.5x / 3x the witness's top joint "
-          "speed / acceleration, then the industrial kinds with the presets' own limits; --only "
-          "picks one kind, --nochains / --norobots a family");
+          "speed / acceleration (--nodeclared: none), then the industrial kinds with the presets' "
+          "own limits; --only picks one kind, --nochains / --norobots a family");
 ABSL_FLAG(std::string, dump, "",
           "write one CSV line per scenario and solver with every measure (%.17g; no timings, so "
           "two runs give the same bytes); robots: FILE.robots.csv (the same) and "
@@ -558,7 +558,9 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_track_witness)) {
     if (kinds.empty() && robot_kinds.empty()) Die("--track_witness: no kind selected");
-    if (!kinds.empty()) RunTrackWitnessCase(kinds, count, seed, dump);
+    if (!kinds.empty()) {
+      RunTrackWitnessCase(kinds, count, seed, absl::GetFlag(FLAGS_declared), dump);
+    }
     if (!robot_kinds.empty()) RunRobotTrackWitnessCase(robot_kinds, count, seed);
     if (dump) std::fclose(dump);
     return 0;

@@ -20,7 +20,9 @@ inline constexpr double kTrackAccelerationFactor = 3.0;  // declared / its top a
 // Prints one table row per kind, the scenarios that miss a target, and the verdicts. `dump`
 // (may be null): one CSV line per answer (kind, index, sample, status, lag, the checker's least
 // clearance, joint values; %.17g, no timings: two runs give the same bytes).
-void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, std::FILE* dump);
+// `declared` false: the same with no servo limit declared.
+void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, bool declared,
+                         std::FILE* dump);
 
 // The industrial arms' rate-limited tracker on their witness scenarios (robot_scenarios.h)
 // with the presets' own servo limits, measured by the robot checker: one table row per kind.

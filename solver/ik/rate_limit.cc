@@ -108,7 +108,14 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = (q - window_.q()) / dt;
   }
   if (answered_) {
-    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q), *step);
+    planning::SweptClearance motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+    if (!arm_->HasRateLimits() && clearance_ >= 0.0 &&
+        (step->min_clearance < 0.0 || motion.min_clearance < 0.0)) {
+      HoldClear(target, *step, q);
+      v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+      motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+    }
+    planning::TakeMotionClearance(motion, *step);
   }
   window_.Answer(q, v);
   last_target_ = target;
@@ -116,6 +123,27 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   clearance_ = step->min_clearance;
   answered_ = true;
   return step;
+}
+
+void RateLimitedTracker::HoldClear(const Eigen::Vector3d& target, IkResult& step,
+                                   Eigen::VectorXd& q) {
+  const Eigen::VectorXd& last = window_.q();
+  // The boldest of a few blends of the last answer and this one whose state and motion are
+  // clear; the last answer itself (no motion) is.
+  for (const double keep : planning::kStopBlends) {
+    Eigen::VectorXd blend = last + keep * (q - last);
+    IkResult held = step;
+    if (!Rebuild(blend, held) || held.min_clearance < 0.0) continue;
+    if (keep > 0.0 && planning::SweptClearanceOf(body_, scene_, last, blend).min_clearance < 0.0) {
+      continue;
+    }
+    held.hand_error = (held.sites.col(arm_->hand()) - target).norm();
+    held.status = planning::StepStatus::kInCollision;  // no clear way to the target found
+    step = std::move(held);
+    q = std::move(blend);
+    break;
+  }
+  tracker_.Restart(step.sites);
 }
 
 void RateLimitedTracker::HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step,

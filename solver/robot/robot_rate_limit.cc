@@ -48,8 +48,7 @@ std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot
 
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
-  RobotIkResult result =
-      answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : tracker_.Solve(target);
+  RobotIkResult result = answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : First(target);
   Eigen::VectorXd q = result.q;
   window_.ForgetApproach();
   if (answered_ && dt > 0.0 && lagging_ && last_target_) PlanApproach(*last_target_, dt, q);
@@ -98,6 +97,24 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   clearance_ = result.min_clearance;
   answered_ = true;
   return result;
+}
+
+RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {
+  const Eigen::VectorXd start = tracker_.q();
+  RobotIkResult at_start;
+  Rebuild(start, target, at_start);
+  const bool usable = at_start.min_clearance >= 0.0 && robot_->LimitViolation(start) <= 0.0;
+  if (usable && at_start.min_clearance >= safety_margin_ &&
+      at_start.position_error <= position_tolerance_ &&
+      (!target.orientation || at_start.rotation_error <= rotation_tolerance_)) {
+    at_start.status = planning::StepStatus::kReached;  // already there: nothing to solve
+    return at_start;
+  }
+  RobotIkResult solved = tracker_.Solve(target);
+  if (!usable || solved.min_clearance >= 0.0) return solved;
+  at_start.status = solved.status;  // the solve collided: the arm stays where it is, clear
+  tracker_.Reset(start);
+  return at_start;
 }
 
 void RateLimitedRobotTracker::HoldForBraking(const ToolTarget& target, double dt,

@@ -307,6 +307,60 @@ TEST(RateLimitedTrackerTest, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
   EXPECT_EQ(last, planning::StepStatus::kReached);
 }
 
+// Without declared limits a target inside a ball cannot be reached clear: the plain tracker
+// puts the hand on it, inside the ball; Track holds the arm clear instead (the boldest clear
+// blend of its last answer and that one, at worst the last answer), says IN_COLLISION, and
+// follows again once the target is out. Every answer and every motion between two (the test's
+// own kinematics and distances, 50 sub-steps) stays clear of the ball.
+TEST(RateLimitedTrackerTest, WithoutLimitsATargetInsideAnObstacleIsHeldClear) {
+  ArmSpec spec;
+  for (int k = 0; k < 2; ++k) spec.limbs.push_back({0.5, 0.01});
+  const Arm arm = *Arm::Create(spec);
+  const Eigen::Vector3d ball(0.3, 0.6, 0.0);
+  const double ball_radius = 0.05;
+  const planning::Scene scene =
+      *planning::Scene::Create({{"ball", planning::Sphere{ball, ball_radius}}});
+  auto target_at = [&](int k) {  // out, into the ball's centre at k = 10..14, out again
+    return k >= 10 && k < 15 ? ball : ball + Eigen::Vector3d(-0.2 + 0.002 * k, 0.0, 0.0);
+  };
+  auto settle = ArmTracker::Create(arm, &scene, IkOptions{});
+  ASSERT_TRUE(settle.ok());
+  for (int k = 0; k < 100; ++k) ASSERT_TRUE(settle->StepTo(target_at(0), k * 0.01).ok());
+  auto tracker = RateLimitedTracker::Create(arm, &scene, IkOptions{}, settle->sites());
+  ASSERT_TRUE(tracker.ok()) << tracker.status();
+  auto ball_gap = [&](const std::vector<double>& q) {
+    Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, 3);
+    double heading = 0.0, least = std::numeric_limits<double>::infinity();
+    for (int l = 0; l < 2; ++l) {
+      heading += q[l];
+      sites.col(l + 1) =
+          sites.col(l) + 0.5 * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
+      least = std::min(
+          least, SegmentDistance(ball, ball, sites.col(l), sites.col(l + 1)) - 0.01 - ball_radius);
+    }
+    return least;
+  };
+  std::vector<double> q = Angles(settle->sites());
+  double least = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 30; ++k) {
+    auto step = tracker->StepTo(target_at(k), k * 0.01);
+    ASSERT_TRUE(step.ok()) << step.status();
+    std::vector<double> now = Angles(step->sites);
+    for (size_t j = 0; j < now.size(); ++j) now[j] = q[j] + std::remainder(now[j] - q[j], 2 * kPi);
+    for (int s = 0; s <= 50; ++s) {
+      std::vector<double> between(q.size());
+      for (size_t j = 0; j < q.size(); ++j) between[j] = q[j] + (now[j] - q[j]) * s / 50.0;
+      least = std::min(least, ball_gap(between));
+    }
+    q = now;
+    if (k >= 10 && k < 15) {
+      EXPECT_EQ(step->status, planning::StepStatus::kInCollision) << "step " << k;
+    }
+    if (k >= 20) EXPECT_EQ(step->status, planning::StepStatus::kReached) << "step " << k;
+  }
+  EXPECT_GE(least, 0.0);
+}
+
 // Without declared limits the limiter is the tracker itself, bit for bit.
 TEST(RateLimitedTrackerTest, NoLimitsNoChange) {
   const Arm arm = PlanarArm(5, {});

@@ -192,6 +192,27 @@ TEST(RobotRateLimit, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
   EXPECT_LT((ToolPosition(robot->spec(), last.q) - stop).norm(), 1e-4);
 }
 
+// A start already on the first target is the first answer: the Panda with its collision model
+// at a configuration 1.07 cm clear of itself (a bench/paths witness start), whose single-pose
+// solve from there wanders off (self-clearance trials near the margin) and fails 1.8 rad away.
+TEST(RobotRateLimit, AStartOnTheFirstTargetIsTheFirstAnswer) {
+  auto robot = Robot::Create(presets::PandaWithBody());
+  ASSERT_TRUE(robot.ok());
+  const Eigen::VectorXd q0 =
+      (Eigen::VectorXd(7) << 2.0035996129100178, -0.66314962068051331, -1.7285071503621161,
+       -2.1804459371834328, 2.5041714631534315, 2.2955947391719134, 2.4513268294832744)
+          .finished();
+  const Eigen::Isometry3d X = ToolFrame(robot->spec(), q0);
+  ToolTarget target;
+  target.position = X.translation();
+  target.orientation = Eigen::Quaterniond(X.linear());
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, q0);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  const RobotIkResult first = limited->StepTo(target, 0.0);
+  EXPECT_EQ(first.status, planning::StepStatus::kReached);
+  EXPECT_EQ((first.q - q0).norm(), 0.0);
+}
+
 TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   auto robot = Robot::Create(presets::Ur5());
   ASSERT_TRUE(robot.ok());
@@ -200,10 +221,14 @@ TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   auto plain = RobotTracker::Create(*robot, RobotIkOptions{}, ready);
   ASSERT_TRUE(limited.ok() && plain.ok());
   const Eigen::Vector3d p0 = ToolPosition(robot->spec(), ready);
-  for (int k = 0; k <= 50; ++k) {
+  // The first target is where the arm starts: the start itself is the first answer, no solve.
+  const RobotIkResult first = limited->StepTo(*ToolTarget::Position(p0), 0.0);
+  ASSERT_EQ(first.status, planning::StepStatus::kReached);
+  ASSERT_EQ(0, std::memcmp(first.q.data(), ready.data(), sizeof(double) * 6));
+  for (int k = 1; k <= 50; ++k) {
     const ToolTarget target = *ToolTarget::Position(p0 + Eigen::Vector3d(0.0, 0.001 * k, 0.0));
     const RobotIkResult a = limited->StepTo(target, 0.01 * k);
-    const RobotIkResult b = k == 0 ? plain->Solve(target) : plain->StepTo(target, 0.01);
+    const RobotIkResult b = plain->StepTo(target, 0.01);
     ASSERT_EQ(a.status, planning::StepStatus::kReached) << k;
     ASSERT_EQ(a.status, b.status) << k;
     ASSERT_EQ(0, std::memcmp(a.q.data(), b.q.data(), sizeof(double) * 6)) << k;

@@ -81,6 +81,11 @@ class RateLimitedTracker {
   // that enters an obstacle's reach faster than the joints can brake would hit it a few answers
   // on.
   void HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step, Eigen::VectorXd& q);
+  // Without declared limits: an answer (angles q) that collides, or whose motion from the last
+  // (clear) answer does, replaced by the boldest blend of the two that is clear and moves
+  // clear, at worst the last answer itself; IN_COLLISION (no clear way to the target was
+  // found), the hand short of it.
+  void HoldClear(const Eigen::Vector3d& target, IkResult& step, Eigen::VectorXd& q);
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkResult& step) const;
   // While the arm lags: the target's joint velocity (the previous target solved from the last

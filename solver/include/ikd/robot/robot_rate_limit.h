@@ -18,7 +18,8 @@
 //   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
 //   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
 //
-// The first answer is a single-pose solve (RobotTracker::Solve) and not limited, nor is a
+// The first answer is a single-pose solve (RobotTracker::Solve; none where the start is already
+// on the target, see First) and not limited, nor is a
 // target whose time does not advance. Joints without limits are not limited.
 #pragma once
 
@@ -77,6 +78,12 @@ class RateLimitedRobotTracker {
   void PlanApproach(const ToolTarget& previous, double dt, const Eigen::VectorXd& q_target);
   // `result` moved to joint values q: sites, errors against `target` and clearance.
   void Rebuild(const Eigen::VectorXd& q, const ToolTarget& target, RobotIkResult& result);
+  // The first answer: the start itself where it is already on the target, clear by the safety
+  // margin and within its limits (REACHED, no solve); else a single-pose solve from it, unless that
+  // collides where the start is clear: then the start, with the solve's status. A solve from a
+  // start on its target can wander off it (the Panda with its body, self-clearance trials near the
+  // margin: 5.4 rad away and 11 cm deep in an obstacle), a jump in no time.
+  RobotIkResult First(const ToolTarget& target);
   // An answer (joint values q) from which the arm could not stop clear (planning/stopping.h):
   // replaced by the boldest blend of it with the last answer braked over dt that can (at worst
   // that braked state), ACCELERATION_LIMITED.
