@@ -245,6 +245,37 @@ TEST_P(CircleTrackTest, OtherJointsMakeUpForTheOneAtItsLimit) {
 INSTANTIATE_TEST_SUITE_P(FreeAndPillars, CircleTrackTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Pillars" : "Free"; });
 
+// Two limbs of 0.5 m and radius 0.01 m in the plane at angles q (the test's own kinematics):
+// their least clearance to a ball (the test's own distances).
+double TwoLimbBallGap(const std::vector<double>& q, const Eigen::Vector3d& ball, double radius) {
+  Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, 3);
+  double heading = 0.0, least = std::numeric_limits<double>::infinity();
+  for (int l = 0; l < 2; ++l) {
+    heading += q[l];
+    sites.col(l + 1) =
+        sites.col(l) + 0.5 * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
+    least = std::min(least,
+                     SegmentDistance(ball, ball, sites.col(l), sites.col(l + 1)) - 0.01 - radius);
+  }
+  return least;
+}
+
+// The least TwoLimbBallGap over the motion from angles q to the answer's `sites` (the test's
+// own angles, continued across +-pi, interpolated linearly in 50 sub-steps); q moves on.
+double LeastGapOverMotion(const Eigen::Matrix3Xd& sites, const Eigen::Vector3d& ball, double radius,
+                          std::vector<double>& q) {
+  std::vector<double> now = Angles(sites);
+  for (size_t j = 0; j < now.size(); ++j) now[j] = q[j] + std::remainder(now[j] - q[j], 2 * kPi);
+  double least = std::numeric_limits<double>::infinity();
+  for (int s = 0; s <= 50; ++s) {
+    std::vector<double> between(q.size());
+    for (size_t j = 0; j < q.size(); ++j) between[j] = q[j] + (now[j] - q[j]) * s / 50.0;
+    least = std::min(least, TwoLimbBallGap(between, ball, radius));
+  }
+  q = now;
+  return least;
+}
+
 // A hand driven at 1 m/s at a ball whose target then stops dead 2.5 cm short of it: at 8 rad/s^2
 // the arm cannot stop within 2.5 cm, so an arm that follows the target until it stops swings
 // 2.6 cm into the ball (without the braking check). Every answer must leave room to brake, so
@@ -269,38 +300,13 @@ TEST(RateLimitedTrackerTest, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
   for (int k = 0; k < 200; ++k) ASSERT_TRUE(settle->StepTo(target_at(0.0), k * dt).ok());
   auto tracker = RateLimitedTracker::Create(arm, &scene, IkOptions{}, settle->sites());
   ASSERT_TRUE(tracker.ok()) << tracker.status();
-  auto sites_of = [](const std::vector<double>& q) {  // the test's own planar kinematics
-    Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, q.size() + 1);
-    double heading = 0.0;
-    for (size_t k = 0; k < q.size(); ++k) {
-      heading += q[k];
-      sites.col(k + 1) =
-          sites.col(k) + 0.5 * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
-    }
-    return sites;
-  };
-  auto ball_clearance = [&](const Eigen::Matrix3Xd& sites) {
-    double least = std::numeric_limits<double>::infinity();
-    for (int l = 0; l + 1 < sites.cols(); ++l) {
-      least = std::min(least, SegmentDistance(ball, ball, sites.col(l), sites.col(l + 1)) -
-                                  limb_radius - ball_radius);
-    }
-    return least;
-  };
   std::vector<double> q = Angles(settle->sites());
   double least = std::numeric_limits<double>::infinity();
   planning::StepStatus last = planning::StepStatus::kReached;
   for (int k = 0; k <= 150; ++k) {
     auto step = tracker->StepTo(target_at(k * dt), k * dt);
     ASSERT_TRUE(step.ok()) << step.status();
-    std::vector<double> now = Angles(step->sites);
-    for (size_t j = 0; j < now.size(); ++j) now[j] = q[j] + std::remainder(now[j] - q[j], 2 * kPi);
-    for (int s = 0; s <= 50; ++s) {
-      std::vector<double> between(q.size());
-      for (size_t j = 0; j < q.size(); ++j) between[j] = q[j] + (now[j] - q[j]) * s / 50.0;
-      least = std::min(least, ball_clearance(sites_of(between)));
-    }
-    q = now;
+    least = std::min(least, LeastGapOverMotion(step->sites, ball, ball_radius, q));
     last = step->status;
   }
   EXPECT_GT(least, 0.0);
@@ -328,35 +334,18 @@ TEST(RateLimitedTrackerTest, WithoutLimitsATargetInsideAnObstacleIsHeldClear) {
   for (int k = 0; k < 100; ++k) ASSERT_TRUE(settle->StepTo(target_at(0), k * 0.01).ok());
   auto tracker = RateLimitedTracker::Create(arm, &scene, IkOptions{}, settle->sites());
   ASSERT_TRUE(tracker.ok()) << tracker.status();
-  auto ball_gap = [&](const std::vector<double>& q) {
-    Eigen::Matrix3Xd sites = Eigen::Matrix3Xd::Zero(3, 3);
-    double heading = 0.0, least = std::numeric_limits<double>::infinity();
-    for (int l = 0; l < 2; ++l) {
-      heading += q[l];
-      sites.col(l + 1) =
-          sites.col(l) + 0.5 * Eigen::Vector3d(std::cos(heading), std::sin(heading), 0);
-      least = std::min(
-          least, SegmentDistance(ball, ball, sites.col(l), sites.col(l + 1)) - 0.01 - ball_radius);
-    }
-    return least;
-  };
   std::vector<double> q = Angles(settle->sites());
   double least = std::numeric_limits<double>::infinity();
   for (int k = 0; k < 30; ++k) {
     auto step = tracker->StepTo(target_at(k), k * 0.01);
     ASSERT_TRUE(step.ok()) << step.status();
-    std::vector<double> now = Angles(step->sites);
-    for (size_t j = 0; j < now.size(); ++j) now[j] = q[j] + std::remainder(now[j] - q[j], 2 * kPi);
-    for (int s = 0; s <= 50; ++s) {
-      std::vector<double> between(q.size());
-      for (size_t j = 0; j < q.size(); ++j) between[j] = q[j] + (now[j] - q[j]) * s / 50.0;
-      least = std::min(least, ball_gap(between));
-    }
-    q = now;
+    least = std::min(least, LeastGapOverMotion(step->sites, ball, ball_radius, q));
     if (k >= 10 && k < 15) {
       EXPECT_EQ(step->status, planning::StepStatus::kInCollision) << "step " << k;
     }
-    if (k >= 20) EXPECT_EQ(step->status, planning::StepStatus::kReached) << "step " << k;
+    if (k >= 20) {
+      EXPECT_EQ(step->status, planning::StepStatus::kReached) << "step " << k;
+    }
   }
   EXPECT_GE(least, 0.0);
 }
