@@ -88,8 +88,14 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
   }
   if (answered_) {
-    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q),
-                                  result);
+    planning::SweptClearance motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+    if (!internal::HasRateLimits(*robot_) && clearance_ >= 0.0 &&
+        (result.min_clearance < 0.0 || motion.min_clearance < 0.0)) {
+      HoldClear(target, result, q);
+      v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+      motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
+    }
+    planning::TakeMotionClearance(motion, result);
   }
   window_.Answer(q, v);
   last_target_ = target;
@@ -97,6 +103,25 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   clearance_ = result.min_clearance;
   answered_ = true;
   return result;
+}
+
+void RateLimitedRobotTracker::HoldClear(const ToolTarget& target, RobotIkResult& result,
+                                        Eigen::VectorXd& q) {
+  const Eigen::VectorXd& last = window_.q();
+  for (const double keep : planning::kStopBlends) {
+    const Eigen::VectorXd blend = last + keep * (q - last);
+    RobotIkResult held = result;
+    Rebuild(blend, target, held);
+    if (held.min_clearance < 0.0) continue;
+    if (keep > 0.0 && planning::SweptClearanceOf(body_, scene_, last, blend).min_clearance < 0.0) {
+      continue;
+    }
+    held.status = planning::StepStatus::kInCollision;  // no clear way to the target found
+    result = std::move(held);
+    q = blend;
+    break;
+  }
+  tracker_.Reset(q);
 }
 
 RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {

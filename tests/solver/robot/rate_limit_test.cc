@@ -213,6 +213,61 @@ TEST(RobotRateLimit, AStartOnTheFirstTargetIsTheFirstAnswer) {
   EXPECT_EQ((first.q - q0).norm(), 0.0);
 }
 
+// Without declared limits (the Panda's rates removed) a tool target inside a ball cannot be
+// reached clear: the tracker first stops short (NOT_CONVERGED), then puts the tool on it, 3 cm
+// into the ball; Track holds the arm clear instead (the boldest clear blend of its last answer
+// and that one, at worst the last answer), IN_COLLISION, and follows again once the target is
+// out. Every answer and every motion between two (20 sub-steps, the links as segments, the
+// tests' own distances) stays clear.
+TEST(RobotRateLimit, WithoutLimitsATargetInsideAnObstacleIsHeldClear) {
+  ChainSpec spec = presets::Panda();
+  for (JointSpec& joint : spec.joints) {
+    if (joint.limits) {
+      joint.limits->max_velocity = std::numeric_limits<double>::infinity();
+      joint.limits->max_acceleration = std::numeric_limits<double>::infinity();
+    }
+  }
+  auto robot = Robot::Create(spec);
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  const Eigen::Vector3d p0 = ToolPosition(robot->spec(), kPandaReady);
+  const Eigen::Vector3d ball = p0 + Eigen::Vector3d(0.0, 0.1, 0.0);
+  const double ball_radius = 0.03;
+  const planning::Scene scene =
+      *planning::Scene::Create({{"ball", planning::Sphere{ball, ball_radius}}});
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady, &scene);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  auto ball_gap = [&](const Eigen::VectorXd& q) {
+    std::vector<Eigen::Vector3d> points;
+    for (const Eigen::Isometry3d& X : LinkPoses(robot->spec(), q))
+      points.push_back(X.translation());
+    points.push_back(ToolPosition(robot->spec(), q));
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k + 1 < points.size(); ++k) {
+      least =
+          std::min(least, test::DistanceToSegment(ball, points[k], points[k + 1]) - ball_radius);
+    }
+    return least;
+  };
+  Eigen::VectorXd q_prev = kPandaReady;
+  double least = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 30; ++k) {
+    ToolTarget target;
+    target.position = k >= 10 && k < 15 ? ball : p0;
+    const RobotIkResult step = limited->StepTo(target, 0.01 * k);
+    for (int s = 0; s <= 20; ++s) {
+      least = std::min(least, ball_gap(q_prev + (step.q - q_prev) * s / 20.0));
+    }
+    q_prev = step.q;
+    if (k >= 10 && k < 15) {
+      EXPECT_NE(step.status, planning::StepStatus::kReached) << "step " << k;
+    }
+    if (k >= 20) {
+      EXPECT_EQ(step.status, planning::StepStatus::kReached) << "step " << k;
+    }
+  }
+  EXPECT_GE(least, 0.0);
+}
+
 TEST(RobotRateLimit, SlowStreamIsThePlainTrackerBitForBit) {
   auto robot = Robot::Create(presets::Ur5());
   ASSERT_TRUE(robot.ok());

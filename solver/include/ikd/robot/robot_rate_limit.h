@@ -89,6 +89,10 @@ class RateLimitedRobotTracker {
   // that braked state), ACCELERATION_LIMITED.
   void HoldForBraking(const ToolTarget& target, double dt, RobotIkResult& result,
                       Eigen::VectorXd& q);
+  // Without declared limits: an answer (joint values q) that collides, or whose motion from
+  // the last (clear) answer does, replaced by the boldest clear blend of the two, at worst the
+  // last answer; IN_COLLISION, the tool short of the target (as ik::RateLimitedTracker).
+  void HoldClear(const ToolTarget& target, RobotIkResult& result, Eigen::VectorXd& q);
   // The tool `fraction` of the way from the last answer's pose to `target`.
   ToolTarget PartWay(const ToolTarget& target, double fraction) const;
 
