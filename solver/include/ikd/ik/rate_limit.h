@@ -13,7 +13,11 @@
 // the hand short of the target, or REACHED where the closest state is on it. Never a jump: the
 // arm catches up over the next targets, braking for the target as for a position limit (its
 // velocity read from the last two targets solved from the same start), so that it arrives
-// with the target's velocity instead of swinging past it.
+// with the target's velocity instead of swinging past it. Spatial bends stay out of the
+// straight band (kMinBend), where an azimuth flips. Every answer leaves the arm room to brake
+// to rest clear of everything (planning/stopping.h; HoldForBraking), and without declared
+// limits an answer that would collide is held clear (HoldClear): no answer and no motion
+// between two touches what the arm could have avoided.
 //
 //   auto limited = ikd::ik::RateLimitedTracker::Create(*arm, &scene, options);
 //   for (const auto& [time, target] : stream) auto step = limited->StepTo(target, time);

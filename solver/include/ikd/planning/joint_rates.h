@@ -75,7 +75,7 @@ inline double FeasibleFraction(double wanted, std::pair<double, double> range) {
 // u dt + (u - a dt) dt + ... <= |d| counted to the end, a dt (sqrt(1/4 + 2 |d| / (a dt^2)) -
 // 1/2): sqrt(2 a |d|) far out, 2 |d| / dt close in, so it may pass a target by up to a dt^2 / 2
 // (ClosingSpeed, exact, stops short of it: kept for hard limits, since for a target it holds a
-// lagging arm back: the quick-start circle beside the pillars lagged 24 cm instead of 1.5).
+// lagging arm back: the quick-start circle beside the pillars lagged 24 cm instead of 1.6).
 // Never narrower than a brake at a_max from the current velocity v.
 inline std::pair<double, double> BrakedForTarget(std::pair<double, double> range, double distance,
                                                  double v_target, double v, double a, double dt) {

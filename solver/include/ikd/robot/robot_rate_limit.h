@@ -13,7 +13,9 @@
 // off the obstacles by a braking rule); REACHED where that state is on the target. Never a
 // jump: the arm catches up over the next targets, braking for the target (its joint velocity
 // read from the last two targets solved from the same start) so that it arrives with the
-// target's velocity instead of swinging past it.
+// target's velocity instead of swinging past it. Every answer leaves the arm room to brake to
+// rest clear of everything (planning/stopping.h; HoldForBraking), and without declared limits
+// an answer that would collide is held clear (HoldClear).
 //
 //   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
 //   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
