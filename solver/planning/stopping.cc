@@ -1,5 +1,6 @@
 #include "ikd/planning/stopping.h"
 
+#include <cmath>
 #include <vector>
 
 namespace ikd::planning {
@@ -8,6 +9,7 @@ bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scen
                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt, double clearance,
                   int max_steps) {
   if (clearance < 0.0) return false;
+  if (std::isinf(clearance)) return true;  // nothing to collide with: no stop to simulate
   window.Answer(q, v);
   std::vector<Eigen::VectorXd> rows{q};
   Eigen::VectorXd travel = Eigen::VectorXd::Zero(q.size());  // each joint's turn (never back)
