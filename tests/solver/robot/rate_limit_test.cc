@@ -42,6 +42,20 @@ Eigen::VectorXd ExpectWithinRateLimits(const Robot& robot, const Eigen::VectorXd
   return v;
 }
 
+// The least gap between a ball and the arm's links taken as segments from each link pose to
+// the next and the tool (the tests' own distances).
+double BallGap(const ChainSpec& spec, const Eigen::VectorXd& q, const Eigen::Vector3d& ball,
+               double radius) {
+  std::vector<Eigen::Vector3d> points;
+  for (const Eigen::Isometry3d& X : LinkPoses(spec, q)) points.push_back(X.translation());
+  points.push_back(ToolPosition(spec, q));
+  double least = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k + 1 < points.size(); ++k) {
+    least = std::min(least, test::DistanceToSegment(ball, points[k], points[k + 1]) - radius);
+  }
+  return least;
+}
+
 const Eigen::VectorXd kPandaReady =
     (Eigen::VectorXd(7) << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785).finished();
 
@@ -164,16 +178,7 @@ TEST(RobotRateLimit, EveryAnswerLeavesRoomToBrakeBeforeAnObstacle) {
   auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady, &scene);
   ASSERT_TRUE(limited.ok()) << limited.status();
   auto ball_gap = [&](const Eigen::VectorXd& q) {
-    std::vector<Eigen::Vector3d> points;
-    for (const Eigen::Isometry3d& X : LinkPoses(robot->spec(), q))
-      points.push_back(X.translation());
-    points.push_back(ToolPosition(robot->spec(), q));
-    double least = std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k + 1 < points.size(); ++k) {
-      least =
-          std::min(least, test::DistanceToSegment(ball, points[k], points[k + 1]) - ball_radius);
-    }
-    return least;
+    return BallGap(robot->spec(), q, ball, ball_radius);
   };
   const double dt = 0.01;
   Eigen::VectorXd q_prev = kPandaReady;
@@ -237,16 +242,7 @@ TEST(RobotRateLimit, WithoutLimitsATargetInsideAnObstacleIsHeldClear) {
   auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady, &scene);
   ASSERT_TRUE(limited.ok()) << limited.status();
   auto ball_gap = [&](const Eigen::VectorXd& q) {
-    std::vector<Eigen::Vector3d> points;
-    for (const Eigen::Isometry3d& X : LinkPoses(robot->spec(), q))
-      points.push_back(X.translation());
-    points.push_back(ToolPosition(robot->spec(), q));
-    double least = std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k + 1 < points.size(); ++k) {
-      least =
-          std::min(least, test::DistanceToSegment(ball, points[k], points[k + 1]) - ball_radius);
-    }
-    return least;
+    return BallGap(robot->spec(), q, ball, ball_radius);
   };
   Eigen::VectorXd q_prev = kPandaReady;
   double least = std::numeric_limits<double>::infinity();
