@@ -154,6 +154,7 @@ void SetRateSummary(const Summary& s, v1::TrajectorySummary& summary) {
   summary.set_feasible_time_scaling(s.feasible_time_scaling);
   summary.set_max_velocity_ratio(s.max_velocity_ratio);
   summary.set_max_acceleration_ratio(s.max_acceleration_ratio);
+  summary.set_max_jerk_ratio(s.max_jerk_ratio);
 }
 
 }  // namespace ikd::server

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "errors.h"
 
 namespace ikd::server {
 
@@ -72,21 +73,37 @@ double RateToProto(double value) { return std::isfinite(value) ? value : 0.0; }
 ik::JointRateLimit RateLimitFromProto(const v1::JointRateLimit& limit,
                                       const ik::JointRateLimit& fallback) {
   return {RateFromProto(limit.max_velocity(), fallback.max_velocity),
-          RateFromProto(limit.max_acceleration(), fallback.max_acceleration)};
+          RateFromProto(limit.max_acceleration(), fallback.max_acceleration),
+          RateFromProto(limit.max_jerk(), fallback.max_jerk)};
 }
 
 void RateLimitToProto(const ik::JointRateLimit& limit, v1::JointRateLimit* out) {
   out->set_max_velocity(RateToProto(limit.max_velocity));
   out->set_max_acceleration(RateToProto(limit.max_acceleration));
+  out->set_max_jerk(RateToProto(limit.max_jerk));
 }
 
 }  // namespace
+
+// On the wire 0 means "not given" (types.proto), so the bound is >= 0 there.
+absl::Status CheckRateLimit(const v1::JointRateLimit& limit, const std::string& field) {
+  for (const auto& [name, value] : {std::pair{".max_velocity", limit.max_velocity()},
+                                    std::pair{".max_acceleration", limit.max_acceleration()},
+                                    std::pair{".max_jerk", limit.max_jerk()}}) {
+    if (!std::isfinite(value) || value < 0.0) {
+      return FieldViolation(field + name,
+                            absl::StrCat("must be finite and >= 0 (0: not given), got ", value));
+    }
+  }
+  return absl::OkStatus();
+}
 
 ik::ArmSpec FromProto(const v1::ArmSpec& spec) {
   ik::ArmSpec out;
   out.default_rate_limit = RateLimitFromProto(spec.default_rate_limit(), ik::JointRateLimit{});
   for (const v1::JointRateLimit& limit : spec.rate_limits()) {
-    const bool given = limit.max_velocity() != 0.0 || limit.max_acceleration() != 0.0;
+    const bool given =
+        limit.max_velocity() != 0.0 || limit.max_acceleration() != 0.0 || limit.max_jerk() != 0.0;
     out.rate_limits.push_back(given ? std::optional(RateLimitFromProto(limit, out.default_rate_limit))
                                     : std::nullopt);
   }
@@ -124,7 +141,8 @@ v1::ArmSpec ToProto(const ik::ArmSpec& spec) {
   out.mutable_site_weights()->Add(spec.site_weights.begin(), spec.site_weights.end());
   out.mutable_home_angles()->Add(spec.home_angles.begin(), spec.home_angles.end());
   if (std::isfinite(spec.default_rate_limit.max_velocity) ||
-      std::isfinite(spec.default_rate_limit.max_acceleration)) {
+      std::isfinite(spec.default_rate_limit.max_acceleration) ||
+      std::isfinite(spec.default_rate_limit.max_jerk)) {
     RateLimitToProto(spec.default_rate_limit, out.mutable_default_rate_limit());
   }
   for (const std::optional<ik::JointRateLimit>& limit : spec.rate_limits) {

@@ -22,6 +22,9 @@ v1::Quaternion ToProto(const Eigen::Quaterniond& q);
 
 // Joint limits with limited == false become std::nullopt (min and max are not looked at).
 ik::ArmSpec FromProto(const v1::ArmSpec& spec);
+// A wire JointRateLimit (chain arms' and industrial arms' rate_limits): every field finite and
+// >= 0 (0: not given); else INVALID_ARGUMENT naming `field`.max_... and the bound.
+absl::Status CheckRateLimit(const v1::JointRateLimit& limit, const std::string& field);
 v1::ArmSpec ToProto(const ik::ArmSpec& spec);
 
 // An obstacle without a shape becomes a zero-radius sphere at the origin; callers reject it

@@ -56,9 +56,14 @@ absl::StatusOr<std::vector<robot::DhRow>> DhRowsFromProto(const v1::DhTable& tab
         return FieldViolation(absl::StrCat(path, ".rows[", k, "].range.max_acceleration"),
                               absl::StrCat("must be finite and >= 0 (0: no limit), got ", a));
       }
+      const double j = row.range().max_jerk();
+      if (!(j >= 0.0) || std::isinf(j)) {
+        return FieldViolation(absl::StrCat(path, ".rows[", k, "].range.max_jerk"),
+                              absl::StrCat("must be finite and >= 0 (0: no limit), got ", j));
+      }
       constexpr double kNone = std::numeric_limits<double>::infinity();
-      out.limits = robot::JointLimits{row.range().lower(), row.range().upper(),
-                                      v > 0.0 ? v : kNone, a > 0.0 ? a : kNone};
+      out.limits = robot::JointLimits{row.range().lower(), row.range().upper(), v > 0.0 ? v : kNone,
+                                      a > 0.0 ? a : kNone, j > 0.0 ? j : kNone};
     }
     rows.push_back(out);
   }
@@ -83,6 +88,40 @@ std::string UrdfFieldPath(const std::string& robot_path, const std::string& fiel
   if (field == "X_FT") return robot_path + ".tool";
   if (field == "meshes") return robot_path + ".urdf.meshes";
   return robot_path + ".urdf.urdf";
+}
+
+// RobotSpec.rate_limits over the model's: per moving joint, each non-zero field replaces the
+// model's limit; a continuous joint (no range) takes none.
+absl::Status ApplyRateLimits(const v1::RobotSpec& spec, const std::string& path,
+                             robot::ChainSpec& chain) {
+  if (spec.rate_limits().empty()) return absl::OkStatus();
+  std::vector<robot::JointSpec*> moving;
+  for (robot::JointSpec& joint : chain.joints) {
+    if (joint.type != robot::JointType::kFixed) moving.push_back(&joint);
+  }
+  if (spec.rate_limits_size() != static_cast<int>(moving.size())) {
+    return FieldViolation(path + ".rate_limits",
+                          absl::StrCat("must be empty or hold one entry per joint (", moving.size(),
+                                       "), got ", spec.rate_limits_size()));
+  }
+  for (int k = 0; k < spec.rate_limits_size(); ++k) {
+    const v1::JointRateLimit& limit = spec.rate_limits(k);
+    const std::string field = absl::StrCat(path, ".rate_limits[", k, "]");
+    if (absl::Status s = CheckRateLimit(limit, field); !s.ok()) return s;
+    const bool given =
+        limit.max_velocity() > 0.0 || limit.max_acceleration() > 0.0 || limit.max_jerk() > 0.0;
+    if (!given) continue;
+    std::optional<robot::JointLimits>& limits = moving[k]->limits;
+    if (!limits) {
+      return FieldViolation(field, absl::StrCat("joint \"", moving[k]->name,
+                                                "\" is continuous (no range): it takes no rate "
+                                                "limits; leave every field 0"));
+    }
+    if (limit.max_velocity() > 0.0) limits->max_velocity = limit.max_velocity();
+    if (limit.max_acceleration() > 0.0) limits->max_acceleration = limit.max_acceleration();
+    if (limit.max_jerk() > 0.0) limits->max_jerk = limit.max_jerk();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
@@ -165,6 +204,7 @@ absl::StatusOr<robot::ChainSpec> ChainFromProto(const v1::RobotSpec& spec,
     chain->link_shapes.clear();
     chain->geometry_notes = {"link_radii replace the preset's collision model"};
   }
+  if (absl::Status s = ApplyRateLimits(spec, path, *chain); !s.ok()) return s;
   if (spec.has_check_self_collision()) chain->check_self_collision = spec.check_self_collision();
   for (const v1::LinkPair& pair : spec.allowed_collisions()) {
     chain->allowed_collisions.emplace_back(pair.link_a(), pair.link_b());

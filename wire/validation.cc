@@ -114,18 +114,6 @@ absl::StatusOr<std::string> IdFromName(const std::string& name, const std::strin
   return id;
 }
 
-// On the wire 0 means "not given" (types.proto), so the bound is >= 0 there.
-absl::Status CheckRateLimit(const v1::JointRateLimit& limit, const std::string& field) {
-  for (const auto& [name, value] : {std::pair{".max_velocity", limit.max_velocity()},
-                                    std::pair{".max_acceleration", limit.max_acceleration()}}) {
-    if (!std::isfinite(value) || value < 0.0) {
-      return FieldViolation(field + name,
-                            absl::StrCat("must be finite and >= 0 (0: not given), got ", value));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckRateLimits(const v1::ArmSpec& spec, const std::string& path) {
   if (absl::Status s = CheckRateLimit(spec.default_rate_limit(), path + ".default_rate_limit");
       !s.ok()) {

@@ -74,6 +74,9 @@ absl::Status ValidateRateLimit(const JointRateLimit& limit, const std::string& f
     return FieldError(field + ".max_acceleration", "> 0 (+inf: unlimited)",
                       limit.max_acceleration);
   }
+  if (std::isnan(limit.max_jerk) || limit.max_jerk <= 0.0) {
+    return FieldError(field + ".max_jerk", "> 0 (+inf: unlimited)", limit.max_jerk);
+  }
   return absl::OkStatus();
 }
 
@@ -176,7 +179,10 @@ const JointRateLimit& Arm::RateLimit(int joint) const {
 bool Arm::HasRateLimits() const {
   for (int k = 0; k < num_limbs(); ++k) {
     const JointRateLimit& l = RateLimit(k);
-    if (std::isfinite(l.max_velocity) || std::isfinite(l.max_acceleration)) return true;
+    if (std::isfinite(l.max_velocity) || std::isfinite(l.max_acceleration) ||
+        std::isfinite(l.max_jerk)) {
+      return true;
+    }
   }
   return false;
 }

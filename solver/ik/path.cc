@@ -78,6 +78,7 @@ double VelocityLimit(const Arm& arm, int j) {
 double AccelerationLimit(const Arm& arm, int j) {
   return arm.RateLimit(arm.JointOfAngle(j)).max_acceleration;
 }
+double JerkLimit(const Arm& arm, int j) { return arm.RateLimit(arm.JointOfAngle(j)).max_jerk; }
 
 // Step 3 of path.h: velocity into sample k and acceleration at k, against the limits.
 void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summary) {
@@ -86,19 +87,20 @@ void CheckRates(const Arm& arm, std::vector<IkResult>& steps, PathSummary& summa
   const int m = arm.num_angles();
   std::vector<double> times(n);
   for (int k = 0; k < n; ++k) times[k] = steps[k].time;
-  Eigen::VectorXd max_velocity(m), max_acceleration(m);
+  Eigen::VectorXd max_velocity(m), max_acceleration(m), max_jerk(m);
   for (int j = 0; j < m; ++j) {
     max_velocity[j] = VelocityLimit(arm, j);
     max_acceleration[j] = AccelerationLimit(arm, j);
+    max_jerk[j] = JerkLimit(arm, j);
   }
   const planning::PathRates rates = planning::RatesOfPath(internal::UnwrappedAngles(steps), times,
-                                                          max_velocity, max_acceleration);
+                                                          max_velocity, max_acceleration, max_jerk);
   planning::AddRatesTo(rates, arm.HasRateLimits(), summary);
   for (int k = 1; k < n; ++k) {
     if (steps[k].status != planning::StepStatus::kReached) continue;
     if (rates.VelocityOver(k)) {
       steps[k].status = planning::StepStatus::kVelocityLimited;
-    } else if (rates.AccelerationOver(k)) {
+    } else if (rates.AccelerationOver(k) || rates.JerkOver(k)) {
       steps[k].status = planning::StepStatus::kAccelerationLimited;
     }
   }

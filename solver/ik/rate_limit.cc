@@ -42,6 +42,7 @@ std::vector<planning::JointRate> RateLimitedTracker::AngleRates(const Arm& arm) 
     const JointRateLimit& limit = arm.RateLimit(joint);
     rates[j].max_velocity = limit.max_velocity;
     rates[j].max_acceleration = limit.max_acceleration;
+    rates[j].max_jerk = limit.max_jerk;
     const bool bend = arm.planar() || j % 2 == 0;  // a spatial azimuth has no range
     if (!limits.empty() && joint > 0 && bend && limits[joint - 1]) {
       rates[j].range = std::make_pair(limits[joint - 1]->min, limits[joint - 1]->max);
@@ -117,7 +118,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     }
     planning::TakeMotionClearance(motion, *step);
   }
-  window_.Answer(q, v);
+  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = step->min_clearance;
@@ -194,7 +195,7 @@ IkResult RateLimitedTracker::Brake(const Eigen::Vector3d& target, double time) {
       moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
   tracker_.Restart(step.sites);
   window_.ForgetApproach();
-  window_.Answer(q, v);
+  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = step.min_clearance;

@@ -4,9 +4,142 @@
 
 namespace ikd::planning {
 
+namespace {
+
+// A brake from any state a servo can be in ends within this many steps; a guard, not a bound
+// the limits need (a joint at 10 rad/s braking at 1 rad/s^2 in 1 ms steps takes 1e4).
+constexpr int kMaxBrakeSteps = 1000000;
+// Bisection steps for a velocity bound kept over the brake (2^-48 of the range).
+constexpr int kBisections = 48;
+
+// The largest u in [lo, hi] with ok(u), for ok true up to some point and false beyond; lo
+// itself where none is (the caller checks it).
+template <typename Ok>
+double LargestWith(double lo, double hi, Ok ok) {
+  if (ok(hi)) return hi;
+  for (int k = 0; k < kBisections; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (ok(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+template <typename Ok>
+double SmallestWith(double lo, double hi, Ok ok) {
+  if (ok(lo)) return lo;
+  for (int k = 0; k < kBisections; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (ok(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+double RampVelocity(double b, double r, double dt) {
+  if (!(b > 0.0) || !std::isfinite(r)) return 0.0;
+  // The m terms b - i r > 0, i = 1..m: dt (m b - r m (m + 1) / 2).
+  const double m = std::ceil(b / r) - 1.0;
+  return dt * (m * b - r * m * (m + 1.0) / 2.0);
+}
+
+double JerkBrakeVelocity(const JointRate& rate, double v, double a, double dt) {
+  const double r = rate.max_jerk * dt;
+  const double a_max = rate.max_acceleration;
+  const double boldest = ClosingSpeed(std::abs(v), rate.max_jerk, dt);
+  const double wanted = v > 0.0 ? -boldest : v < 0.0 ? boldest : 0.0;
+  double lo = std::max(a - r, -a_max), hi = std::min(a + r, a_max);
+  if (lo > hi) lo = hi = std::clamp(a, -a_max, a_max);  // above a lowered a_max: back to it
+  const double next = std::clamp(wanted, lo, hi);
+  // boldest dt == |v|: this step stops the joint (exactly, not to a rounding residue).
+  if (next == wanted && boldest * dt >= std::abs(v) * (1.0 - 1e-12)) return 0.0;
+  return v + next * dt;
+}
+
+double JerkBrakeSteps(const JointRate& rate, double v, double a, double dt) {
+  const double r = rate.max_jerk * dt;
+  int k = 0;
+  for (; k < kMaxBrakeSteps && !(v == 0.0 && std::abs(a) <= r); ++k) {
+    const double next = JerkBrakeVelocity(rate, v, a, dt);
+    a = (next - v) / dt;
+    v = next;
+  }
+  return k;
+}
+
+std::pair<double, double> JerkBrakeExcursion(const JointRate& rate, double q, double v, double a,
+                                             double dt) {
+  const double r = rate.max_jerk * dt;
+  double lowest = q, highest = q;
+  for (int k = 0; k < kMaxBrakeSteps && !(v == 0.0 && std::abs(a) <= r); ++k) {
+    const double next = JerkBrakeVelocity(rate, v, a, dt);
+    a = (next - v) / dt;
+    v = next;
+    q += v * dt;
+    lowest = std::min(lowest, q);
+    highest = std::max(highest, q);
+  }
+  return {lowest, highest};
+}
+
+std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, double v, double a,
+                                            double dt) {
+  const double r = rate.max_jerk * dt;
+  const double v_max = rate.max_velocity;
+  const double a_max = rate.max_acceleration;
+  double lo = std::max({-v_max, v - a_max * dt, v + (a - r) * dt});
+  double hi = std::min({v_max, v + a_max * dt, v + (a + r) * dt});
+  const auto brake = [&] {
+    const double stop = JerkBrakeVelocity(rate, v, a, dt);
+    return std::make_pair(stop, stop);
+  };
+  if (lo > hi) return brake();
+  const auto accel = [&](double u) { return (u - v) / dt; };
+  if (std::isfinite(v_max)) {  // the ramp down of a' must not carry the velocity past v_max
+    const auto under = [&](double u) { return u + RampVelocity(accel(u), r, dt) <= v_max; };
+    const auto over = [&](double u) { return u - RampVelocity(-accel(u), r, dt) >= -v_max; };
+    hi = LargestWith(lo, hi, under);
+    lo = SmallestWith(lo, hi, over);
+    if (!under(hi) || !over(lo)) return brake();
+  }
+  if (rate.range) {  // the brake from the next state stays inside (or no further out than q)
+    const double lower = std::min(rate.range->first, q);
+    const double upper = std::max(rate.range->second, q);
+    const auto excursion = [&](double u) {
+      return JerkBrakeExcursion(rate, q + u * dt, u, accel(u), dt);
+    };
+    const auto below = [&](double u) { return excursion(u).second <= upper; };
+    const auto above = [&](double u) { return excursion(u).first >= lower; };
+    hi = LargestWith(lo, hi, below);
+    lo = SmallestWith(lo, hi, above);
+    if (!below(hi) || !above(lo)) return brake();
+  }
+  return {lo, hi};
+}
+
+std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
+                                              std::pair<double, double> range, double distance,
+                                              double v_target, double v, double a, double dt) {
+  if (distance == 0.0) return range;
+  JointRate relative = rate;  // the joint seen from the target (its acceleration the same)
+  relative.range.reset();
+  relative.max_velocity = std::numeric_limits<double>::infinity();
+  const auto short_of = [&](double u) {
+    const auto [low, high] = JerkBrakeExcursion(relative, (u - v_target) * dt - distance,
+                                                u - v_target, (u - v) / dt, dt);
+    return distance > 0.0 ? high <= 0.0 : low >= 0.0;
+  };
+  auto [lo, hi] = range;
+  if (distance > 0.0) hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
+  if (distance < 0.0) lo = short_of(hi) ? SmallestWith(lo, hi, short_of) : hi;
+  return {lo, hi};
+}
+
 JointRateWindow::JointRateWindow(std::vector<JointRate> joints) : joints_(std::move(joints)) {}
 
-void JointRateWindow::Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+void JointRateWindow::Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt) {
+  const bool after_answer = q_.size() == q.size() && dt > 0.0;
+  a_ = after_answer ? Eigen::VectorXd((v - v_) / dt) : Eigen::VectorXd::Zero(q.size());
   q_ = q;
   v_ = v;
 }
@@ -21,8 +154,11 @@ void JointRateWindow::ForgetApproach() { approach_.resize(0); }
 
 std::pair<double, double> JointRateWindow::VelocityRangeOf(int j, double dt, bool braked) const {
   const JointRate& rate = joints_[j];
-  const std::pair<double, double> range = VelocityRange(rate, q_[j], v_[j], dt);
+  const std::pair<double, double> range = VelocityRange(rate, q_[j], v_[j], a_[j], dt);
   if (!braked || approach_.size() == 0) return range;
+  if (std::isfinite(rate.max_jerk)) {
+    return JerkBrakedForTarget(rate, range, approach_[j], target_velocity_[j], v_[j], a_[j], dt);
+  }
   return BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j], rate.max_acceleration,
                          dt);
 }
@@ -54,6 +190,10 @@ bool JointRateWindow::Clamp(double dt, Eigen::VectorXd& q) const {
 Eigen::VectorXd JointRateWindow::Braked(double dt) const {
   Eigen::VectorXd q = q_;
   for (int j = 0; j < q.size(); ++j) {
+    if (std::isfinite(joints_[j].max_jerk)) {
+      q[j] = InRange(j, q[j] + JerkBrakeVelocity(joints_[j], v_[j], a_[j], dt) * dt);
+      continue;
+    }
     const auto [lo, hi] = VelocityRangeOf(j, dt, false);
     q[j] = InRange(j, q[j] + std::clamp(0.0, lo, hi) * dt);
   }
@@ -106,7 +246,12 @@ Eigen::VectorXd JointRateWindow::MotionWeights() const {
 double JointRateWindow::BrakingIntervals(double dt) const {
   double intervals = 0.0;
   for (int j = 0; j < q_.size(); ++j) {
-    const double reach = joints_[j].max_acceleration * dt;
+    const JointRate& rate = joints_[j];
+    if (std::isfinite(rate.max_jerk)) {
+      intervals = std::max(intervals, JerkBrakeSteps(rate, v_[j], a_[j], dt));
+      continue;
+    }
+    const double reach = rate.max_acceleration * dt;
     if (std::isfinite(reach) && reach > 0.0)
       intervals = std::max(intervals, std::abs(v_[j]) / reach);
   }

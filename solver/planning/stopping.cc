@@ -10,7 +10,7 @@ bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scen
                   int max_steps) {
   if (clearance < 0.0) return false;
   if (std::isinf(clearance)) return true;  // nothing to collide with: no stop to simulate
-  window.Answer(q, v);
+  window.Answer(q, v, dt);
   std::vector<Eigen::VectorXd> rows{q};
   Eigen::VectorXd travel = Eigen::VectorXd::Zero(q.size());  // each joint's turn (never back)
   for (int k = 0;; ++k) {
@@ -19,7 +19,7 @@ bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scen
     if (step.isZero(0.0)) break;
     if (k == max_steps) return false;
     travel += step.cwiseAbs();
-    window.Answer(next, step / dt);
+    window.Answer(next, step / dt, dt);
     rows.push_back(next);
   }
   // A point moves at most the bound, two points close in on each other at most twice as fast.

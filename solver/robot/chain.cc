@@ -47,6 +47,9 @@ absl::Status CheckLimits(const JointLimits& limits, const std::string& field) {
     return FieldError(field, absl::StrCat("max_acceleration must be > 0, got ",
                                           limits.max_acceleration));
   }
+  if (!(limits.max_jerk > 0.0)) {
+    return FieldError(field, absl::StrCat("max_jerk must be > 0, got ", limits.max_jerk));
+  }
   return absl::OkStatus();
 }
 

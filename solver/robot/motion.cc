@@ -65,8 +65,9 @@ std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& 
 
 bool HasRateLimits(const Robot& robot) {
   for (const JointSpec& joint : robot.spec().joints) {
-    if (joint.limits && (std::isfinite(joint.limits->max_velocity) ||
-                         std::isfinite(joint.limits->max_acceleration))) {
+    if (joint.limits &&
+        (std::isfinite(joint.limits->max_velocity) ||
+         std::isfinite(joint.limits->max_acceleration) || std::isfinite(joint.limits->max_jerk))) {
       return true;
     }
   }
@@ -81,6 +82,11 @@ double VelocityLimit(const Robot& robot, int k) {
 double AccelerationLimit(const Robot& robot, int k) {
   const auto& limits = robot.spec().joints[k].limits;
   return limits ? limits->max_acceleration : std::numeric_limits<double>::infinity();
+}
+
+double JerkLimit(const Robot& robot, int k) {
+  const auto& limits = robot.spec().joints[k].limits;
+  return limits ? limits->max_jerk : std::numeric_limits<double>::infinity();
 }
 
 Eigen::Isometry3d ToolGoal(const ToolTarget& target, const Eigen::Isometry3d& now) {

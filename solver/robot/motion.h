@@ -29,12 +29,13 @@ std::pair<double, double> ToolErrors(const Robot& robot, const Eigen::VectorXd& 
 // 8 pi wide, SeedAtlas::SamplingRange): a restart seed.
 Eigen::VectorXd RandomConfiguration(const Robot& robot, std::mt19937_64& rng);
 
-// Whether some joint declares a finite velocity or acceleration limit.
+// Whether some joint declares a finite velocity, acceleration or jerk limit.
 bool HasRateLimits(const Robot& robot);
 
-// Joint k's declared max_velocity (max_acceleration), +infinity where none is declared.
+// Joint k's declared max_velocity (max_acceleration, max_jerk), +infinity where none is declared.
 double VelocityLimit(const Robot& robot, int k);
 double AccelerationLimit(const Robot& robot, int k);
+double JerkLimit(const Robot& robot, int k);
 
 // The tool pose a target asks for: its position, and its orientation for a pose target, else
 // the orientation the tool has now (`now`).

@@ -47,12 +47,14 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
   const int joints = robot.num_joints();
   Eigen::MatrixXd q(n, joints);
   for (int k = 0; k < n; ++k) q.row(k) = samples[k].q.transpose();
-  Eigen::VectorXd max_velocity(joints), max_acceleration(joints);
+  Eigen::VectorXd max_velocity(joints), max_acceleration(joints), max_jerk(joints);
   for (int j = 0; j < joints; ++j) {
     max_velocity[j] = internal::VelocityLimit(robot, j);
     max_acceleration[j] = internal::AccelerationLimit(robot, j);
+    max_jerk[j] = internal::JerkLimit(robot, j);
   }
-  const planning::PathRates rates = planning::RatesOfPath(q, times, max_velocity, max_acceleration);
+  const planning::PathRates rates =
+      planning::RatesOfPath(q, times, max_velocity, max_acceleration, max_jerk);
   planning::AddRatesTo(rates, internal::HasRateLimits(robot), summary);
   for (int k = 1; k < n; ++k) {
     planning::StepStatus& status = samples[k].status;
@@ -62,7 +64,7 @@ void CheckRates(const Robot& robot, const std::vector<double>& times,
     }
     if (rates.VelocityOver(k)) {
       status = planning::StepStatus::kVelocityLimited;
-    } else if (rates.AccelerationOver(k)) {
+    } else if (rates.AccelerationOver(k) || rates.JerkOver(k)) {
       status = planning::StepStatus::kAccelerationLimited;
     } else {
       status =

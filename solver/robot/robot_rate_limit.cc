@@ -40,7 +40,7 @@ std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot
   for (int j = 0; j < robot.num_joints(); ++j) {
     if (const auto& limits = robot.spec().joints[j].limits) {
       rates[j] = {limits->max_velocity, limits->max_acceleration,
-                  std::make_pair(limits->lower, limits->upper)};
+                  std::make_pair(limits->lower, limits->upper), limits->max_jerk};
     }
   }
   return rates;
@@ -97,7 +97,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     }
     planning::TakeMotionClearance(motion, result);
   }
-  window_.Answer(q, v);
+  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = result.min_clearance;
@@ -179,7 +179,7 @@ RobotIkResult RateLimitedRobotTracker::Brake(const ToolTarget& target, double ti
       moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
   tracker_.Reset(q);
   window_.ForgetApproach();
-  window_.Answer(q, v);
+  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = result.min_clearance;

@@ -4,8 +4,10 @@
 // target without swinging past it.
 #include "ikd/planning/joint_rates.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -215,6 +217,159 @@ TEST(JointRateWindowTest, BrakedSlowsEveryJointTowardsRestAtItsAcceleration) {
   EXPECT_EQ(intervals, 20);
   EXPECT_NEAR(position, expected, 1e-12);
   EXPECT_NEAR(position, 2.0 * 2.0 / (2 * 10.0) - 2.0 * kDt / 2, 1e-12);
+}
+
+// Jerk-limited joints (JointRate::max_jerk). The checks difference the test's own record of
+// positions three times: v_k = (q_k - q_{k-1}) / dt, a_k = (v_k - v_{k-1}) / dt,
+// j_k = (a_k - a_{k-1}) / dt, from rest before the first sample.
+struct Rates {
+  double speed = 0.0, acceleration = 0.0, jerk = 0.0, lowest = kInf, highest = -kInf;
+};
+
+// `from`: the first sample whose rates count (those before only set the motion's start).
+Rates RatesOf(const std::vector<double>& q, double dt, size_t from = 0) {
+  Rates rates;
+  double v = 0.0, a = 0.0;
+  for (size_t k = 0; k < q.size(); ++k) {
+    const double v_next = k == 0 ? 0.0 : (q[k] - q[k - 1]) / dt;
+    const double a_next = (v_next - v) / dt;
+    if (k < from) {
+      v = v_next;
+      a = a_next;
+      continue;
+    }
+    rates.speed = std::max(rates.speed, std::abs(v_next));
+    rates.acceleration = std::max(rates.acceleration, std::abs(a_next));
+    rates.jerk = std::max(rates.jerk, std::abs(a_next - a) / dt);
+    rates.lowest = std::min(rates.lowest, q[k]);
+    rates.highest = std::max(rates.highest, q[k]);
+    v = v_next;
+    a = a_next;
+  }
+  return rates;
+}
+
+// A jerk-limited joint's stream: every kHold steps a new random goal (some outside the
+// position range), chased as Chase does; the window learns each answer with its dt.
+std::vector<double> ChaseGoals(const JointRate& rate, double dt, int goals, unsigned seed) {
+  constexpr int kHold = 60;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> goal_of(-1.6, 1.6);
+  JointRateWindow window({rate});
+  window.Answer(One(0.0), One(0.0));
+  std::vector<double> q{0.0};
+  for (int g = 0; g < goals; ++g) {
+    const double goal = goal_of(rng);
+    for (int k = 0; k < kHold; ++k) {
+      window.Approach(One(goal - q.back()), One(0.0));
+      const double fraction = window.FeasibleFraction(dt, One(goal));
+      Eigen::VectorXd next = One(q.back() + fraction * (goal - q.back()));
+      window.Clamp(dt, next);
+      window.Answer(next, One((next[0] - q.back()) / dt), dt);
+      q.push_back(next[0]);
+    }
+  }
+  return q;
+}
+
+TEST(JerkLimitTest, RampVelocityIsTheSumOfTheRampsSteps) {
+  for (const double b : {0.0, 0.5, 1.0, 2.0, 2.5, 7.3}) {
+    double sum = 0.0;
+    for (double a = b - 1.0; a > 0.0; a -= 1.0) sum += a * 0.01;  // r = 1, dt = 0.01
+    EXPECT_NEAR(RampVelocity(b, 1.0, 0.01), sum, 1e-15) << b;
+  }
+  EXPECT_EQ(RampVelocity(3.0, kInf, 0.01), 0.0);
+}
+
+TEST(JerkLimitTest, ChasedGoalsKeepSpeedAccelerationJerkAndRange) {
+  // 2 rad/s, 10 rad/s^2, 200 rad/s^3 (0.2 s from rest to full acceleration... 0.05 s), range
+  // [-1, 1]; goals beyond the range press the joint against it.
+  const JointRate rate{2.0, 10.0, std::make_pair(-1.0, 1.0), 200.0};
+  for (const double dt : {0.001, 0.004, 0.01}) {
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      const Rates rates = RatesOf(ChaseGoals(rate, dt, 40, seed), dt);
+      EXPECT_LE(rates.speed, 2.0 * (1 + 1e-9)) << dt << " " << seed;
+      EXPECT_LE(rates.acceleration, 10.0 * (1 + 1e-9)) << dt << " " << seed;
+      EXPECT_LE(rates.jerk, 200.0 * (1 + 1e-9)) << dt << " " << seed;
+      EXPECT_GE(rates.lowest, -1.0 - 1e-12) << dt << " " << seed;
+      EXPECT_LE(rates.highest, 1.0 + 1e-12) << dt << " " << seed;
+    }
+  }
+}
+
+TEST(JerkLimitTest, WithoutAJerkLimitTheSameChaseJumpsItsAcceleration) {
+  // The check above can fail: the acceleration-limited window alone flips a_max to -a_max in
+  // one step, a jerk of 2 a_max / dt.
+  const JointRate rate{2.0, 10.0, std::make_pair(-1.0, 1.0)};
+  const Rates rates = RatesOf(ChaseGoals(rate, 0.01, 40, 1), 0.01);
+  EXPECT_GT(rates.jerk, 1000.0);
+}
+
+TEST(JerkLimitTest, ChaseArrivesAtAGoalInsideTheRange) {
+  const JointRate rate{2.0, 10.0, std::make_pair(-1.0, 1.0), 200.0};
+  JointRateWindow window({rate});
+  constexpr double kGoal = 0.6, dt = 0.004;
+  window.Answer(One(0.0), One(0.0));
+  std::vector<double> q{0.0};
+  for (int k = 0; k < 500; ++k) {  // 2 s
+    window.Approach(One(kGoal - q.back()), One(0.0));
+    Eigen::VectorXd next =
+        One(q.back() + window.FeasibleFraction(dt, One(kGoal)) * (kGoal - q.back()));
+    window.Clamp(dt, next);
+    window.Answer(next, One((next[0] - q.back()) / dt), dt);
+    q.push_back(next[0]);
+  }
+  EXPECT_NEAR(q.back(), kGoal, 1e-3);
+  EXPECT_LE(RatesOf(q, dt).jerk, 200.0 * (1 + 1e-9));
+}
+
+// The brake from v0 at zero acceleration against the continuous time-optimal jerk-limited stop:
+// with v0 >= a^2 / j it ramps to -a, holds, ramps back: distance v0 (v0 / a + a / j) / 2;
+// below, a triangle in acceleration: v0 sqrt(v0 / j). In steps of 0.1 ms the discrete brake
+// comes within 0.5% (it rounds each ramp to whole steps).
+double BrakeDistance(const JointRate& rate, double v0, double dt, Rates* rates) {
+  JointRateWindow window({rate});
+  window.Answer(One(-v0 * dt), One(v0));
+  window.Answer(One(0.0), One(v0), dt);  // at 0, moving at v0, no acceleration
+  std::vector<double> q{-2 * v0 * dt, -v0 * dt, 0.0};
+  for (int k = 0; k < 100000; ++k) {
+    const double next = window.Braked(dt)[0];
+    window.Answer(One(next), One((next - q.back()) / dt), dt);
+    q.push_back(next);
+    if (q[q.size() - 1] == q[q.size() - 2] && q[q.size() - 2] == q[q.size() - 3]) break;
+  }
+  *rates = RatesOf(q, dt, 3);  // at 0 moving at v0 with no acceleration
+  return q.back();
+}
+
+TEST(JerkLimitTest, BrakeStopsAsTheContinuousTimeOptimalStopDoes) {
+  const JointRate rate{kInf, 10.0, std::nullopt, 100.0};
+  Rates rates;
+  EXPECT_NEAR(BrakeDistance(rate, 2.0, 1e-4, &rates), 2.0 * (2.0 / 10.0 + 10.0 / 100.0) / 2.0,
+              0.005 * 0.3);
+  EXPECT_LE(rates.acceleration, 10.0 * (1 + 1e-9));
+  EXPECT_LE(rates.jerk, 100.0 * (1 + 1e-6));
+  EXPECT_NEAR(BrakeDistance(rate, 0.5, 1e-4, &rates), 0.5 * std::sqrt(0.5 / 100.0), 0.005 * 0.0354);
+  EXPECT_LE(rates.jerk, 100.0 * (1 + 1e-6));
+}
+
+TEST(JerkLimitTest, FullThrottleFromRestRampsUpToTheSpeedLimitWithoutPassingIt) {
+  const JointRate rate{2.0, 10.0, std::nullopt, 100.0};
+  constexpr double dt = 0.001;
+  JointRateWindow window({rate});
+  window.Answer(One(0.0), One(0.0));
+  std::vector<double> q{0.0};
+  for (int k = 0; k < 1000; ++k) {
+    Eigen::VectorXd next = One(q.back() + 1.0);  // far ahead: as fast as the limits allow
+    window.Clamp(dt, next);
+    window.Answer(next, One((next[0] - q.back()) / dt), dt);
+    q.push_back(next[0]);
+  }
+  const Rates rates = RatesOf(q, dt);
+  EXPECT_LE(rates.speed, 2.0 * (1 + 1e-9));
+  EXPECT_GE((q.back() - q[q.size() - 2]) / dt, 2.0 * (1 - 1e-6));  // at full speed by 1 s
+  EXPECT_LE(rates.acceleration, 10.0 * (1 + 1e-9));
+  EXPECT_LE(rates.jerk, 100.0 * (1 + 1e-9));
 }
 
 }  // namespace

@@ -19,8 +19,8 @@ TEST(PathRatesTest, UniformMotionAtTwiceTheSpeedLimit) {
   const std::vector<double> times{0.0, 0.1, 0.25, 0.3, 0.5};
   Eigen::MatrixXd q(5, 2);
   for (int k = 0; k < 5; ++k) q.row(k) << 2.0 * times[k], 0.7;
-  const PathRates rates =
-      RatesOfPath(q, times, Eigen::Vector2d(1.0, 1.0), Eigen::Vector2d(kInf, kInf));
+  const PathRates rates = RatesOfPath(q, times, Eigen::Vector2d(1.0, 1.0),
+                                      Eigen::Vector2d(kInf, kInf), Eigen::Vector2d(kInf, kInf));
   EXPECT_EQ(rates.velocity_ratio[0], 0.0);
   for (int k = 1; k < 5; ++k) {
     EXPECT_NEAR(rates.velocity_ratio[k], 2.0, 1e-12) << k;
@@ -37,7 +37,8 @@ TEST(PathRatesTest, UniformAccelerationIsExactOnUnevenTimes) {
   Eigen::MatrixXd q(6, 1);
   for (int k = 0; k < 6; ++k) q(k, 0) = 1.5 * times[k] * times[k];
   const PathRates rates =
-      RatesOfPath(q, times, Eigen::VectorXd::Constant(1, kInf), Eigen::VectorXd::Constant(1, 1.5));
+      RatesOfPath(q, times, Eigen::VectorXd::Constant(1, kInf), Eigen::VectorXd::Constant(1, 1.5),
+                  Eigen::VectorXd::Constant(1, kInf));
   EXPECT_EQ(rates.acceleration_ratio[0], 0.0);
   EXPECT_EQ(rates.acceleration_ratio[5], 0.0);
   for (int k = 1; k < 5; ++k) {
@@ -48,19 +49,42 @@ TEST(PathRatesTest, UniformAccelerationIsExactOnUnevenTimes) {
   EXPECT_NEAR(rates.FeasibleTimeScaling(), std::sqrt(2.0), 1e-9);
 }
 
+TEST(PathRatesTest, JerkOfACubicIsItsThirdDerivative) {
+  // q = 0.5 t^3: jerk 3 rad/s^3 everywhere; the central differences are exact on a cubic at a
+  // uniform step, so against a limit of 1.5 every sample with both accelerations is at 2x and
+  // the timing must stretch by cbrt(2). The ends (k < 2, the last) have no jerk.
+  constexpr int n = 8;
+  std::vector<double> times(n);
+  Eigen::MatrixXd q(n, 1);
+  for (int k = 0; k < n; ++k) {
+    times[k] = 0.1 * k;
+    q(k, 0) = 0.5 * std::pow(times[k], 3);
+  }
+  const PathRates rates =
+      RatesOfPath(q, times, Eigen::VectorXd::Constant(1, kInf), Eigen::VectorXd::Constant(1, kInf),
+                  Eigen::VectorXd::Constant(1, 1.5));
+  for (int k = 0; k < n; ++k) {
+    const bool defined = k >= 2 && k + 1 < n;
+    EXPECT_NEAR(rates.jerk_ratio[k], defined ? 2.0 : 0.0, 1e-6) << k;
+    EXPECT_EQ(rates.JerkOver(k), defined) << k;
+  }
+  EXPECT_NEAR(rates.FeasibleTimeScaling(), std::cbrt(2.0), 1e-6);
+}
+
 TEST(PathRatesTest, AtTheLimitIsNotOver) {
   // v exactly at its limit, and within the rounding slack above it, is within.
   const std::vector<double> times{0.0, 0.5};
   Eigen::MatrixXd q(2, 1);
   q << 0.0, 0.5 * (1.0 + 1e-12);
   const PathRates rates =
-      RatesOfPath(q, times, Eigen::VectorXd::Constant(1, 1.0), Eigen::VectorXd::Constant(1, kInf));
+      RatesOfPath(q, times, Eigen::VectorXd::Constant(1, 1.0), Eigen::VectorXd::Constant(1, kInf),
+                  Eigen::VectorXd::Constant(1, kInf));
   EXPECT_FALSE(rates.VelocityOver(1));
 }
 
 TEST(PathRatesTest, SinglesAndEmptyPathsHaveNoRates) {
   const PathRates one = RatesOfPath(Eigen::MatrixXd::Zero(1, 3), {0.0}, Eigen::Vector3d::Ones(),
-                                    Eigen::Vector3d::Ones());
+                                    Eigen::Vector3d::Ones(), Eigen::Vector3d::Ones());
   EXPECT_EQ(one.max_velocity_ratio, 0.0);
   EXPECT_EQ(one.max_acceleration_ratio, 0.0);
   EXPECT_EQ(one.FeasibleTimeScaling(), 0.0);

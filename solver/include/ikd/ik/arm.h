@@ -44,6 +44,7 @@ struct JointLimit {
 struct JointRateLimit {
   double max_velocity = std::numeric_limits<double>::infinity();      // rad/s, > 0
   double max_acceleration = std::numeric_limits<double>::infinity();  // rad/s^2, > 0
+  double max_jerk = std::numeric_limits<double>::infinity();          // rad/s^3, > 0
 };
 
 struct ArmSpec {
@@ -95,7 +96,7 @@ class Arm {
   const JointRateLimit& RateLimit(int joint) const;
   // The joint that angle index i belongs to (planar: i; spatial: i / 2).
   int JointOfAngle(int i) const { return planar() ? i : i / 2; }
-  // True when some joint has a finite velocity or acceleration limit.
+  // True when some joint has a finite velocity, acceleration or jerk limit.
   bool HasRateLimits() const;
 
   // Joint angles of a site configuration (limb lengths are not checked here).

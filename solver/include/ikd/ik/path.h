@@ -99,6 +99,7 @@ struct PathSummary : planning::StepCounts {
   double min_clearance = std::numeric_limits<double>::infinity();  // m (+inf: nothing near)
   // Largest joint speed (acceleration) over the path as a fraction of its joint's limit.
   double max_velocity_ratio = 0.0, max_acceleration_ratio = 0.0;
+  double max_jerk_ratio = 0.0;  // as above, for the jerk (where a joint declares one)
   // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
   // requested timing does; 0 when the arm declares no rate limits.
   double feasible_time_scaling = 0.0;

@@ -5,7 +5,7 @@
 // trackers both keep a JointRateWindow; the per-joint rules are free functions below it.
 //
 //   ikd::planning::JointRateWindow window(rates);   // one JointRate per joint
-//   window.Answer(q, v);                            // after each answer
+//   window.Answer(q, v, dt);                        // after each answer
 //   double f = window.FeasibleFraction(dt, q_next);  // 1: the next answer is within the limits
 #pragma once
 
@@ -25,6 +25,7 @@ struct JointRate {
   double max_velocity = std::numeric_limits<double>::infinity();
   double max_acceleration = std::numeric_limits<double>::infinity();
   std::optional<std::pair<double, double>> range;  // position limits (lower, upper), if any
+  double max_jerk = std::numeric_limits<double>::infinity();
 };
 
 // The fastest a joint `distance` short of a point may close in on it and still stop there in
@@ -41,14 +42,53 @@ inline double ClosingSpeed(double distance, double a, double dt) {
   return reach * (m + f);
 }
 
+// Jerk-limited servos (rate.max_jerk finite). A step's acceleration may change by at most
+// r = j_max dt from the last one; braking therefore takes a ramp, and a velocity or position
+// limit must be kept over the whole ramp, not only at the next step.
+//
+// The velocity a joint still gains after a step at acceleration b >= 0 while the acceleration
+// ramps down to zero by r a step: dt sum_{i>=1} max(0, b - i r) (0 without a jerk limit).
+double RampVelocity(double b, double r, double dt);
+// The velocity after the next step of the jerk-limited brake of a joint moving at v with
+// acceleration a (the last step's): the boldest deceleration whose ramp back to zero
+// acceleration does not carry the velocity past zero, dt sum_{i>=0} max(0, b - i r) <= |v|
+// (ClosingSpeed with j_max for a_max), kept within r of a and within a_max. Exactly 0 where the
+// joint comes to rest this step. The brake is a function of the state alone, so a state from
+// which it keeps every limit has a next state (its own next step) from which it does too.
+double JerkBrakeVelocity(const JointRate& rate, double v, double a, double dt);
+// The steps the jerk-limited brake from (v, a) takes until the joint rests.
+double JerkBrakeSteps(const JointRate& rate, double v, double a, double dt);
+// The lowest and highest position the jerk-limited brake from (q, v, a) passes through until
+// the joint rests (velocity 0, and the next step's acceleration too).
+std::pair<double, double> JerkBrakeExcursion(const JointRate& rate, double q, double v, double a,
+                                             double dt);
+// VelocityRange for a jerk-limited joint whose last step had acceleration a: |v'| <= v_max,
+// |a'| <= a_max and |a' - a| <= r, with a' = (v' - v) / dt; no faster than the ramp down of a'
+// leaves within v_max (RampVelocity), and no faster than lets the jerk-limited brake from the
+// next state stay inside the position range (or no further out than q, outside it). Each bound
+// is monotone in v', so the range is an interval; an empty one (a state no brake keeps within
+// the limits, e.g. after a lowered limit) is the brake's own next velocity.
+std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, double v, double a,
+                                            double dt);
+// BrakedForTarget for a jerk-limited joint: `range` (its JerkVelocityRange) narrowed to the
+// velocities from which the jerk-limited brake relative to the target (at v_target, `distance`
+// ahead) does not pass it; where every one does, the hardest brake the range allows. (The
+// acceleration-limited rule asks for decelerations the jerk limit cannot reach in time: the
+// joint swings about the target without settling.)
+std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
+                                              std::pair<double, double> range, double distance,
+                                              double v_target, double v, double a, double dt);
+
 // The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
 // |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max in steps
 // of dt allows (ClosingSpeed). An empty range (a velocity above a limit, e.g. a newly lowered
-// one) brakes at a_max.
+// one) brakes at a_max. A jerk-limited joint (a: its last step's acceleration) takes
+// JerkVelocityRange.
 // Without an acceleration limit there is no braking distance to keep from a position limit
 // (JointRateWindow::Clamp still holds the position inside it).
-inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, double v,
+inline std::pair<double, double> VelocityRange(const JointRate& rate, double q, double v, double a,
                                                double dt) {
+  if (std::isfinite(rate.max_jerk)) return JerkVelocityRange(rate, q, v, a, dt);
   const double reach = rate.max_acceleration * dt;
   double lo = std::max(-rate.max_velocity, v - reach);
   double hi = std::min(rate.max_velocity, v + reach);
@@ -128,8 +168,10 @@ class JointRateWindow {
   // The last answer's joint values (empty before the first).
   const Eigen::VectorXd& q() const { return q_; }
 
-  // Records an answer: its joint values and the velocities that brought the arm there.
-  void Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // Records an answer: its joint values and the velocities that brought the arm there over dt
+  // (their change from the last answer's over dt is the acceleration a jerk limit is kept
+  // from; dt 0: none, as at a start).
+  void Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt = 0.0);
   // While the arm lags behind its target: per joint the distance left to the target's joint
   // values and the target's own joint velocity, so that the braked ranges arrive with it
   // instead of swinging past (BrakedForTarget). ForgetApproach drops them.
@@ -149,7 +191,8 @@ class JointRateWindow {
   bool Clamp(double dt, Eigen::VectorXd& q) const;
   // Where the joints are after dt with every one braking towards rest: its velocity the one
   // nearest zero in its plain range (a stop where the acceleration limit allows it, else v
-  // reduced by a_max dt), the position kept in its range. What an answer with no time to solve
+  // reduced by a_max dt; a jerk-limited joint's JerkBrakeVelocity), the position kept in its
+  // range. What an answer with no time to solve
   // does (Track's LATE): within every limit, and the least motion the limits allow.
   Eigen::VectorXd Braked(double dt) const;
   // Whether some joint moves from q() to q at its velocity limit (else an acceleration or a
@@ -176,6 +219,7 @@ class JointRateWindow {
 
   std::vector<JointRate> joints_;
   Eigen::VectorXd q_, v_;
+  Eigen::VectorXd a_;                // per joint, the acceleration into the last answer
   Eigen::VectorXd approach_;         // per joint, distance left to the target (empty: none)
   Eigen::VectorXd target_velocity_;  // per joint, the target's own velocity
 };

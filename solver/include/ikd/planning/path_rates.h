@@ -15,25 +15,31 @@ namespace ikd::planning {
 // A rate counts as over its limit beyond this relative slack (rounding of the differences).
 inline constexpr double kRateSlack = 1e-9;
 
-// Per sample k the largest |v| / v_max over the joints of the velocity into it (0 at k = 0)
-// and of the acceleration at it, |a| / a_max (0 at the ends), and their maxima.
+// Per sample k the largest |v| / v_max over the joints of the velocity into it (0 at k = 0),
+// of the acceleration at it, |a| / a_max (0 at the ends), and of the jerk into it, |j| / j_max
+// (0 where the accelerations on both sides are not both defined), and their maxima.
 struct PathRates {
   std::vector<double> velocity_ratio;
   std::vector<double> acceleration_ratio;
+  std::vector<double> jerk_ratio;
   double max_velocity_ratio = 0.0;
   double max_acceleration_ratio = 0.0;
+  double max_jerk_ratio = 0.0;
 
   bool VelocityOver(int k) const { return velocity_ratio[k] > 1.0 + kRateSlack; }
   bool AccelerationOver(int k) const { return acceleration_ratio[k] > 1.0 + kRateSlack; }
-  // The slowdown that brings every rate within its limit: max(v ratio, sqrt(a ratio)).
+  bool JerkOver(int k) const { return jerk_ratio[k] > 1.0 + kRateSlack; }
+  // The slowdown that brings every rate within its limit: max(v ratio, sqrt(a ratio),
+  // cbrt(j ratio)) (v scales as 1/s, a as 1/s^2, j as 1/s^3).
   double FeasibleTimeScaling() const;
 };
 
 // `q`: one row per sample (joint values, continued across +-pi), `times` strictly increasing;
-// v_k = (q_k - q_{k-1}) / (t_k - t_{k-1}), a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2);
-// limits per joint (+infinity: none).
+// v_k = (q_k - q_{k-1}) / (t_k - t_{k-1}), a_k = (v_{k+1} - v_k) / ((t_{k+1} - t_{k-1}) / 2),
+// j_k = (a_k - a_{k-1}) / (t_k - t_{k-1}); limits per joint (+infinity: none).
 PathRates RatesOfPath(const Eigen::MatrixXd& q, const std::vector<double>& times,
-                      const Eigen::VectorXd& max_velocity, const Eigen::VectorXd& max_acceleration);
+                      const Eigen::VectorXd& max_velocity, const Eigen::VectorXd& max_acceleration,
+                      const Eigen::VectorXd& max_jerk);
 
 // Folds a path's rates into a path summary (ik::PathSummary, robot::RobotPathSummary): the
 // largest ratios so far, and the feasible time scaling where the arm declares rate limits.
@@ -42,9 +48,11 @@ void AddRatesTo(const PathRates& rates, bool has_rate_limits, Summary& summary) 
   summary.max_velocity_ratio = std::max(summary.max_velocity_ratio, rates.max_velocity_ratio);
   summary.max_acceleration_ratio =
       std::max(summary.max_acceleration_ratio, rates.max_acceleration_ratio);
+  summary.max_jerk_ratio = std::max(summary.max_jerk_ratio, rates.max_jerk_ratio);
   if (has_rate_limits) {
     summary.feasible_time_scaling =
-        std::max(summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio));
+        std::max({summary.max_velocity_ratio, std::sqrt(summary.max_acceleration_ratio),
+                  std::cbrt(summary.max_jerk_ratio)});
   }
 }
 

@@ -31,6 +31,8 @@ struct JointLimits {
   double max_velocity = std::numeric_limits<double>::infinity();  // rad/s or m/s
   // rad/s^2 or m/s^2; +inf where the manufacturer publishes none (UR5, iiwa14)
   double max_acceleration = std::numeric_limits<double>::infinity();
+  // rad/s^3 or m/s^3; +inf where none is declared (no preset declares one)
+  double max_jerk = std::numeric_limits<double>::infinity();
 };
 
 struct JointSpec {

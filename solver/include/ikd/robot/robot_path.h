@@ -92,6 +92,7 @@ struct RobotPathSummary : planning::StepCounts {
   // Largest joint speed (acceleration) over the path as a fraction of its joint's limit
   // (joints without a limit are not counted).
   double max_velocity_ratio = 0.0, max_acceleration_ratio = 0.0;
+  double max_jerk_ratio = 0.0;  // as above, for the jerk (where a joint declares one)
   // Smallest factor by which to stretch the timing so that every limit holds: <= 1 when the
   // requested timing does; 0 when no joint declares a rate limit.
   double feasible_time_scaling = 0.0;
