@@ -32,7 +32,11 @@ RateLimitedTracker::RateLimitedTracker(const Arm& arm, const planning::Scene* sc
       body_(arm),
       tracker_(std::move(tracker)),
       safety_margin_(safety_margin),
-      window_(AngleRates(arm)) {}
+      window_(AngleRates(arm)) {
+  for (const planning::JointRate& rate : AngleRates(arm)) {
+    jerk_limited_ = jerk_limited_ || std::isfinite(rate.max_jerk);
+  }
+}
 
 std::vector<planning::JointRate> RateLimitedTracker::AngleRates(const Arm& arm) {
   std::vector<planning::JointRate> rates(arm.num_angles());
@@ -63,19 +67,41 @@ std::pair<double, double> RateLimitedTracker::OutOfTheStraightBand(
 
 absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& target, double time) {
   const Eigen::Matrix3Xd last = tracker_.sites();  // the last answer: the tracker goes on from it
+  const std::optional<Eigen::Matrix3Xd> before = reference_;
+  if (FollowsReference()) tracker_.Restart(*reference_);
   absl::StatusOr<IkResult> step = tracker_.StepTo(target, time);
   if (!step.ok()) return step;
+  if (jerk_limited_) reference_ = step->sites;
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
   window_.ForgetApproach();
   if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
-    if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) return s;
+    if (before && jerk_limited_) {
+      IkResult previous = *step;  // the previous reference, unwrapped as the answers are
+      previous.angles = arm_->AnglesFromSites(*before);
+      window_.Approach(q - window_.q(), (q - Unwrapped(previous)) / dt);
+    } else if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) {
+      return s;
+    }
   }
   Eigen::VectorXd v;
   if (!answered_ || !(dt > 0.0) || !arm_->HasRateLimits()) {
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
+  } else if (jerk_limited_ && window_.FeasibleFraction(dt, q) < 1.0) {
+    // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
+    // its window allows without passing it (JerkBrakedForTarget), a time-optimal approach per
+    // joint; the hand-nearest states below chase the hand and set the joints swinging.
+    window_.Clamp(dt, q, /*braked=*/true);
+    if (!Rebuild(q, *step)) return absl::InternalError("jerk-limited answer off the arm");
+    step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
+    step->status = step->min_clearance < 0.0     ? planning::StepStatus::kInCollision
+                   : window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
+                                                 : planning::StepStatus::kAccelerationLimited;
+    lagging_ = true;
+    tracker_.Restart(step->sites);
+    v = (q - window_.q()) / dt;
   } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the hand that fraction of the way
     // (its configurations keep their clearance), any excess left clamped joint by joint; a

@@ -172,11 +172,11 @@ double JointRateWindow::FeasibleFraction(double dt, const Eigen::VectorXd& q) co
   return fraction;
 }
 
-bool JointRateWindow::Clamp(double dt, Eigen::VectorXd& q) const {
+bool JointRateWindow::Clamp(double dt, Eigen::VectorXd& q, bool braked) const {
   bool clamped = false;
   for (int j = 0; j < q.size(); ++j) {
     const double wanted = (q[j] - q_[j]) / dt;
-    const auto [lo, hi] = VelocityRangeOf(j, dt, false);
+    const auto [lo, hi] = VelocityRangeOf(j, dt, braked);
     const double v = std::clamp(wanted, lo, hi);
     // Recomputed only where the velocity was clamped: q_ + wanted dt need not round back to q.
     const double next = InRange(j, v == wanted ? q[j] : q_[j] + v * dt);

@@ -33,7 +33,11 @@ RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracke
       safety_margin_(options.safety_margin),
       position_tolerance_(options.position_tolerance),
       rotation_tolerance_(options.rotation_tolerance),
-      window_(JointRates(robot)) {}
+      window_(JointRates(robot)) {
+  for (const planning::JointRate& rate : JointRates(robot)) {
+    jerk_limited_ = jerk_limited_ || std::isfinite(rate.max_jerk);
+  }
+}
 
 std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot& robot) {
   std::vector<planning::JointRate> rates(robot.num_joints());
@@ -48,15 +52,38 @@ std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot
 
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
+  const std::optional<Eigen::VectorXd> before = reference_;
+  const bool follows_reference = jerk_limited_ && lagging_ && reference_.has_value();
+  if (answered_ && follows_reference) tracker_.Reset(*reference_);
   RobotIkResult result = answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : First(target);
   Eigen::VectorXd q = result.q;
+  if (jerk_limited_) reference_ = q;
   window_.ForgetApproach();
-  if (answered_ && dt > 0.0 && lagging_ && last_target_) PlanApproach(*last_target_, dt, q);
+  if (answered_ && dt > 0.0 && lagging_ && jerk_limited_ && before) {
+    window_.Approach(q - window_.q(), (q - *before) / dt);
+  } else if (answered_ && dt > 0.0 && lagging_ && last_target_) {
+    PlanApproach(*last_target_, dt, q);
+  }
   Eigen::VectorXd v;
   if (!answered_ || !(dt > 0.0) || !internal::HasRateLimits(*robot_)) {
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
+  } else if (jerk_limited_ && window_.FeasibleFraction(dt, q) < 1.0) {
+    // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
+    // its window allows without passing it (ik::RateLimitedTracker::StepTo says why).
+    const planning::StepStatus reached = result.status;
+    window_.Clamp(dt, q, /*braked=*/true);
+    Rebuild(q, target, result);
+    if (result.status != planning::StepStatus::kInCollision &&
+        (reached == planning::StepStatus::kReached ||
+         reached == planning::StepStatus::kVelocityLimited)) {
+      result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
+                                                  : planning::StepStatus::kAccelerationLimited;
+    }
+    lagging_ = true;
+    tracker_.Reset(q);
+    v = (q - window_.q()) / dt;
   } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the tool that fraction of the way,
     // any excess left clamped; a clamped arm that would touch something goes half as far.

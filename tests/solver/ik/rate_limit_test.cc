@@ -119,6 +119,60 @@ TEST(RateLimitedTrackerTest, AnswersKeepTheServoLimitsAndCatchUp) {
   EXPECT_LE(overshoot, 0.005);
 }
 
+// Jerk-limited servos: the same 0.5 m jump at 1 rad/s, 20 rad/s^2 and 400 rad/s^3 (the
+// acceleration may change by 4 rad/s^2 an answer). Measured from the sites with the test's own
+// angles and differences (v, a, jerk = (a_k - a_{k-1}) / dt), every answer keeps all three
+// limits, and the hand still arrives without swinging past. The same run without the jerk
+// limit jumps its acceleration by up to 2 a_max in one answer (the check can fail).
+struct JerkRun {
+  double jerk = 0.0, acceleration = 0.0, speed = 0.0, overshoot = 0.0;
+  bool reached = false;
+};
+
+JerkRun RunJump(const JointRateLimit& limits, double dt) {
+  const Arm arm = PlanarArm(5, limits);
+  auto tracker = RateLimitedTracker::Create(arm, nullptr, IkOptions{});
+  EXPECT_TRUE(tracker.ok()) << tracker.status();
+  const Eigen::Vector3d start = arm.HomeSites().col(arm.hand());
+  EXPECT_TRUE(tracker->StepTo(start, 0.0).ok());
+  const Eigen::Vector3d goal = start + Eigen::Vector3d(-0.3, 0.4, 0.0);
+  const Eigen::Vector3d along = (goal - start).normalized();
+  std::vector<double> q = Angles(tracker->sites());
+  std::vector<double> v(q.size(), 0.0), a(q.size(), 0.0);
+  JerkRun run;
+  for (int k = 1; k <= 600 && !run.reached; ++k) {
+    auto step = tracker->StepTo(goal, k * dt);
+    EXPECT_TRUE(step.ok()) << step.status();
+    const std::vector<double> now = Angles(step->sites);
+    for (size_t j = 0; j < q.size(); ++j) {
+      const double velocity = std::remainder(now[j] - q[j], 2 * kPi) / dt;
+      const double acceleration = (velocity - v[j]) / dt;
+      run.speed = std::max(run.speed, std::abs(velocity));
+      run.acceleration = std::max(run.acceleration, std::abs(acceleration));
+      run.jerk = std::max(run.jerk, std::abs(acceleration - a[j]) / dt);
+      v[j] = velocity;
+      a[j] = acceleration;
+    }
+    q = now;
+    run.overshoot = std::max(run.overshoot, (step->sites.col(arm.hand()) - goal).dot(along));
+    run.reached = step->status == planning::StepStatus::kReached;
+  }
+  return run;
+}
+
+TEST(RateLimitedTrackerTest, JerkLimitedAnswersKeepEveryLimitAndArrive) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double dt = 0.01;
+  const JerkRun limited = RunJump({1.0, 20.0, 400.0}, dt);
+  EXPECT_TRUE(limited.reached);
+  EXPECT_LE(limited.speed, 1.0 * (1 + 1e-9));
+  EXPECT_LE(limited.acceleration, 20.0 * (1 + 1e-6));
+  EXPECT_LE(limited.jerk, 400.0 * (1 + 1e-6));
+  EXPECT_LE(limited.overshoot, 0.005);
+  const JerkRun unlimited = RunJump({1.0, 20.0, kInf}, dt);
+  EXPECT_GT(unlimited.jerk, 1000.0);
+}
+
 // A spatial arm whose hand passes over its base near full stretch (1.1 m of 1.2): the tracker's
 // own way straightens the arm, where azimuths are undefined and flip by pi in one answer
 // (without the band: a bend of 0.002 rad, and limb 0's azimuth, atan2 of its direction here,

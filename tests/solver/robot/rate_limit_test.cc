@@ -113,6 +113,63 @@ TEST(RobotRateLimit, JumpingTargetIsFollowedWithinTheLimitsAndCaughtUp) {
   EXPECT_LE(overshoot, 0.003);
 }
 
+// The same 15 cm jump with every Panda joint also jerk-limited (300 rad/s^3: its acceleration
+// may change by 3 rad/s^2 an answer): measured with the test's own differences of the returned
+// joint values (j = (a_k - a_{k-1}) / dt), every answer keeps the datasheet's velocities and
+// accelerations, the jerk limit and the ranges, and the tool still arrives; without the jerk
+// limit the same stream changes an acceleration by over 1000 rad/s^3 (the check can fail).
+struct PandaJerkRun {
+  double jerk = 0.0, overshoot = 0.0;
+  bool reached = false;
+};
+
+PandaJerkRun PandaJump(double max_jerk) {
+  ChainSpec spec = presets::Panda();
+  for (JointSpec& joint : spec.joints) {
+    if (joint.limits) joint.limits->max_jerk = max_jerk;
+  }
+  auto robot = Robot::Create(spec);
+  EXPECT_TRUE(robot.ok());
+  auto limited = RateLimitedRobotTracker::Create(*robot, RobotIkOptions{}, kPandaReady);
+  EXPECT_TRUE(limited.ok()) << limited.status();
+  const Eigen::Vector3d p0 = ToolPosition(spec, kPandaReady);
+  const double dt = 0.01;
+  Eigen::VectorXd q_prev = kPandaReady, v_prev = Eigen::VectorXd::Zero(7);
+  Eigen::VectorXd a_prev = Eigen::VectorXd::Zero(7);
+  PandaJerkRun run;
+  for (int k = 0; k <= 300 && !run.reached; ++k) {
+    const Eigen::Vector3d target =
+        p0 + (k >= 10 ? Eigen::Vector3d(0.0, 0.15, 0.0) : Eigen::Vector3d::Zero());
+    const RobotIkResult answer = limited->StepTo(*ToolTarget::Position(target), k * dt);
+    const Eigen::VectorXd v = (answer.q - q_prev) / dt;
+    const Eigen::VectorXd a = (v - v_prev) / dt;
+    for (int j = 0; j < 7; ++j) {
+      const JointLimits& l = *spec.joints[j].limits;
+      EXPECT_LE(std::abs(v[j]), l.max_velocity * (1 + 1e-9)) << "sample " << k << " joint " << j;
+      EXPECT_LE(std::abs(a[j]), l.max_acceleration * (1 + 1e-6)) << "sample " << k;
+      EXPECT_GE(answer.q[j], l.lower);
+      EXPECT_LE(answer.q[j], l.upper);
+    }
+    run.jerk = std::max(run.jerk, ((a - a_prev) / dt).cwiseAbs().maxCoeff());
+    if (k >= 10) {
+      run.overshoot = std::max(run.overshoot, ToolPosition(spec, answer.q).y() - target.y());
+      run.reached = answer.status == planning::StepStatus::kReached;
+    }
+    q_prev = answer.q;
+    v_prev = v;
+    a_prev = a;
+  }
+  return run;
+}
+
+TEST(RobotRateLimit, JerkLimitedAnswersKeepEveryLimitAndArrive) {
+  const PandaJerkRun limited = PandaJump(300.0);
+  EXPECT_TRUE(limited.reached);
+  EXPECT_LE(limited.jerk, 300.0 * (1 + 1e-6));
+  EXPECT_LE(limited.overshoot, 0.003);
+  EXPECT_GT(PandaJump(std::numeric_limits<double>::infinity()).jerk, 1000.0);
+}
+
 // The Panda's tool once round a horizontal circle of radius 0.1 m about its ready pose at
 // 0.4 m/s, position only and holding the ready orientation, a target every 10 ms: where the
 // tracker's way is too fast for one joint, the others make up the rest (the closest state

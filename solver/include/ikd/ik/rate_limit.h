@@ -97,6 +97,8 @@ class RateLimitedTracker {
   // the window brakes for the target as for a position limit (no swinging past it).
   absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkResult& step,
                             const Eigen::VectorXd& q);
+  // Whether this step follows reference_ (jerk-limited and lagging).
+  bool FollowsReference() const { return jerk_limited_ && lagging_ && reference_.has_value(); }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
@@ -130,6 +132,13 @@ class RateLimitedTracker {
   double clearance_ = 0.0;  // its min clearance
   bool lagging_ = false;    // it was limited
   Eigen::Vector3d last_target_ = Eigen::Vector3d::Zero();  // its target
+  // Jerk-limited arms: the tracker's own solve of the last target, unlimited; while the arm
+  // lags, the next target is solved from it, not from the answer, so that the joints brake for
+  // one configuration that moves with the target. (Solved from every answer, the configuration
+  // wanders over the arm's redundancy while jerk-limited joints take long to stop: a 5-limb
+  // arm then circled 16-26 cm about a still target.)
+  bool jerk_limited_ = false;
+  std::optional<Eigen::Matrix3Xd> reference_;
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;      // of the closest state within the limits
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences

@@ -185,10 +185,10 @@ class JointRateWindow {
   // The largest fraction of the move from q() to q over dt that every joint's braked range
   // allows (1: within them).
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
-  // Clamps the velocities from q() to `q` over dt into their ranges and q into its position
-  // ranges (InRange), in place; a joint within both keeps its value to the bit. True when a
-  // clamp acted.
-  bool Clamp(double dt, Eigen::VectorXd& q) const;
+  // Clamps the velocities from q() to `q` over dt into their ranges (`braked`: as
+  // VelocityRangeOf) and q into its position ranges (InRange), in place; a joint within both
+  // keeps its value to the bit. True when a clamp acted.
+  bool Clamp(double dt, Eigen::VectorXd& q, bool braked = false) const;
   // Where the joints are after dt with every one braking towards rest: its velocity the one
   // nearest zero in its plain range (a stop where the acceleration limit allows it, else v
   // reduced by a_max dt; a jerk-limited joint's JerkBrakeVelocity), the position kept in its

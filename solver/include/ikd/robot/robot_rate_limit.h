@@ -111,6 +111,11 @@ class RateLimitedRobotTracker {
   double clearance_ = 0.0;
   bool lagging_ = false;                   // the last answer was limited
   std::optional<ToolTarget> last_target_;  // the last answer's target
+  // Jerk-limited arms: the tracker's own solve of the last target, unlimited; while the arm
+  // lags, the next target is solved from it, so that the joints brake for one configuration
+  // that moves with the target (as ik::RateLimitedTracker does).
+  bool jerk_limited_ = false;
+  std::optional<Eigen::VectorXd> reference_;
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;        // of the closest state within the limits
   static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative
