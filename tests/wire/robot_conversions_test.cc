@@ -1,5 +1,6 @@
 // RobotIkOptionsFromProto: which of the chain tracker's IkOptions an industrial arm honours,
-// and the refusal, naming the field, of those it would otherwise silently ignore.
+// and the refusal, naming the field, of those it would otherwise silently ignore; and the
+// servo limits a RobotSpec (rate_limits, a DH row's range) gives its joints.
 #include "robot_conversions.h"
 
 #include <cmath>
@@ -114,6 +115,73 @@ TEST(RobotIkOptionsFromProtoTest, BadValuesNameTheFieldAndTheBound) {
   const absl::Status status = Convert(margin).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("config.options.safety_margin"));
+}
+
+// RobotSpec.rate_limits: per joint, each non-zero field replaces the model's limit (the preset's
+// datasheet figures stay where a field is 0); a wrong count, a bad value, a DH row's bad jerk and
+// an entry for a continuous joint name their field.
+v1::ArmSpec PandaPreset() {
+  v1::ArmSpec spec;
+  spec.mutable_robot()->set_preset(v1::ROBOT_PRESET_PANDA);
+  return spec;
+}
+
+TEST(RobotRateLimitsFromProtoTest, NonZeroFieldsReplaceTheModelsLimits) {
+  v1::ArmSpec spec = PandaPreset();
+  for (int k = 0; k < 7; ++k) spec.mutable_robot()->add_rate_limits();
+  spec.mutable_robot()->mutable_rate_limits(0)->set_max_jerk(7500.0);
+  spec.mutable_robot()->mutable_rate_limits(1)->set_max_velocity(1.0);
+  const absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(spec, "arm.spec");
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  const auto& joints = robot->spec().joints;
+  EXPECT_EQ(joints[0].limits->max_jerk, 7500.0);
+  EXPECT_EQ(joints[0].limits->max_velocity, 2.175);  // Franka's datasheet, kept
+  EXPECT_EQ(joints[1].limits->max_velocity, 1.0);
+  EXPECT_EQ(joints[1].limits->max_acceleration, 7.5);
+  EXPECT_TRUE(std::isinf(joints[1].limits->max_jerk));
+}
+
+TEST(RobotRateLimitsFromProtoTest, BadEntriesNameTheirField) {
+  v1::ArmSpec count = PandaPreset();
+  count.mutable_robot()->add_rate_limits();
+  EXPECT_THAT(std::string(RobotFromArmSpec(count, "arm.spec").status().message()),
+              StartsWith("arm.spec.robot.rate_limits: must be empty or hold one entry per joint "
+                         "(7), got 1"));
+
+  v1::ArmSpec negative = PandaPreset();
+  for (int k = 0; k < 7; ++k) negative.mutable_robot()->add_rate_limits();
+  negative.mutable_robot()->mutable_rate_limits(2)->set_max_jerk(-1.0);
+  EXPECT_THAT(std::string(RobotFromArmSpec(negative, "arm.spec").status().message()),
+              StartsWith("arm.spec.robot.rate_limits[2].max_jerk: must be finite and >= 0"));
+
+  v1::ArmSpec dh;
+  dh.mutable_robot()->mutable_dh()->set_convention(v1::DH_CONVENTION_STANDARD);
+  v1::DhRow* row = dh.mutable_robot()->mutable_dh()->add_rows();
+  row->set_a(0.5);
+  row->mutable_range()->set_lower(-1.0);
+  row->mutable_range()->set_upper(1.0);
+  row->mutable_range()->set_max_jerk(std::numeric_limits<double>::infinity());
+  EXPECT_THAT(std::string(RobotFromArmSpec(dh, "arm.spec").status().message()),
+              StartsWith("arm.spec.robot.dh.rows[0].range.max_jerk: must be finite and >= 0"));
+  row->mutable_range()->set_max_jerk(50.0);
+  const absl::StatusOr<robot::Robot> robot = RobotFromArmSpec(dh, "arm.spec");
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  EXPECT_EQ(robot->spec().joints[0].limits->max_jerk, 50.0);
+
+  v1::ArmSpec continuous;
+  v1::UrdfChain* urdf = continuous.mutable_robot()->mutable_urdf();
+  urdf->set_urdf(
+      "<robot name=\"spin\"><link name=\"a\"/><link name=\"b\"/><joint name=\"c\" "
+      "type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/><axis xyz=\"0 0 1\"/>"
+      "<origin xyz=\"0 0 0.1\"/></joint></robot>");
+  urdf->set_base_link("a");
+  urdf->set_tip_link("b");
+  continuous.mutable_robot()->add_rate_limits();  // all 0: accepted
+  ASSERT_TRUE(RobotFromArmSpec(continuous, "arm.spec").ok())
+      << RobotFromArmSpec(continuous, "arm.spec").status();
+  continuous.mutable_robot()->mutable_rate_limits(0)->set_max_jerk(10.0);
+  EXPECT_THAT(std::string(RobotFromArmSpec(continuous, "arm.spec").status().message()),
+              StartsWith("arm.spec.robot.rate_limits[0]: joint \"c\" is continuous"));
 }
 
 }  // namespace

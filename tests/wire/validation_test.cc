@@ -128,6 +128,7 @@ TEST(ArmFromProtoTest, ValidSpecArrivesInTheSolverArm) {
   spec.mutable_default_rate_limit()->set_max_velocity(2.0);
   spec.add_rate_limits();  // joint 0: all zero, the default's
   spec.add_rate_limits()->set_max_velocity(0.5);
+  spec.mutable_rate_limits(1)->set_max_jerk(40.0);
   const absl::StatusOr<ik::Arm> arm = ArmFromProto(spec, "arm.spec", ModelLimits());
   ASSERT_TRUE(arm.ok()) << arm.status();
   EXPECT_TRUE(arm->planar());
@@ -144,6 +145,8 @@ TEST(ArmFromProtoTest, ValidSpecArrivesInTheSolverArm) {
   EXPECT_EQ(arm->RateLimit(0).max_acceleration, kInf);
   EXPECT_EQ(arm->RateLimit(1).max_velocity, 0.5);
   EXPECT_EQ(arm->RateLimit(1).max_acceleration, kInf);
+  EXPECT_EQ(arm->RateLimit(0).max_jerk, kInf);
+  EXPECT_EQ(arm->RateLimit(1).max_jerk, 40.0);
 }
 
 // ModelLimits::max_limbs: at the bound accepted, one beyond refused naming "limbs".
@@ -183,6 +186,11 @@ TEST(ArmFromProtoTest, NegativeOrNonFiniteRateLimitsNameTheirField) {
   EXPECT_TRUE(IsFieldViolation(ArmFromProto(acceleration, "arm.spec", ModelLimits()).status(),
                                "arm.spec.rate_limits[1].max_acceleration",
                                "must be finite and >= 0"));
+
+  v1::ArmSpec jerk = TwoLimbArm();
+  jerk.mutable_default_rate_limit()->set_max_jerk(-5.0);
+  EXPECT_TRUE(IsFieldViolation(ArmFromProto(jerk, "arm.spec", ModelLimits()).status(),
+                               "arm.spec.default_rate_limit.max_jerk", "must be finite and >= 0"));
 
   v1::ArmSpec infinite = TwoLimbArm();
   infinite.add_rate_limits()->set_max_velocity(kInf);
