@@ -13,10 +13,13 @@
 //  - nor anywhere in the motion from the previous state, the servo's commanded motion with
 //    every joint interpolated linearly, sampled at least every --motion_check_step rad;
 //  - a REACHED state has the hand on the target (--max_hand_error);
-//  - servo dynamics: the joints follow the commanded positions under rate and acceleration
-//    limits (--max_joint_rate, --max_joint_accel) at the control rate, and the servo's
-//    tracking error stays below --max_tracking_error; no commanded step exceeds
-//    --max_joint_step.
+//  - the commanded stream keeps every declared servo limit: per joint its velocity,
+//    acceleration and jerk, differenced here from the states' positions and times from rest at
+//    the first state (mock_rates.h), in the arm's own joint coordinates;
+//  - servo dynamics: the joints follow the commanded positions under rate, acceleration and
+//    jerk limits (--max_joint_rate, --max_joint_accel, --max_joint_jerk) at the control rate,
+//    and the servo's tracking error stays below --max_tracking_error; no commanded step
+//    exceeds --max_joint_step.
 // It prints a key=value summary.
 //
 //   mock_arm --arm=demo --scene=demo --path=circle --center=0.7,0.2,0 --radius=0.25
@@ -55,6 +58,7 @@
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "mock_geometry.h"
+#include "mock_rates.h"
 #include "robot_conversions.h"
 #include "validation.h"
 
@@ -85,6 +89,9 @@ ABSL_FLAG(double, max_joint_rate, 0,
 ABSL_FLAG(double, max_joint_accel, 0,
           "servo: joint acceleration limit (rad/s^2) of every joint; 0: each joint's declared "
           "limit, 200 where the arm declares none");
+ABSL_FLAG(double, max_joint_jerk, 0,
+          "servo: joint jerk limit (rad/s^3) of every joint; 0: each joint's declared limit, "
+          "none where the arm declares none");
 ABSL_FLAG(bool, check_self_collision, false,
           "check: industrial arms' links against each other even where the arm does not ask for "
           "it (robot.check_self_collision; by default on for a URDF's collision geometry), "
@@ -343,6 +350,9 @@ struct Report {
                                  // an orientation, not turned as asked)
   size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
   size_t servo_overruns = 0;     // control ticks with tracking error above the bound
+  size_t rate_overruns = 0;      // states whose motion passes a declared velocity,
+                                 // acceleration or jerk limit (mock_rates.h)
+  double max_velocity_ratio = 0, max_acceleration_ratio = 0, max_jerk_ratio = 0;  // of them
   size_t reached = 0;
   size_t late = 0;  // LATE states (TrackConfig.deadline)
   double max_hand_error = 0;
@@ -379,24 +389,31 @@ bool AnswersTarget(const v1::JointState& state, const v1::TrackTarget& target) {
 
 // The servo's limits of one joint.
 struct ServoLimit {
-  double rate = 0;   // rad/s
-  double accel = 0;  // rad/s^2
+  double rate = 0;         // rad/s
+  double accel = 0;        // rad/s^2
+  double jerk = INFINITY;  // rad/s^3
 };
 
-constexpr ServoLimit kUndeclaredServo{4.0, 200.0};
+constexpr ServoLimit kUndeclaredServo{4.0, 200.0, INFINITY};
 
 // A joint's servo limit: the flags when given, else the declared limit (+inf: none declared).
-ServoLimit ServoFor(double declared_rate, double declared_accel) {
+ServoLimit ServoFor(const mock::DeclaredRate& declared) {
   const double rate = absl::GetFlag(FLAGS_max_joint_rate);
   const double accel = absl::GetFlag(FLAGS_max_joint_accel);
-  return {rate > 0 ? rate : std::isfinite(declared_rate) ? declared_rate : kUndeclaredServo.rate,
-          accel > 0 ? accel
-                    : std::isfinite(declared_accel) ? declared_accel : kUndeclaredServo.accel};
+  const double jerk = absl::GetFlag(FLAGS_max_joint_jerk);
+  return {rate > 0                           ? rate
+          : std::isfinite(declared.velocity) ? declared.velocity
+                                             : kUndeclaredServo.rate,
+          accel > 0                              ? accel
+          : std::isfinite(declared.acceleration) ? declared.acceleration
+                                                 : kUndeclaredServo.accel,
+          jerk > 0 ? jerk : declared.jerk};
 }
 
-// Joints that follow commanded positions under rate and acceleration limits: each tick the
-// velocity moves toward the one that would close the error in one tick, by at most
-// accel * dt, and is clamped to the rate limit (a first-order servo with saturation).
+// Joints that follow commanded positions under rate, acceleration and jerk limits: each tick
+// the velocity moves toward the one that would close the error in one tick, by at most
+// accel * dt, with the acceleration changing by at most jerk * dt, and is clamped to the rate
+// limit (a first-order servo with saturation).
 class Servo {
  public:
   Servo(double dt, std::vector<ServoLimit> limits) : dt_(dt), limits_(std::move(limits)) {}
@@ -406,14 +423,18 @@ class Servo {
     if (actual_.size() != static_cast<size_t>(command.size())) {  // first command: start there
       actual_.assign(command.begin(), command.end());
       velocity_.assign(command.size(), 0.0);
+      acceleration_.assign(command.size(), 0.0);
       return 0;
     }
     double worst = 0;
     for (size_t j = 0; j < actual_.size(); ++j) {
       const double wanted = AngleDifference(command[j], actual_[j]) / dt_;
       const ServoLimit& limit = limits_[std::min(j, limits_.size() - 1)];
-      const double dv = std::clamp(wanted - velocity_[j], -limit.accel * dt_, limit.accel * dt_);
-      velocity_[j] = std::clamp(velocity_[j] + dv, -limit.rate, limit.rate);
+      double a = std::clamp((wanted - velocity_[j]) / dt_, -limit.accel, limit.accel);
+      a = std::clamp(a, acceleration_[j] - limit.jerk * dt_, acceleration_[j] + limit.jerk * dt_);
+      const double before = velocity_[j];
+      velocity_[j] = std::clamp(velocity_[j] + a * dt_, -limit.rate, limit.rate);
+      acceleration_[j] = (velocity_[j] - before) / dt_;
       actual_[j] += velocity_[j] * dt_;
       worst = std::max(worst, std::abs(AngleDifference(command[j], actual_[j])));
     }
@@ -423,7 +444,7 @@ class Servo {
  private:
   double dt_;
   std::vector<ServoLimit> limits_;  // per joint position
-  std::vector<double> actual_, velocity_;
+  std::vector<double> actual_, velocity_, acceleration_;
 };
 
 // The controller's own model of the arm and of the scene (updated as the stream updates it).
@@ -464,6 +485,7 @@ class Executor {
       return;
     }
     if (previous != nullptr) CheckMotion(*previous, state, report);
+    CheckRates(state, previous, report);
     const double step = JointStep(state, previous);
     report->max_joint_step = std::max(report->max_joint_step, step);
     if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
@@ -531,6 +553,23 @@ class Executor {
     }
   }
 
+  // The commanded motion against the declared limits (mock_rates.h): chain angles by their
+  // difference modulo 2 pi, as the servo turns them.
+  void CheckRates(const v1::JointState& state, const v1::JointState* previous, Report* report) {
+    const int n = state.positions_size();
+    Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
+    if (previous != nullptr && previous->positions_size() == n) {
+      for (int j = 0; j < n; ++j) {
+        step[j] = robot_ ? state.positions(j) - previous->positions(j)
+                         : AngleDifference(state.positions(j), previous->positions(j));
+      }
+    }
+    if (rates_.Observe(state.time(), step)) ++report->rate_overruns;
+    report->max_velocity_ratio = rates_.max_velocity_ratio();
+    report->max_acceleration_ratio = rates_.max_acceleration_ratio();
+    report->max_jerk_ratio = rates_.max_jerk_ratio();
+  }
+
   // The motion from `from` to `to` the servo is commanded through: every joint linearly (chain
   // angles by their difference modulo 2 pi, as the servo turns them and the server unwraps
   // them), sampled inside at least every --motion_check_step rad. Counted only between two
@@ -568,7 +607,8 @@ class Executor {
       : setup_(setup),
         arm_(std::move(arm)),
         scene_(std::move(scene)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ChainServoLimits(*arm_)) {
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ServoLimits(ChainDeclaredRates(*arm_))),
+        rates_(ChainDeclaredRates(*arm_)) {
     for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
   }
   double RobotClearance(const Eigen::VectorXd& q) const {
@@ -609,7 +649,8 @@ class Executor {
       : setup_(setup),
         scene_(std::move(scene)),
         robot_(std::move(robot)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), RobotServoLimits(*robot_)),
+        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ServoLimits(RobotDeclaredRates(*robot_))),
+        rates_(RobotDeclaredRates(*robot_)),
         link_shapes_(robot::LinkShapesOf(robot_->spec())),
         link_pairs_(RobotLinkPairs(*robot_, link_shapes_)) {}
 
@@ -637,22 +678,30 @@ class Executor {
     return mock::LinkPairsToCheck(robot.num_joints(), 10000, random_links);
   }
 
-  static std::vector<ServoLimit> ChainServoLimits(const ik::Arm& arm) {
-    std::vector<ServoLimit> limits;
+  // Per joint position (chain arms: per angle) the limits the arm declares.
+  static std::vector<mock::DeclaredRate> ChainDeclaredRates(const ik::Arm& arm) {
+    std::vector<mock::DeclaredRate> rates;
     for (int j = 0; j < arm.num_angles(); ++j) {
       const ik::JointRateLimit& declared = arm.RateLimit(arm.JointOfAngle(j));
-      limits.push_back(ServoFor(declared.max_velocity, declared.max_acceleration));
+      rates.push_back({declared.max_velocity, declared.max_acceleration, declared.max_jerk});
     }
-    return limits;
+    return rates;
   }
 
-  static std::vector<ServoLimit> RobotServoLimits(const robot::Robot& robot) {
-    std::vector<ServoLimit> limits;
+  static std::vector<mock::DeclaredRate> RobotDeclaredRates(const robot::Robot& robot) {
+    std::vector<mock::DeclaredRate> rates;
     for (int j = 0; j < robot.num_joints(); ++j) {
       const std::optional<robot::JointLimits>& declared = robot.spec().joints[j].limits;
-      limits.push_back(declared ? ServoFor(declared->max_velocity, declared->max_acceleration)
-                                : ServoFor(INFINITY, INFINITY));
+      rates.push_back(declared ? mock::DeclaredRate{declared->max_velocity,
+                                                    declared->max_acceleration, declared->max_jerk}
+                               : mock::DeclaredRate{});
     }
+    return rates;
+  }
+
+  static std::vector<ServoLimit> ServoLimits(const std::vector<mock::DeclaredRate>& declared) {
+    std::vector<ServoLimit> limits;
+    for (const mock::DeclaredRate& rate : declared) limits.push_back(ServoFor(rate));
     return limits;
   }
 
@@ -721,6 +770,7 @@ class Executor {
   std::optional<robot::Robot> robot_;  // ... an industrial arm
   std::vector<double> radii_;
   Servo servo_;
+  mock::RateCheck rates_;  // the commanded stream against the declared limits
   std::vector<std::vector<robot::LinkShape>> link_shapes_;  // industrial arms: per link
   std::vector<std::pair<int, int>> link_pairs_;  // industrial arms: checked link pairs
 };
@@ -824,7 +874,7 @@ bool Passed(const Report& report, const Setup& setup) {
          report.states_received == report.targets_sent && report.out_of_order == 0 &&
          report.bad_limbs == 0 && report.bad_positions == 0 && report.limit_violations == 0 &&
          report.collisions == 0 && report.motion_collisions == 0 && report.missed_targets == 0 &&
-         report.joint_jumps == 0 && report.servo_overruns == 0 &&
+         report.joint_jumps == 0 && report.servo_overruns == 0 && report.rate_overruns == 0 &&
          ReachedFraction(report) >= absl::GetFlag(FLAGS_min_reached_fraction);
 }
 
@@ -842,6 +892,10 @@ void PrintSummary(const Report& report, bool passed) {
   std::printf("missed_targets=%zu\n", report.missed_targets);
   std::printf("joint_jumps=%zu\n", report.joint_jumps);
   std::printf("servo_overruns=%zu\n", report.servo_overruns);
+  std::printf("rate_overruns=%zu\n", report.rate_overruns);
+  std::printf("max_velocity_ratio=%.6g\n", report.max_velocity_ratio);
+  std::printf("max_acceleration_ratio=%.6g\n", report.max_acceleration_ratio);
+  std::printf("max_jerk_ratio=%.6g\n", report.max_jerk_ratio);
   std::printf("reached_fraction=%.6g\n", ReachedFraction(report));
   std::printf("max_hand_error=%.3e\n", report.max_hand_error);
   std::printf("max_rotation_error=%.3e\n", report.max_rotation_error);

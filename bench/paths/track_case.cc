@@ -9,6 +9,7 @@
 #include <numbers>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "checker.h"
 #include "ikd/ik/rate_limit.h"
 #include "ikd/planning/scene.h"
@@ -91,7 +92,7 @@ ik::ArmTracker SettledAtStart(const ik::Arm& free_arm, const planning::Scene& sc
 struct TrackFigures {
   int answers = 0, reached = 0, velocity_limited = 0, acceleration_limited = 0, other = 0;
   double max_lag = 0.0, late_lag = 0.0;  // m
-  double speed_ratio = 0.0, acceleration_ratio = 0.0;
+  double speed_ratio = 0.0, acceleration_ratio = 0.0, jerk_ratio = 0.0;
   double min_clearance = std::numeric_limits<double>::infinity();  // m: obstacles and self
   double microseconds = 0.0;  // per answer
 };
@@ -109,7 +110,7 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
       ik::RateLimitedTracker::Create(arm, &scene, ik::IkOptions{}, settled.sites()), "Create");
   const int n = static_cast<int>(std::ceil(2 * kPi * kRadius / speed / kPeriod));
   TrackFigures f;
-  std::vector<double> q_last, v_last;
+  std::vector<double> q_last, v_last, a_last;
   double late_sum = 0.0;
   int late_count = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -147,10 +148,19 @@ TrackFigures RunOne(ik::JointRateLimit limit, double speed, const Surroundings& 
       for (size_t j = 0; j < q.size(); ++j) {
         v.push_back((q[j] - q_last[j]) / kPeriod);
         f.speed_ratio = std::max(f.speed_ratio, std::abs(v[j]) / limit.max_velocity);
-        if (!v_last.empty()) {
-          f.acceleration_ratio = std::max(
-              f.acceleration_ratio, std::abs(v[j] - v_last[j]) / kPeriod / limit.max_acceleration);
+      }
+      if (!v_last.empty()) {
+        std::vector<double> a;
+        for (size_t j = 0; j < q.size(); ++j) {
+          a.push_back((v[j] - v_last[j]) / kPeriod);
+          f.acceleration_ratio =
+              std::max(f.acceleration_ratio, std::abs(a[j]) / limit.max_acceleration);
+          if (!a_last.empty()) {
+            f.jerk_ratio =
+                std::max(f.jerk_ratio, std::abs(a[j] - a_last[j]) / kPeriod / limit.max_jerk);
+          }
         }
+        a_last = a;
       }
       v_last = v;
     }
@@ -213,22 +223,29 @@ void RunTrackCase(std::FILE* dump) {
   }
   std::printf("\n");
   std::printf(
-      "| scene | servo limits (rad/s, rad/s^2) | hand speed (m/s) | answers | reached / "
-      "velocity- / acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max speed / "
-      "acceleration over the limits | min clearance (m) | us per answer |\n"
+      "| scene | servo limits (rad/s, rad/s^2[, rad/s^3]) | hand speed (m/s) | answers | "
+      "reached / velocity- / acceleration-limited | max lag (m) | mean lag, 2nd half (m) | max "
+      "speed / acceleration / jerk over the limits | min clearance (m) | us per answer |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  constexpr double kNone = std::numeric_limits<double>::infinity();
   for (const Surroundings& surroundings : all) {
     for (const ik::JointRateLimit limit :
-         {ik::JointRateLimit{4.0, 200.0}, ik::JointRateLimit{2.0, 50.0}}) {
+         {ik::JointRateLimit{4.0, 200.0, kNone}, ik::JointRateLimit{2.0, 50.0, kNone},
+          ik::JointRateLimit{4.0, 200.0, 20000.0}, ik::JointRateLimit{4.0, 200.0, 2000.0}}) {
       for (const double speed : {0.2, 0.4, 0.8}) {
         const TrackFigures f = RunOne(limit, speed, surroundings, dump);
+        const std::string jerk =
+            std::isfinite(limit.max_jerk) ? absl::StrFormat(", %.0f", limit.max_jerk) : "";
+        const std::string jerk_ratio =
+            std::isfinite(limit.max_jerk) ? absl::StrFormat(" / %.3g", f.jerk_ratio) : " / -";
         std::printf(
-            "| %s | %.0f, %.0f | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g | "
+            "| %s | %.0f, %.0f%s | %.1f | %d | %d / %d / %d%s | %.3g | %.3g | %.3g / %.3g%s | "
             "%.3g | %.0f |\n",
-            surroundings.name, limit.max_velocity, limit.max_acceleration, speed, f.answers,
-            f.reached, f.velocity_limited, f.acceleration_limited,
+            surroundings.name, limit.max_velocity, limit.max_acceleration, jerk.c_str(), speed,
+            f.answers, f.reached, f.velocity_limited, f.acceleration_limited,
             f.other > 0 ? (" (+" + std::to_string(f.other) + " other)").c_str() : "", f.max_lag,
-            f.late_lag, f.speed_ratio, f.acceleration_ratio, f.min_clearance, f.microseconds);
+            f.late_lag, f.speed_ratio, f.acceleration_ratio, jerk_ratio.c_str(), f.min_clearance,
+            f.microseconds);
       }
     }
   }

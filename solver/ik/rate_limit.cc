@@ -75,11 +75,11 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
   window_.ForgetApproach();
+  const ReferenceMotion motion =
+      jerk_limited_ ? MoveReference(before, *step, q, dt) : ReferenceMotion{};
   if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
-    if (before && jerk_limited_) {
-      IkResult previous = *step;  // the previous reference, unwrapped as the answers are
-      previous.angles = arm_->AnglesFromSites(*before);
-      window_.Approach(q - window_.q(), (q - Unwrapped(previous)) / dt);
+    if (motion.velocity.size() > 0) {
+      window_.Approach(q - window_.q(), motion.velocity, motion.acceleration);
     } else if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) {
       return s;
     }
@@ -89,20 +89,24 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && window_.FeasibleFraction(dt, q) < 1.0) {
+  } else if (jerk_limited_ && !window_.Within(dt, q)) {
     // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
     // its window allows without passing it (JerkBrakedForTarget), a time-optimal approach per
-    // joint; the hand-nearest states below chase the hand and set the joints swinging.
+    // joint; the hand-nearest states below chase the hand and set the joints swinging. Where
+    // the reference is within the plain limits it is the answer, and where the closest state
+    // within the limits is on the target, that (the braked approach alone closes in on a
+    // moving reference without ever landing on it).
     window_.Clamp(dt, q, /*braked=*/true);
     if (!Rebuild(q, *step)) return absl::InternalError("jerk-limited answer off the arm");
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
     step->status = step->min_clearance < 0.0     ? planning::StepStatus::kInCollision
                    : window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
                                                  : planning::StepStatus::kAccelerationLimited;
-    lagging_ = true;
+    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/true);
     tracker_.Restart(step->sites);
     v = (q - window_.q()) / dt;
-  } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
+  } else if (double fraction = jerk_limited_ ? 1.0 : window_.FeasibleFraction(dt, q);
+             fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the hand that fraction of the way
     // (its configurations keep their clearance), any excess left clamped joint by joint; a
     // clamped arm that would touch something takes half the way again, up to kRetries times.
@@ -144,6 +148,9 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     }
     planning::TakeMotionClearance(motion, *step);
   }
+  // A hand on the target by another configuration than the reference's: the arm is there, so
+  // the next target is solved from it (else it would go on chasing the reference's joints).
+  if (jerk_limited_ && step->hand_error <= kOnTargetWithin) reference_ = step->sites;
   window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
@@ -238,6 +245,24 @@ Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkResult& step) const {
   return q;
 }
 
+RateLimitedTracker::ReferenceMotion RateLimitedTracker::MoveReference(
+    const std::optional<Eigen::Matrix3Xd>& before, const IkResult& step, const Eigen::VectorXd& q,
+    double dt) {
+  ReferenceMotion motion;
+  if (!before || !(dt > 0.0)) {
+    reference_velocity_.resize(0);
+    return motion;
+  }
+  IkResult previous = step;  // the previous reference, unwrapped as the answers are
+  previous.angles = arm_->AnglesFromSites(*before);
+  motion.velocity = (q - Unwrapped(previous)) / dt;
+  motion.acceleration = reference_velocity_.size() == q.size()
+                            ? Eigen::VectorXd((motion.velocity - reference_velocity_) / dt)
+                            : Eigen::VectorXd::Zero(q.size());
+  reference_velocity_ = motion.velocity;
+  return motion;
+}
+
 absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, double time,
                                               const IkResult& step, const Eigen::VectorXd& q) {
   // The target's joint velocity: the previous target solved from the same start, so that the
@@ -252,7 +277,8 @@ absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, doub
 }
 
 bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt,
-                                                 IkResult& step, Eigen::VectorXd& q) {
+                                                 IkResult& step, Eigen::VectorXd& q,
+                                                 bool only_on_target) {
   // The tracker's way cut to the limits moves the hand only as far as its slowest joint
   // allows; the other joints can make up the rest.
   IkResult closest = step;
@@ -264,6 +290,7 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
     return false;
   }
   const bool on_target = closest.hand_error <= kReachedWithin;
+  if (only_on_target && !on_target) return false;
   // Its own status (the copy carries the cut way's, which may have collided).
   closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
                    : on_target                 ? planning::StepStatus::kReached

@@ -119,19 +119,26 @@ std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, dou
 
 std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
                                               std::pair<double, double> range, double distance,
-                                              double v_target, double v, double a, double dt) {
+                                              double v_target, double a_target, double v, double a,
+                                              double dt) {
   if (distance == 0.0) return range;
   JointRate relative = rate;  // the joint seen from the target (its acceleration the same)
   relative.range.reset();
   relative.max_velocity = std::numeric_limits<double>::infinity();
   const auto short_of = [&](double u) {
-    const auto [low, high] = JerkBrakeExcursion(relative, (u - v_target) * dt - distance,
-                                                u - v_target, (u - v) / dt, dt);
+    const auto [low, high] =
+        JerkBrakeExcursion(relative, u * dt - distance, u - v_target, (u - v) / dt - a_target, dt);
     return distance > 0.0 ? high <= 0.0 : low >= 0.0;
   };
   auto [lo, hi] = range;
-  if (distance > 0.0) hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
-  if (distance < 0.0) lo = short_of(hi) ? SmallestWith(lo, hi, short_of) : hi;
+  if (distance > 0.0) {
+    hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
+    lo = std::min(hi, std::max(lo, v_target));  // nor falling further behind than it must
+  }
+  if (distance < 0.0) {
+    lo = short_of(hi) ? SmallestWith(lo, hi, short_of) : hi;
+    hi = std::max(lo, std::min(hi, v_target));
+  }
   return {lo, hi};
 }
 
@@ -145,9 +152,11 @@ void JointRateWindow::Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v,
 }
 
 void JointRateWindow::Approach(const Eigen::VectorXd& distance,
-                               const Eigen::VectorXd& target_velocity) {
+                               const Eigen::VectorXd& target_velocity,
+                               const Eigen::VectorXd& target_acceleration) {
   approach_ = distance;
   target_velocity_ = target_velocity;
+  target_acceleration_ = target_acceleration;
 }
 
 void JointRateWindow::ForgetApproach() { approach_.resize(0); }
@@ -157,10 +166,21 @@ std::pair<double, double> JointRateWindow::VelocityRangeOf(int j, double dt, boo
   const std::pair<double, double> range = VelocityRange(rate, q_[j], v_[j], a_[j], dt);
   if (!braked || approach_.size() == 0) return range;
   if (std::isfinite(rate.max_jerk)) {
-    return JerkBrakedForTarget(rate, range, approach_[j], target_velocity_[j], v_[j], a_[j], dt);
+    const double a_target = target_acceleration_.size() > 0 ? target_acceleration_[j] : 0.0;
+    return JerkBrakedForTarget(rate, range, approach_[j], target_velocity_[j], a_target, v_[j],
+                               a_[j], dt);
   }
   return BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j], rate.max_acceleration,
                          dt);
+}
+
+bool JointRateWindow::Within(double dt, const Eigen::VectorXd& q) const {
+  for (int j = 0; j < q.size(); ++j) {
+    const auto [lo, hi] = VelocityRangeOf(j, dt, false);
+    const double v = (q[j] - q_[j]) / dt;
+    if (v < lo || v > hi) return false;
+  }
+  return true;
 }
 
 double JointRateWindow::FeasibleFraction(double dt, const Eigen::VectorXd& q) const {

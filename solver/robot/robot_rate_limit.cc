@@ -59,8 +59,16 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   Eigen::VectorXd q = result.q;
   if (jerk_limited_) reference_ = q;
   window_.ForgetApproach();
-  if (answered_ && dt > 0.0 && lagging_ && jerk_limited_ && before) {
-    window_.Approach(q - window_.q(), (q - *before) / dt);
+  Eigen::VectorXd reference_velocity, reference_acceleration;
+  if (jerk_limited_ && before && dt > 0.0) {
+    reference_velocity = (q - *before) / dt;
+    reference_acceleration = reference_velocity_.size() == q.size()
+                                 ? Eigen::VectorXd((reference_velocity - reference_velocity_) / dt)
+                                 : Eigen::VectorXd::Zero(q.size());
+  }
+  reference_velocity_ = reference_velocity;
+  if (answered_ && dt > 0.0 && lagging_ && reference_velocity.size() > 0) {
+    window_.Approach(q - window_.q(), reference_velocity, reference_acceleration);
   } else if (answered_ && dt > 0.0 && lagging_ && last_target_) {
     PlanApproach(*last_target_, dt, q);
   }
@@ -69,9 +77,10 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && window_.FeasibleFraction(dt, q) < 1.0) {
+  } else if (jerk_limited_ && !window_.Within(dt, q)) {
     // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
-    // its window allows without passing it (ik::RateLimitedTracker::StepTo says why).
+    // its window allows without passing it, or the closest state within the limits where it
+    // is on the target (ik::RateLimitedTracker::StepTo says why).
     const planning::StepStatus reached = result.status;
     window_.Clamp(dt, q, /*braked=*/true);
     Rebuild(q, target, result);
@@ -81,10 +90,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
                                                   : planning::StepStatus::kAccelerationLimited;
     }
-    lagging_ = true;
+    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
     tracker_.Reset(q);
     v = (q - window_.q()) / dt;
-  } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
+  } else if (double fraction = jerk_limited_ ? 1.0 : window_.FeasibleFraction(dt, q);
+             fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the tool that fraction of the way,
     // any excess left clamped; a clamped arm that would touch something goes half as far.
     const planning::StepStatus reached = result.status;
@@ -239,7 +249,8 @@ void RateLimitedRobotTracker::Rebuild(const Eigen::VectorXd& q, const ToolTarget
 }
 
 bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, double dt,
-                                                      RobotIkResult& result, Eigen::VectorXd& q) {
+                                                      RobotIkResult& result, Eigen::VectorXd& q,
+                                                      bool only_on_target) {
   // The tracker's way cut to the limits moves the tool only as far as its slowest joint
   // allows; the other joints can make up the rest.
   RobotIkResult closest = result;
@@ -254,6 +265,7 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   }
   const bool on_target = closest.position_error <= position_tolerance_ &&
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
+  if (only_on_target && !on_target) return false;
   // Its own status (the copy carries the cut way's, which may have collided).
   closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
                    : on_target                 ? planning::StepStatus::kReached

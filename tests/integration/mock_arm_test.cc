@@ -1,7 +1,11 @@
 // Integration tests of mock_arm, the simulated controller, against the real ikd binary
 // (fixture: tests/testing/integration_fixture.h): it tracks paths through Track and its checks
-// (order, limbs, joint positions, limits, collisions, hand error, servo tracking) pass on good
-// answers and fail on bad ones.
+// (order, limbs, joint positions, limits, declared rates, collisions, hand error, servo
+// tracking) pass on good answers and fail on bad ones.
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "absl/strings/str_format.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/presets.h"
@@ -65,6 +69,52 @@ TEST_F(IntegrationTest, MockArmFollowsCircleBetweenPillars) {
   // ... and between the states too (the mock's own sampling of the servo's motion).
   ASSERT_NE(summary["min_motion_clearance"], "none");
   EXPECT_GE(std::stod(summary["min_motion_clearance"]), 0.0);
+}
+
+// Jerk-limited servos (issue 35 item 2): the quick-start arm with 20000 rad/s^3 declared (its
+// acceleration may change by 200 rad/s^2 an answer at 100 Hz, at most from 0 to its limit or
+// half way from one limit to the other), round the circle between the pillars. mock_arm differences
+// the answers itself, from rest at the first: every answer keeps the declared velocity,
+// acceleration and jerk (the jerk limit is what binds), none collides at or between states, and its
+// jerk-limited servo follows. The Panda preset takes a jerk limit through RobotSpec.rate_limits and
+// does the same on a tool line.
+TEST_F(IntegrationTest, MockArmJerkLimitedAnswersKeepEveryDeclaredLimit) {
+  StartServer();
+  CreateModel("scenes", "pillars", kPillarsScene);
+  std::ifstream file(kPlanar7Arm);
+  std::string planar((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string declared = R"("max_acceleration": 200.0})";
+  planar.replace(planar.find(declared), declared.size(),
+                 R"("max_acceleration": 200.0, "max_jerk": 20000.0})");
+  const std::string arm = WriteFile("planar7-jerk.json", planar);
+  RunResult run = RunProcess(
+      {kMockArm, "--server=" + server_->address(), "--timeout=20s", "--arm_file=" + arm,
+       "--scene=pillars", "--path=circle", "--center=0.8,0,0.3", "--radius=0.3", "--rate_hz=100",
+       "--duration=4", "--realtime=false", "--min_reached_fraction=0.5"},
+      std::chrono::seconds(30));
+  auto summary = KeyValues(run.out);
+  EXPECT_EQ(run.exit_code, 0) << Describe(run);
+  EXPECT_EQ(summary["rate_overruns"], "0");
+  EXPECT_LE(std::stod(summary["max_jerk_ratio"]), 1.0 + 1e-6);
+  EXPECT_GT(std::stod(summary["max_jerk_ratio"]), 0.5);  // the jerk limit is in play
+  EXPECT_EQ(summary["collisions"], "0");
+  EXPECT_EQ(summary["motion_collisions"], "0");
+  EXPECT_EQ(summary["servo_overruns"], "0");
+
+  const std::string panda =
+      WriteFile("panda-jerk.json", R"({"robot": {"preset": "ROBOT_PRESET_PANDA",
+      "homePositions": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+      "rateLimits": [{"maxJerk": 300}, {"maxJerk": 300}, {"maxJerk": 300}, {"maxJerk": 300},
+                     {"maxJerk": 300}, {"maxJerk": 300}, {"maxJerk": 300}]}})");
+  RunResult robot = RunProcess(
+      {kMockArm, "--server=" + server_->address(), "--timeout=20s", "--arm_file=" + panda,
+       "--path=line", "--line=0.307,0,0.59:0.307,0.15,0.59", "--rate_hz=100", "--duration=1",
+       "--realtime=false", "--min_reached_fraction=0.3"},
+      std::chrono::seconds(30));
+  auto robot_summary = KeyValues(robot.out);
+  EXPECT_EQ(robot.exit_code, 0) << Describe(robot);
+  EXPECT_EQ(robot_summary["rate_overruns"], "0");
+  EXPECT_LE(std::stod(robot_summary["max_jerk_ratio"]), 1.0 + 1e-6);
 }
 
 // The motion check has teeth: at 5 Hz the demo arm's hand steps 12 cm along a line across its

@@ -97,15 +97,24 @@ class RateLimitedTracker {
   // the window brakes for the target as for a position limit (no swinging past it).
   absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkResult& step,
                             const Eigen::VectorXd& q);
+  // The reference's joint velocity over the step (from `before`, the last reference, to q, this
+  // step's) and its change since the last step's; empty where there was no last reference.
+  struct ReferenceMotion {
+    Eigen::VectorXd velocity, acceleration;
+  };
+  ReferenceMotion MoveReference(const std::optional<Eigen::Matrix3Xd>& before, const IkResult& step,
+                                const Eigen::VectorXd& q, double dt);
   // Whether this step follows reference_ (jerk-limited and lagging).
   bool FollowsReference() const { return jerk_limited_ && lagging_ && reference_.has_value(); }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
   // (planning/joint_rates.h) says so: clearance first, then the hand nearer `target`; true when
-  // that state is on the target (REACHED).
+  // that state is on the target (REACHED). `only_on_target`: only a state on the target
+  // replaces it (jerk-limited joints approach their reference joint by joint; the hand-nearest
+  // state short of the target sets them swinging about a still one).
   bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkResult& step,
-                               Eigen::VectorXd& q);
+                               Eigen::VectorXd& q, bool only_on_target = false);
   // The angles within every joint's range over dt (braked for the target) that bring the hand
   // closest to `target`, with the least joint motion weighted by the limits, the near pairs
   // closing in on the safety margin no faster than the joints can brake (and growing back to
@@ -139,6 +148,7 @@ class RateLimitedTracker {
   // arm then circled 16-26 cm about a still target.)
   bool jerk_limited_ = false;
   std::optional<Eigen::Matrix3Xd> reference_;
+  Eigen::VectorXd reference_velocity_;  // its joint velocity over the last step (empty: none)
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;      // of the closest state within the limits
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
@@ -146,6 +156,7 @@ class RateLimitedTracker {
   static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
   static constexpr double kLookahead = 3.0;        // pairs nearer than this many safety margins
   static constexpr double kReachedWithin = 1e-9;   // m: the closest state is on the target
+  static constexpr double kOnTargetWithin = 1e-6;  // m: a jerk-limited answer re-anchors there
   // rad: spatial bends under Track's limits stay within [kMinBend, pi - kMinBend] (the path
   // optimizer's soft floor, internal::kDefaultMinBend, made hard).
   static constexpr double kMinBend = 0.2;

@@ -71,13 +71,16 @@ std::pair<double, double> JerkBrakeExcursion(const JointRate& rate, double q, do
 std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, double v, double a,
                                             double dt);
 // BrakedForTarget for a jerk-limited joint: `range` (its JerkVelocityRange) narrowed to the
-// velocities from which the jerk-limited brake relative to the target (at v_target, `distance`
-// ahead) does not pass it; where every one does, the hardest brake the range allows. (The
-// acceleration-limited rule asks for decelerations the jerk limit cannot reach in time: the
-// joint swings about the target without settling.)
+// velocities u from which the jerk-limited brake relative to the target does not pass it;
+// where every one does, the hardest brake the range allows. The target is `distance` ahead of
+// the joint's last answer at the end of this step and moved over it at v_target, changing by
+// a_target: after the step the joint is u dt - distance from it, at relative velocity
+// u - v_target and acceleration (u - v) / dt - a_target. (The acceleration-limited rule asks
+// for decelerations the jerk limit cannot reach in time: the joint swings about the target.)
 std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
                                               std::pair<double, double> range, double distance,
-                                              double v_target, double v, double a, double dt);
+                                              double v_target, double a_target, double v, double a,
+                                              double dt);
 
 // The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
 // |v' - v| <= a_max dt, and no faster towards a position limit than a stop at a_max in steps
@@ -175,13 +178,19 @@ class JointRateWindow {
   // While the arm lags behind its target: per joint the distance left to the target's joint
   // values and the target's own joint velocity, so that the braked ranges arrive with it
   // instead of swinging past (BrakedForTarget). ForgetApproach drops them.
-  void Approach(const Eigen::VectorXd& distance, const Eigen::VectorXd& target_velocity);
+  // `target_acceleration` (jerk-limited joints): the change of the target's joint velocity
+  // over the step (empty: none).
+  void Approach(const Eigen::VectorXd& distance, const Eigen::VectorXd& target_velocity,
+                const Eigen::VectorXd& target_acceleration = Eigen::VectorXd());
   void ForgetApproach();
 
   // The velocities joint j may take over dt (VelocityRange); `braked`: also slow enough to
   // arrive at a lagged-behind target with its velocity (how far the hand goes; Clamp leaves it
   // out, so it never forces a joint off the tracker's way round obstacles).
   std::pair<double, double> VelocityRangeOf(int j, double dt, bool braked) const;
+  // Whether the move from q() to q over dt is within every joint's plain range (no braking for
+  // a lagged-behind target).
+  bool Within(double dt, const Eigen::VectorXd& q) const;
   // The largest fraction of the move from q() to q over dt that every joint's braked range
   // allows (1: within them).
   double FeasibleFraction(double dt, const Eigen::VectorXd& q) const;
@@ -222,6 +231,7 @@ class JointRateWindow {
   Eigen::VectorXd a_;                // per joint, the acceleration into the last answer
   Eigen::VectorXd approach_;         // per joint, distance left to the target (empty: none)
   Eigen::VectorXd target_velocity_;  // per joint, the target's own velocity
+  Eigen::VectorXd target_acceleration_;  // per joint, its change (empty: none)
 };
 
 }  // namespace ikd::planning

@@ -61,9 +61,10 @@ class RateLimitedRobotTracker {
                           const RobotIkOptions& options);
   // Replaces `result` (joint values q) by the closest state within the limits where
   // PreferClosest (planning/joint_rates.h) says so: clearance first, then the tool nearer `target`;
-  // true when that state is on the target (REACHED).
+  // true when that state is on the target (REACHED). `only_on_target`: only a state on the
+  // target replaces it (jerk-limited arms, as ik::RateLimitedTracker).
   bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
-                               Eigen::VectorXd& q);
+                               Eigen::VectorXd& q, bool only_on_target = false);
   // The joint values within every joint's range over dt (braked for the target) that bring
   // the tool closest to `target` (rotation weighted by kRotationLength), with the least joint
   // motion weighted by the velocity limits, the links near an obstacle closing in on the
@@ -116,6 +117,7 @@ class RateLimitedRobotTracker {
   // that moves with the target (as ik::RateLimitedTracker does).
   bool jerk_limited_ = false;
   std::optional<Eigen::VectorXd> reference_;
+  Eigen::VectorXd reference_velocity_;  // its joint velocity over the last step (empty: none)
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;        // of the closest state within the limits
   static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative
