@@ -236,6 +236,32 @@ TEST(PlanPathTest, ReportedTimeScalingMakesTheTimingFeasible) {
   EXPECT_NEAR(summary.feasible_time_scaling, 1.0, 1e-9);
 }
 
+// The same with a jerk limit only (1 rad/s^3): the path reports the samples over it
+// (ACCELERATION_LIMITED), its largest jerk over the limit and the time scaling cbrt of it;
+// stretched by that scaling, the jerk measured here (third differences of the test's own angles
+// at the uniform step: v = dq / dt, a = dv / dt, j = da / dt) is within the limit, at it for
+// the worst joint.
+TEST(PlanPathTest, ReportedTimeScalingMakesTheJerkFeasible) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const Arm arm = PlanarArm(7, {kInf, kInf, 1.0});
+  auto fast = PlanPath(arm, nullptr, Circle(1.0), *Circle(1.0).SampleTimes(0.01), IkOptions{});
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  const double scaling = fast->summary.feasible_time_scaling;
+  ASSERT_GT(fast->summary.max_jerk_ratio, 1.0);
+  EXPECT_NEAR(scaling, std::cbrt(fast->summary.max_jerk_ratio), 1e-12);
+  EXPECT_GT(fast->summary.acceleration_limited, 0);
+  const auto q = PlanarAngles(fast->steps);
+  const double dt = 0.01 * scaling;
+  double largest = 0.0;
+  for (size_t k = 3; k < q.size(); ++k) {
+    for (size_t j = 0; j < q[k].size(); ++j) {
+      const double third = q[k][j] - 3 * q[k - 1][j] + 3 * q[k - 2][j] - q[k - 3][j];
+      largest = std::max(largest, std::abs(third) / (dt * dt * dt));
+    }
+  }
+  EXPECT_NEAR(largest, 1.0, 1e-6);
+}
+
 // Clearance is never traded for smoothness: each sample's clearance (the test's own
 // point-segment distance to the pillar, minus radii) stays at least min(the step-by-step
 // path's, the margin).
