@@ -50,6 +50,17 @@ std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot
   return rates;
 }
 
+namespace {
+
+// Whether `target` holds the last one still (position and orientation, bit for bit).
+bool SameTarget(const ToolTarget& target, const std::optional<ToolTarget>& last) {
+  if (!last || target.position != last->position) return false;
+  if (target.orientation.has_value() != last->orientation.has_value()) return false;
+  return !target.orientation || target.orientation->coeffs() == last->orientation->coeffs();
+}
+
+}  // namespace
+
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
   const std::optional<Eigen::VectorXd> before = reference_;
@@ -80,7 +91,8 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   } else if (jerk_limited_ && !window_.Within(dt, q)) {
     // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
     // its window allows without passing it, or the closest state within the limits where it
-    // is on the target (ik::RateLimitedTracker::StepTo says why).
+    // is on the target or, for a moving target, nearer to it (ik::RateLimitedTracker::StepTo
+    // says why).
     const planning::StepStatus reached = result.status;
     window_.Clamp(dt, q, /*braked=*/true);
     Rebuild(q, target, result);
@@ -90,7 +102,8 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
                                                   : planning::StepStatus::kAccelerationLimited;
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
+    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/
+                                        SameTarget(target, last_target_));
     tracker_.Reset(q);
     v = (q - window_.q()) / dt;
   } else if (double fraction = jerk_limited_ ? 1.0 : window_.FeasibleFraction(dt, q);
