@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <tuple>
 #include <utility>
 
 #include <Eigen/SparseCholesky>
@@ -102,6 +103,8 @@ class PathOptimizer {
       const JointRateLimit& limit = arm.RateLimit(arm.JointOfAngle(j));
       velocity_aim_.push_back(kRateAim * limit.max_velocity);
       acceleration_aim_.push_back(kRateAim * limit.max_acceleration);
+      jerk_aim_.push_back(kRateAim * limit.max_jerk);
+      if (std::isfinite(limit.max_jerk)) ++jerk_limited_;
       if (!std::isfinite(limit.max_velocity)) undeclared_.push_back(j);
     }
     for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
@@ -112,7 +115,8 @@ class PathOptimizer {
     for (const IkResult& s : steps) times_.push_back(s.time);
     h_ = (times_.back() - times_.front()) / (n_ - 1);
     q_ = UnwrappedAngles(steps);
-    emphasis_.assign(m_ * (2 * n_ - 3), 1.0);  // n - 1 velocity and n - 2 acceleration rows
+    // n - 1 velocity and n - 2 acceleration rows a joint, and n - 3 jerk rows a jerk-limited one
+    emphasis_.assign(m_ * (2 * n_ - 3) + jerk_limited_ * std::max(0, n_ - 3), 1.0);
     for (const IkResult& s : steps) clearance_.push_back(s.min_clearance);
     // The rate limits join once the smooth path is found: charged from the start, the
     // driver's rates (tens of times the limits) drown the other terms and the descent stalls
@@ -246,9 +250,10 @@ class PathOptimizer {
   }
 
   // Calls row(index, j, weight, aim, {(sample, coefficient), ...}) for every difference row
-  // of the smoothness terms (in sample units: D1 q ~ q' h, D2 q ~ q'' h^2, so that the path's
-  // geometry does not depend on its timing and the time scaling of step 3 is exact); `aim` is
-  // kRateAim of the row's rate limit in the same units (+inf: none), `index` counts the rows.
+  // of the smoothness terms (in sample units: D1 q ~ q' h, D2 q ~ q'' h^2 and, for a
+  // jerk-limited angle, D3 q ~ q''' h^3, so that the path's geometry does not depend on its
+  // timing and the time scaling of step 3 is exact); `aim` is kRateAim of the row's rate limit
+  // in the same units (+inf: none), `index` counts the rows.
   template <typename Row>
   void ForEachDifference(Row&& row) const {
     int index = 0;
@@ -263,7 +268,23 @@ class PathOptimizer {
         row(index++, j, weights_[j] * kAccelerationWeight, acceleration_aim_[j] * h_ * h_,
             {{k - 1, s / a}, {k, -s / a - s / b}, {k + 1, s / b}});
       }
+      if (!std::isfinite(jerk_aim_[j])) continue;
+      for (int k = 2; k + 1 < n_; ++k) {
+        // j_k = (a_k - a_{k-1}) / (t_k - t_{k-1}), the central accelerations (RatesOfPath's).
+        const auto [b0, b1, b2] = SecondDifference(k - 1);
+        const auto [c1, c2, c3] = SecondDifference(k);
+        const double u = h_ * h_ * h_ / (times_[k] - times_[k - 1]);
+        row(index++, j, weights_[j] * kAccelerationWeight, jerk_aim_[j] * h_ * h_ * h_,
+            {{k - 2, -u * b0}, {k - 1, u * (c1 - b1)}, {k, u * (c2 - b2)}, {k + 1, u * c3}});
+      }
     }
+  }
+  // The central second difference at sample k in time units: a_k = sum of c_i q_i over
+  // k - 1, k, k + 1.
+  std::tuple<double, double, double> SecondDifference(int k) const {
+    const double a = times_[k] - times_[k - 1], b = times_[k + 1] - times_[k];
+    const double s = 2.0 / (a + b);
+    return {s / a, -s / a - s / b, s / b};
   }
   // A difference row's value at q_.
   double ValueOf(int j, std::initializer_list<std::pair<int, double>> row) const {
@@ -647,6 +668,8 @@ class PathOptimizer {
   const int m_;  // joint angles per sample
   std::vector<double> weights_;
   std::vector<double> velocity_aim_, acceleration_aim_;  // per angle, rad/s and rad/s^2
+  std::vector<double> jerk_aim_;                         // per angle, rad/s^3 (+inf: none)
+  int jerk_limited_ = 0;                                 // angles with a jerk limit
   std::vector<int> undeclared_;  // angles whose joint declares no velocity limit
   std::vector<double> emphasis_;                         // per difference row
   bool hinges_ = false;  // the rate hinges are charged (after the first descent)

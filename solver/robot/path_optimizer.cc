@@ -61,17 +61,19 @@ bool Reached(planning::StepStatus status) {
          status == planning::StepStatus::kInCollision;
 }
 
-// Per joint its velocity and acceleration limits (+infinity where none) and the scale of its
-// acceleration: the acceleration limit, else the velocity limit per second, else 1.
+// Per joint its velocity, acceleration and jerk limits (+infinity where none) and the scale of
+// its acceleration: the acceleration limit, else the velocity limit per second, else 1.
 struct RateScales {
-  Eigen::VectorXd velocity, acceleration_limit, acceleration;
+  Eigen::VectorXd velocity, acceleration_limit, acceleration, jerk;
 };
 
 RateScales ScalesOf(const Robot& robot) {
   const int n = robot.num_joints();
-  RateScales s{Eigen::VectorXd(n), Eigen::VectorXd(n), Eigen::VectorXd::Ones(n)};
+  RateScales s{Eigen::VectorXd(n), Eigen::VectorXd(n), Eigen::VectorXd::Ones(n),
+               Eigen::VectorXd(n)};
   for (int j = 0; j < n; ++j) {
     s.velocity[j] = VelocityLimit(robot, j);
+    s.jerk[j] = JerkLimit(robot, j);
     s.acceleration_limit[j] = AccelerationLimit(robot, j);
     if (std::isfinite(s.acceleration_limit[j])) {
       s.acceleration[j] = s.acceleration_limit[j];
@@ -197,6 +199,7 @@ class PathCost {
   // Every residual of `state`, weighted by `emphasis` (samples x joints, the accelerations').
   void AddTo(const PathState& state, const Eigen::MatrixXd& emphasis, LeastSquares& ls) const {
     AddAccelerations(state, emphasis, ls);
+    AddJerks(state, ls);
     AddVelocities(state, ls);
     if (ChecksClearance(robot_, scene_)) AddClearances(state, ls);
     AddPosture(state, ls);
@@ -243,6 +246,33 @@ class PathCost {
         ls.AddJointEntry(hinge, k - 1, j, h * before);
         ls.AddJointEntry(hinge, k, j, h * at);
         ls.AddJointEntry(hinge, k + 1, j, h * after);
+      }
+    }
+  }
+
+  // Jerk-limited joints: their jerks over the limit (least jerk, as least acceleration), and a
+  // hinge on every jerk above kRateAim of it; j_k = (a_k - a_{k-1}) / (t_k - t_{k-1}) with the
+  // central accelerations (planning::RatesOfPath's).
+  void AddJerks(const PathState& state, LeastSquares& ls) const {
+    for (int j = 0; j < robot_.num_joints(); ++j) {
+      const double limit = scales_.jerk[j];
+      if (!std::isfinite(limit)) continue;
+      for (size_t k = 2; k + 1 < state.q.size(); ++k) {
+        const auto [b0, b1, b2] = SecondDifference(k - 1);
+        const auto [c1, c2, c3] = SecondDifference(k);
+        const double u = 1.0 / (times_[k] - times_[k - 1]);
+        const double c[4] = {-u * b0, u * (c1 - b1), u * (c2 - b2), u * c3};
+        double jerk = 0.0;
+        for (int i = 0; i < 4; ++i) jerk += c[i] * state.q[k - 2 + i][j];
+        const auto add = [&](double w, double value) {
+          const int row = ls.Add(w * value);
+          for (int i = 0; i < 4; ++i) ls.AddJointEntry(row, k - 2 + i, j, w * c[i]);
+        };
+        add(1.0 / limit, jerk);
+        const double aim = kRateAim * limit;
+        if (std::abs(jerk) > aim) {
+          add(std::sqrt(kRateHingeWeight) / limit, jerk - std::copysign(aim, jerk));
+        }
       }
     }
   }
