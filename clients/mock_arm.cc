@@ -68,6 +68,9 @@ ABSL_FLAG(std::string, arm, "", "stored arm, \"ID\" or \"arms/ID\"");
 ABSL_FLAG(std::string, arm_file, "", "inline arm from a JSON file (Arm or ArmSpec)");
 ABSL_FLAG(std::string, scene, "", "stored scene, \"ID\" or \"scenes/ID\" (default: free space)");
 ABSL_FLAG(std::string, scene_file, "", "inline scene from a JSON file (Scene or SceneSpec)");
+ABSL_FLAG(std::string, unannounced_obstacles_file, "",
+          "check: obstacles from a JSON file (Scene or SceneSpec) the controller knows of and "
+          "does not send to ikd (a fixture ikd was not told about); its own checks count them");
 ABSL_FLAG(std::string, path, "circle", "hand path: circle or line");
 ABSL_FLAG(std::string, center, "0.7,0.2,0", "circle: centre x,y,z (m)");
 ABSL_FLAG(double, radius, 0.25, "circle: radius (m)");
@@ -172,6 +175,11 @@ absl::Status ResolveScene(const std::shared_ptr<grpc::Channel>& channel, Setup* 
     if (!spec.ok()) return spec.status();
     *setup->config.mutable_scene()->mutable_spec() = *spec;
     setup->scene = *spec;
+  }
+  if (const std::string extra = absl::GetFlag(FLAGS_unannounced_obstacles_file); !extra.empty()) {
+    auto spec = LoadSceneSpec(extra);
+    if (!spec.ok()) return spec.status();
+    for (const v1::Obstacle& obstacle : spec->obstacles()) *setup->scene.add_obstacles() = obstacle;
   }
   return absl::OkStatus();
 }

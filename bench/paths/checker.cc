@@ -80,6 +80,7 @@ void CheckRates(const CheckModel& model, const Eigen::MatrixXd& q, double dt, Pa
   const RateMaxima maxima = MaxRates(q, dt);
   m.max_speed = maxima.speed;
   m.max_acceleration = maxima.acceleration;
+  m.max_jerk = maxima.jerk;
   if (!model.planar) {
     const Eigen::MatrixXd bends = q(Eigen::all, Eigen::seq(0, q.cols() - 1, 2));
     const RateMaxima bend_maxima = MaxRates(bends, dt);
@@ -95,6 +96,12 @@ void CheckRates(const CheckModel& model, const Eigen::MatrixXd& q, double dt, Pa
     if (k + 1 < q.rows()) {
       const Eigen::VectorXd next = (q.row(k + 1) - q.row(k)).transpose() / dt;
       if (((next - v) / dt).cwiseAbs().maxCoeff() > a_limit) ++m.acceleration_violations;
+    }
+    if (k >= 2 && k + 1 < q.rows()) {  // (a_k - a_{k-1}) / dt, a third difference over dt^3
+      const Eigen::VectorXd third =
+          (q.row(k + 1) - 3 * q.row(k) + 3 * q.row(k - 1) - q.row(k - 2)).transpose() /
+          (dt * dt * dt);
+      if (third.cwiseAbs().maxCoeff() > model.max_jerk * (1.0 + kRateSlack)) ++m.jerk_violations;
     }
   }
 }
@@ -198,6 +205,11 @@ RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt) {
     if (k + 1 < q.rows()) {
       const Eigen::VectorXd next = (q.row(k + 1) - q.row(k)).transpose() / dt;
       m.acceleration = std::max(m.acceleration, ((next - v) / dt).cwiseAbs().maxCoeff());
+    }
+    if (k >= 2 && k + 1 < q.rows()) {
+      const Eigen::VectorXd third =
+          (q.row(k + 1) - 3 * q.row(k) + 3 * q.row(k - 1) - q.row(k - 2)).transpose();
+      m.jerk = std::max(m.jerk, third.cwiseAbs().maxCoeff() / (dt * dt * dt));
     }
   }
   return m;

@@ -29,6 +29,7 @@ struct CheckModel {
   // bend.
   std::vector<double> limit_min, limit_max;
   double max_velocity = 0.0, max_acceleration = 0.0;  // the same for every joint (rad/s, rad/s^2)
+  double max_jerk = std::numeric_limits<double>::infinity();  // rad/s^3 (+inf: none declared)
   double safety_margin = 0.01;
   std::vector<CheckCapsule> obstacles;
   int num_angles() const { return planar ? int(lengths.size()) : 2 * int(lengths.size()); }
@@ -65,9 +66,10 @@ MotionMeasures MeasureMotions(const Eigen::MatrixXd& q, const std::vector<bool>&
 // Rows: samples; each column continued across +-pi from the previous sample.
 Eigen::MatrixXd Unwrap(const std::vector<std::vector<double>>& angles);
 
-// Largest |v| and |a| over all joints: v_k = (q_k - q_{k-1}) / dt, a_k = (v_{k+1} - v_k) / dt.
+// Largest |v|, |a| and |j| over all joints: v_k = (q_k - q_{k-1}) / dt,
+// a_k = (v_{k+1} - v_k) / dt, j_k = (a_k - a_{k-1}) / dt.
 struct RateMaxima {
-  double speed = 0.0, acceleration = 0.0;
+  double speed = 0.0, acceleration = 0.0, jerk = 0.0;
 };
 RateMaxima MaxRates(const Eigen::MatrixXd& q, double dt);
 
@@ -90,17 +92,20 @@ struct PathMeasures {
   int position_violations = 0;     // samples with a joint beyond its limit by > kPositionSlack
   int velocity_violations = 0;     // samples whose v_k passes the limit x (1 + kRateSlack)
   int acceleration_violations = 0; // samples whose a_k does
+  int jerk_violations = 0;         // samples whose j_k passes a declared jerk limit
   double max_position_excess = 0.0;  // rad
   double max_hand_error = 0.0;     // m: hand vs the request (and the base vs the origin)
   double max_limb_error = 0.0;     // relative
   double max_off_plane = 0.0;      // m, planar arms: largest |z| of a site
   double max_speed = 0.0, max_acceleration = 0.0;  // rad/s, rad/s^2 over all joints
+  double max_jerk = 0.0;                           // rad/s^3 over all joints
   // Spatial arms: the same over the bends alone, and the smallest bend (an azimuth is
   // ill-conditioned near bend 0, where it can spin at any speed while the limb barely moves).
   double max_bend_speed = 0.0, max_bend_acceleration = 0.0, min_bend = 0.0;
   double max_limb_turn_speed = 0.0;  // rad/s: MaxLimbTurnSpeed
   bool any_limit_violation() const {
-    return position_violations + velocity_violations + acceleration_violations > 0;
+    return position_violations + velocity_violations + acceleration_violations + jerk_violations >
+           0;
   }
 };
 

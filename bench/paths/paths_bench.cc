@@ -64,6 +64,9 @@ ABSL_FLAG(bool, cost, false,
 ABSL_FLAG(bool, track, false,
           "instead of the scenarios, measure live Track within servo limits (a hand circle at "
           "0.2-0.8 m/s, the rate-limited tracker of ik/rate_limit.h)");
+ABSL_FLAG(double, track_jerk_factor, 0,
+          "with --track_witness: every chain joint also declares a jerk limit of this many times "
+          "the witness's top jerk (0: none)");
 ABSL_FLAG(bool, track_witness, false,
           "instead of the scenarios' plans, stream each chain-arm scenario's hand path to live "
           "Track (the rate-limited tracker) with limits at 1.5x / 3x the witness's top joint "
@@ -559,7 +562,8 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_track_witness)) {
     if (kinds.empty() && robot_kinds.empty()) Die("--track_witness: no kind selected");
     if (!kinds.empty()) {
-      RunTrackWitnessCase(kinds, count, seed, absl::GetFlag(FLAGS_declared), dump);
+      RunTrackWitnessCase(kinds, count, seed, absl::GetFlag(FLAGS_declared),
+                          absl::GetFlag(FLAGS_track_jerk_factor), dump);
     }
     if (!robot_kinds.empty()) RunRobotTrackWitnessCase(robot_kinds, count, seed);
     if (dump) std::fclose(dump);

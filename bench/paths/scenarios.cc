@@ -389,6 +389,7 @@ Scenario WithRateLimits(Scenario s, ik::JointRateLimit limit) {
   constexpr double kNone = std::numeric_limits<double>::infinity();
   s.model.max_velocity = limit.max_velocity > 0.0 ? limit.max_velocity : kNone;
   s.model.max_acceleration = limit.max_acceleration > 0.0 ? limit.max_acceleration : kNone;
+  s.model.max_jerk = limit.max_jerk > 0.0 ? limit.max_jerk : kNone;
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct TrackRun {
   int answers = 0, reached = 0;
   int reached_off_target = 0;              // answers saying REACHED with the hand off its target
   double median_lag = 0.0, max_lag = 0.0;  // m
-  double speed_over_limit = 0.0, acceleration_over_limit = 0.0;
+  double speed_over_limit = 0.0, acceleration_over_limit = 0.0, jerk_over_limit = 0.0;
   double limb_turn_ratio = 0.0;  // the fastest limb turn in the world over the witness's
   double seconds = 0.0;
   double reached_share() const { return answers > 0 ? double(reached) / answers : 0.0; }
@@ -36,9 +37,10 @@ struct TrackRun {
   }
 };
 
-Scenario WithTrackLimits(Scenario s) {
-  const ik::JointRateLimit limit{kTrackVelocityFactor * s.witness.speed,
-                                 kTrackAccelerationFactor * s.witness.acceleration};
+Scenario WithTrackLimits(Scenario s, double jerk_factor) {
+  const ik::JointRateLimit limit{
+      kTrackVelocityFactor * s.witness.speed, kTrackAccelerationFactor * s.witness.acceleration,
+      jerk_factor > 0.0 ? jerk_factor * s.witness.jerk : std::numeric_limits<double>::infinity()};
   return WithRateLimits(std::move(s), limit);
 }
 
@@ -75,6 +77,7 @@ TrackRun RunTrack(const Scenario& s, std::FILE* dump) {
   run.max_lag = Percentile(lags, 1.0);
   run.speed_over_limit = run.m.max_speed / s.model.max_velocity;
   run.acceleration_over_limit = run.m.max_acceleration / s.model.max_acceleration;
+  run.jerk_over_limit = run.m.max_jerk / s.model.max_jerk;
   run.limb_turn_ratio = run.m.max_limb_turn_speed / s.witness_limb_turn_speed;
   return run;
 }
@@ -83,7 +86,7 @@ struct TrackTally {
   int scenarios = 0, over_limit = 0, collided = 0, between = 0, under_reached = 0, lagging = 0;
   int off_target = 0, answers = 0;
   double seconds = 0.0;
-  std::vector<double> reached_share, median_lag, speed, acceleration, limb_turn;
+  std::vector<double> reached_share, median_lag, speed, acceleration, jerk, limb_turn;
   std::vector<TrackRun> missed;
 
   void Add(const TrackRun& r) {
@@ -100,12 +103,13 @@ struct TrackTally {
     median_lag.push_back(r.median_lag);
     speed.push_back(r.speed_over_limit);
     acceleration.push_back(r.acceleration_over_limit);
+    jerk.push_back(r.jerk_over_limit);
     limb_turn.push_back(r.limb_turn_ratio);
     if (r.misses()) missed.push_back(r);
   }
 };
 
-void PrintLegend(int count, uint64_t seed, bool declared) {
+void PrintLegend(int count, uint64_t seed, bool declared, double jerk_factor) {
   std::printf(
       "## Track on the witness scenarios%s\n\n"
       "Seed %llu, %d scenarios per kind: each hand path streamed target by target (100 Hz, 201 "
@@ -117,13 +121,18 @@ void PrintLegend(int count, uint64_t seed, bool declared) {
         "with every joint's servo limits declared at %.1fx the witness's top joint speed and "
         "%.0fx its top acceleration. ",
         kTrackVelocityFactor, kTrackAccelerationFactor);
+    if (jerk_factor > 0.0) {
+      std::printf("Every joint also declares a jerk limit of %gx the witness's top jerk. ",
+                  jerk_factor);
+    }
   } else {
     std::printf("with no servo limit declared (the rate-limited tracker is then the plain one). ");
   }
   std::printf(
       "Measured by the checker from the answers' sites: over a limit = scenarios with a joint "
       "(its own coordinates: spatial bend and azimuth) beyond its range, velocity or "
-      "acceleration limit by the checker's slack; collided = clearance < 0 at an answer or on "
+      "acceleration (or jerk) limit by the checker's slack; collided = clearance < 0 at an answer "
+      "or on "
       "the motion between two (the checker's subdivision; in parentheses: between answers "
       "only); REACHED = the answers' own status (off target: REACHED with the hand over 1 um "
       "from its target); lag = |hand - target| per answer; limb turn = the fastest turn of any "
@@ -133,20 +142,21 @@ void PrintLegend(int count, uint64_t seed, bool declared) {
   std::printf(
       "| kind | scenarios | over a limit | collided (between) | under %.0f%% REACHED | REACHED "
       "min / median | median lag over %.0f cm | median lag median / max (m) | speed / limit "
-      "max | acceleration / limit max | limb turn median / max | off target | us per answer "
-      "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      "max | acceleration / limit max | jerk / limit max | limb turn median / max | off target | "
+      "us per answer |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       100 * kReachedShareTarget, 100 * kMedianLagTarget);
 }
 
 void PrintRow(Kind kind, const TrackTally& t) {
   std::printf(
-      "| %s | %d | %d | %d (%d) | %d | %.3f / %.3f | %d | %.3g / %.3g | %.3g | %.3g | %.3g / "
-      "%.3g | %d | %.0f |\n",
+      "| %s | %d | %d | %d (%d) | %d | %.3f / %.3f | %d | %.3g / %.3g | %.3g | %.3g | %.3g | "
+      "%.3g / %.3g | %d | %.0f |\n",
       KindName(kind), t.scenarios, t.over_limit, t.collided, t.between, t.under_reached,
       Percentile(t.reached_share, 0.0), Percentile(t.reached_share, 0.5), t.lagging,
       Percentile(t.median_lag, 0.5), Percentile(t.median_lag, 1.0), Percentile(t.speed, 1.0),
-      Percentile(t.acceleration, 1.0), Percentile(t.limb_turn, 0.5), Percentile(t.limb_turn, 1.0),
-      t.off_target, t.answers > 0 ? 1e6 * t.seconds / t.answers : 0.0);
+      Percentile(t.acceleration, 1.0), Percentile(t.jerk, 1.0), Percentile(t.limb_turn, 0.5),
+      Percentile(t.limb_turn, 1.0), t.off_target,
+      t.answers > 0 ? 1e6 * t.seconds / t.answers : 0.0);
 }
 
 void PrintMisses(Kind kind, const TrackTally& t) {
@@ -273,17 +283,18 @@ void RunRobotTrackWitnessCase(const std::vector<RobotKind>& kinds, int count, ui
 }
 
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, bool declared,
-                         std::FILE* dump) {
+                         double jerk_factor, std::FILE* dump) {
   if (dump) std::fprintf(dump, "kind,index,sample,status,lag,clearance,joint values...\n");
   std::vector<TrackTally> tallies(kinds.size());
   for (size_t i = 0; i < kinds.size(); ++i) {
     for (int index = 0; index < count; ++index) {
       Scenario s = MakeScenario(kinds[i], index, seed);
       tallies[i].Add(RunTrack(
-          declared ? WithTrackLimits(std::move(s)) : WithoutRateLimits(std::move(s)), dump));
+          declared ? WithTrackLimits(std::move(s), jerk_factor) : WithoutRateLimits(std::move(s)),
+          dump));
     }
   }
-  PrintLegend(count, seed, declared);
+  PrintLegend(count, seed, declared, jerk_factor);
   for (size_t i = 0; i < kinds.size(); ++i) PrintRow(kinds[i], tallies[i]);
   std::printf("\n");
   for (size_t i = 0; i < kinds.size(); ++i) PrintMisses(kinds[i], tallies[i]);

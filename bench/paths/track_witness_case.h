@@ -20,9 +20,10 @@ inline constexpr double kTrackAccelerationFactor = 3.0;  // declared / its top a
 // Prints one table row per kind, the scenarios that miss a target, and the verdicts. `dump`
 // (may be null): one CSV line per answer (kind, index, sample, status, lag, the checker's least
 // clearance, joint values; %.17g, no timings: two runs give the same bytes).
-// `declared` false: the same with no servo limit declared.
+// `declared` false: the same with no servo limit declared. `jerk_factor` > 0: every joint also
+// declares a jerk limit of that many times the witness's top jerk.
 void RunTrackWitnessCase(const std::vector<Kind>& kinds, int count, uint64_t seed, bool declared,
-                         std::FILE* dump);
+                         double jerk_factor, std::FILE* dump);
 
 // The industrial arms' rate-limited tracker on their witness scenarios (robot_scenarios.h)
 // with the presets' own servo limits, measured by the robot checker: one table row per kind.

@@ -75,11 +75,12 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
   window_.ForgetApproach();
-  const ReferenceMotion motion =
-      jerk_limited_ ? MoveReference(before, *step, q, dt) : ReferenceMotion{};
+  const planning::ReferenceMotion::Step reference_step =
+      jerk_limited_ ? reference_motion_.Move(ReferenceAngles(before, *step), q, dt)
+                    : planning::ReferenceMotion::Step{};
   if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
-    if (motion.velocity.size() > 0) {
-      window_.Approach(q - window_.q(), motion.velocity, motion.acceleration);
+    if (reference_step.velocity.size() > 0) {
+      window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
     } else if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) {
       return s;
     }
@@ -89,29 +90,24 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && !window_.Within(dt, q)) {
-    // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
-    // its window allows without passing it (JerkBrakedForTarget), a time-optimal approach per
-    // joint; the hand-nearest states below chase the hand and set the joints swinging. Where
-    // the reference is within the plain limits it is the answer, and where the closest state
-    // within the limits is on the target, that (the braked approach alone closes in on a
-    // moving reference without ever landing on it).
+  } else if (jerk_limited_ && target == last_target_ && !window_.Within(dt, q)) {
+    // A still target too far for jerk-limited joints: each joint towards the reference's value
+    // as fast as its window allows without passing it (JerkBrakedForTarget), a time-optimal
+    // approach joint by joint, or the closest state within the limits where that is on the
+    // target. (The hand-nearest states of the branch below set jerk-limited joints swinging
+    // about a still target: a 5-limb arm 7 cm past one 0.5 m away, 19 cm off it after 6 s.)
     window_.Clamp(dt, q, /*braked=*/true);
     if (!Rebuild(q, *step)) return absl::InternalError("jerk-limited answer off the arm");
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
-    step->status = step->min_clearance < 0.0     ? planning::StepStatus::kInCollision
-                   : window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
+    if (step->status == planning::StepStatus::kReached ||
+        step->status == planning::StepStatus::kClampedUnreachable) {
+      step->status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
                                                  : planning::StepStatus::kAccelerationLimited;
-    // A target that holds still is approached joint by joint (the hand-nearest state sets
-    // jerk-limited joints swinging about it: 6 cm past a still target 0.5 m away); a moving one
-    // by the hand-nearest state where that is nearer (beside the pillars at 0.2 m/s: 822
-    // answers of 944 REACHED instead of 737).
-    const bool still = target == last_target_;
-    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/still);
+    }
+    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/true);
     tracker_.Restart(step->sites);
     v = (q - window_.q()) / dt;
-  } else if (double fraction = jerk_limited_ ? 1.0 : window_.FeasibleFraction(dt, q);
-             fraction < 1.0) {
+  } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the hand that fraction of the way
     // (its configurations keep their clearance), any excess left clamped joint by joint; a
     // clamped arm that would touch something takes half the way again, up to kRetries times.
@@ -138,20 +134,23 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
+  std::optional<planning::SweptClearance> motion;
+  if (answered_) motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
   if (answered_ && dt > 0.0 && arm_->HasRateLimits() &&
-      !planning::CanStopClear(window_, body_, scene_, q, v, dt, step->min_clearance)) {
+      ((clearance_ >= 0.0 && motion->min_clearance < 0.0) ||
+       !planning::CanStopClear(window_, body_, scene_, q, v, dt, step->min_clearance))) {
     HoldForBraking(target, dt, *step, q);
     v = (q - window_.q()) / dt;
+    motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
   }
   if (answered_) {
-    planning::SweptClearance motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
     if (!arm_->HasRateLimits() && clearance_ >= 0.0 &&
-        (step->min_clearance < 0.0 || motion.min_clearance < 0.0)) {
+        (step->min_clearance < 0.0 || motion->min_clearance < 0.0)) {
       HoldClear(target, *step, q);
       v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
       motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
     }
-    planning::TakeMotionClearance(motion, *step);
+    planning::TakeMotionClearance(*motion, *step);
   }
   // A hand on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it (else it would go on chasing the reference's joints).
@@ -198,6 +197,10 @@ void RateLimitedTracker::HoldForBraking(const Eigen::Vector3d& target, double dt
     if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
                                               (blend - window_.q()) / dt, dt, held.min_clearance)) {
       continue;
+    }
+    if (keep > 0.0 && clearance_ >= 0.0 &&
+        planning::SweptClearanceOf(body_, scene_, window_.q(), blend).min_clearance < 0.0) {
+      continue;  // the motion into it touches something (the braked state's does not)
     }
     held.hand_error = (held.sites.col(arm_->hand()) - target).norm();
     held.status = held.min_clearance < 0.0 ? planning::StepStatus::kInCollision
@@ -250,22 +253,12 @@ Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkResult& step) const {
   return q;
 }
 
-RateLimitedTracker::ReferenceMotion RateLimitedTracker::MoveReference(
-    const std::optional<Eigen::Matrix3Xd>& before, const IkResult& step, const Eigen::VectorXd& q,
-    double dt) {
-  ReferenceMotion motion;
-  if (!before || !(dt > 0.0)) {
-    reference_velocity_.resize(0);
-    return motion;
-  }
-  IkResult previous = step;  // the previous reference, unwrapped as the answers are
-  previous.angles = arm_->AnglesFromSites(*before);
-  motion.velocity = (q - Unwrapped(previous)) / dt;
-  motion.acceleration = reference_velocity_.size() == q.size()
-                            ? Eigen::VectorXd((motion.velocity - reference_velocity_) / dt)
-                            : Eigen::VectorXd::Zero(q.size());
-  reference_velocity_ = motion.velocity;
-  return motion;
+Eigen::VectorXd RateLimitedTracker::ReferenceAngles(const std::optional<Eigen::Matrix3Xd>& sites,
+                                                    const IkResult& step) const {
+  if (!sites) return {};
+  IkResult reference = step;  // its angles, unwrapped as the answers are
+  reference.angles = arm_->AnglesFromSites(*sites);
+  return Unwrapped(reference);
 }
 
 absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, double time,

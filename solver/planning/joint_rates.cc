@@ -131,15 +131,24 @@ std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
     return distance > 0.0 ? high <= 0.0 : low >= 0.0;
   };
   auto [lo, hi] = range;
-  if (distance > 0.0) {
-    hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
-    lo = std::min(hi, std::max(lo, v_target));  // nor falling further behind than it must
-  }
-  if (distance < 0.0) {
-    lo = short_of(hi) ? SmallestWith(lo, hi, short_of) : hi;
-    hi = std::max(lo, std::min(hi, v_target));
-  }
+  if (distance > 0.0) hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
+  if (distance < 0.0) lo = short_of(hi) ? SmallestWith(lo, hi, short_of) : hi;
   return {lo, hi};
+}
+
+ReferenceMotion::Step ReferenceMotion::Move(const Eigen::VectorXd& before,
+                                            const Eigen::VectorXd& now, double dt) {
+  Step step;
+  if (before.size() != now.size() || !(dt > 0.0)) {
+    velocity_.resize(0);
+    return step;
+  }
+  step.velocity = (now - before) / dt;
+  step.acceleration = velocity_.size() == now.size()
+                          ? Eigen::VectorXd((step.velocity - velocity_) / dt)
+                          : Eigen::VectorXd::Zero(now.size());
+  velocity_ = step.velocity;
+  return step;
 }
 
 JointRateWindow::JointRateWindow(std::vector<JointRate> joints) : joints_(std::move(joints)) {}

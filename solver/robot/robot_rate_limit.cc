@@ -70,16 +70,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   Eigen::VectorXd q = result.q;
   if (jerk_limited_) reference_ = q;
   window_.ForgetApproach();
-  Eigen::VectorXd reference_velocity, reference_acceleration;
-  if (jerk_limited_ && before && dt > 0.0) {
-    reference_velocity = (q - *before) / dt;
-    reference_acceleration = reference_velocity_.size() == q.size()
-                                 ? Eigen::VectorXd((reference_velocity - reference_velocity_) / dt)
-                                 : Eigen::VectorXd::Zero(q.size());
-  }
-  reference_velocity_ = reference_velocity;
-  if (answered_ && dt > 0.0 && lagging_ && reference_velocity.size() > 0) {
-    window_.Approach(q - window_.q(), reference_velocity, reference_acceleration);
+  const planning::ReferenceMotion::Step reference_step =
+      jerk_limited_ ? reference_motion_.Move(before.value_or(Eigen::VectorXd()), q, dt)
+                    : planning::ReferenceMotion::Step{};
+  if (answered_ && dt > 0.0 && lagging_ && reference_step.velocity.size() > 0) {
+    window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
   } else if (answered_ && dt > 0.0 && lagging_ && last_target_) {
     PlanApproach(*last_target_, dt, q);
   }
@@ -88,11 +83,10 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && !window_.Within(dt, q)) {
-    // Too fast for jerk-limited joints: each joint towards the reference's value as fast as
-    // its window allows without passing it, or the closest state within the limits where it
-    // is on the target or, for a moving target, nearer to it (ik::RateLimitedTracker::StepTo
-    // says why).
+  } else if (jerk_limited_ && SameTarget(target, last_target_) && !window_.Within(dt, q)) {
+    // A still target too far for jerk-limited joints: each joint towards the reference's value
+    // as fast as its window allows without passing it, or the closest state within the limits
+    // where that is on the target (ik::RateLimitedTracker::StepTo says why).
     const planning::StepStatus reached = result.status;
     window_.Clamp(dt, q, /*braked=*/true);
     Rebuild(q, target, result);
@@ -102,12 +96,10 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
                                                   : planning::StepStatus::kAccelerationLimited;
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/
-                                        SameTarget(target, last_target_));
+    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
     tracker_.Reset(q);
     v = (q - window_.q()) / dt;
-  } else if (double fraction = jerk_limited_ ? 1.0 : window_.FeasibleFraction(dt, q);
-             fraction < 1.0) {
+  } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
     // Too fast: the tracker again from the last answer with the tool that fraction of the way,
     // any excess left clamped; a clamped arm that would touch something goes half as far.
     const planning::StepStatus reached = result.status;
@@ -132,21 +124,27 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
+  std::optional<planning::SweptClearance> motion;
+  if (answered_) motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
   if (answered_ && dt > 0.0 && internal::HasRateLimits(*robot_) &&
-      !planning::CanStopClear(window_, body_, scene_, q, v, dt, result.min_clearance)) {
+      ((clearance_ >= 0.0 && motion->min_clearance < 0.0) ||
+       !planning::CanStopClear(window_, body_, scene_, q, v, dt, result.min_clearance))) {
     HoldForBraking(target, dt, result, q);
     v = (q - window_.q()) / dt;
+    motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
   }
   if (answered_) {
-    planning::SweptClearance motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
     if (!internal::HasRateLimits(*robot_) && clearance_ >= 0.0 &&
-        (result.min_clearance < 0.0 || motion.min_clearance < 0.0)) {
+        (result.min_clearance < 0.0 || motion->min_clearance < 0.0)) {
       HoldClear(target, result, q);
       v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
       motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
     }
-    planning::TakeMotionClearance(motion, result);
+    planning::TakeMotionClearance(*motion, result);
   }
+  // A tool on the target by another configuration than the reference's: the arm is there, so
+  // the next target is solved from it.
+  if (jerk_limited_ && result.status == planning::StepStatus::kReached) reference_ = q;
   window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
@@ -202,6 +200,10 @@ void RateLimitedRobotTracker::HoldForBraking(const ToolTarget& target, double dt
     if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
                                               (blend - window_.q()) / dt, dt, held.min_clearance)) {
       continue;
+    }
+    if (keep > 0.0 && clearance_ >= 0.0 &&
+        planning::SweptClearanceOf(body_, scene_, window_.q(), blend).min_clearance < 0.0) {
+      continue;  // the motion into it touches something (the braked state's does not)
     }
     held.status = held.min_clearance < 0.0 ? planning::StepStatus::kInCollision
                                            : planning::StepStatus::kAccelerationLimited;

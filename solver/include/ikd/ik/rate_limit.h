@@ -97,13 +97,9 @@ class RateLimitedTracker {
   // the window brakes for the target as for a position limit (no swinging past it).
   absl::Status PlanApproach(const Eigen::Matrix3Xd& last, double time, const IkResult& step,
                             const Eigen::VectorXd& q);
-  // The reference's joint velocity over the step (from `before`, the last reference, to q, this
-  // step's) and its change since the last step's; empty where there was no last reference.
-  struct ReferenceMotion {
-    Eigen::VectorXd velocity, acceleration;
-  };
-  ReferenceMotion MoveReference(const std::optional<Eigen::Matrix3Xd>& before, const IkResult& step,
-                                const Eigen::VectorXd& q, double dt);
+  // The angles of a reference configuration (`sites`; none: empty), unwrapped as the answers.
+  Eigen::VectorXd ReferenceAngles(const std::optional<Eigen::Matrix3Xd>& sites,
+                                  const IkResult& step) const;
   // Whether this step follows reference_ (jerk-limited and lagging).
   bool FollowsReference() const { return jerk_limited_ && lagging_ && reference_.has_value(); }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
@@ -148,7 +144,7 @@ class RateLimitedTracker {
   // arm then circled 16-26 cm about a still target.)
   bool jerk_limited_ = false;
   std::optional<Eigen::Matrix3Xd> reference_;
-  Eigen::VectorXd reference_velocity_;  // its joint velocity over the last step (empty: none)
+  planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;      // of the closest state within the limits
   static constexpr double kJacobianStep = 1e-7;  // rad, forward differences

@@ -161,6 +161,21 @@ inline bool PreferClosest(double closest_clearance, double closest_distance, dou
   return safer || closer;
 }
 
+// The joint motion of a tracker's reference configuration along a stream (jerk-limited Track:
+// the unlimited solve of each target, from the last one's): its velocity over the last step
+// and that velocity's change from the step before, what JointRateWindow::Approach takes.
+class ReferenceMotion {
+ public:
+  struct Step {
+    Eigen::VectorXd velocity, acceleration;  // empty where there was no reference before
+  };
+  // The reference moved from `before` (empty: none) to `now` over dt.
+  Step Move(const Eigen::VectorXd& before, const Eigen::VectorXd& now, double dt);
+
+ private:
+  Eigen::VectorXd velocity_;  // over the last step (empty: none)
+};
+
 // The joints of an arm after the last answer of a stream, and what each may do next.
 class JointRateWindow {
  public:

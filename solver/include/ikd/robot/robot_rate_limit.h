@@ -117,7 +117,7 @@ class RateLimitedRobotTracker {
   // that moves with the target (as ik::RateLimitedTracker does).
   bool jerk_limited_ = false;
   std::optional<Eigen::VectorXd> reference_;
-  Eigen::VectorXd reference_velocity_;  // its joint velocity over the last step (empty: none)
+  planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;
   static constexpr int kLinearizations = 3;        // of the closest state within the limits
   static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative
