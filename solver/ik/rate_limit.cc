@@ -32,11 +32,7 @@ RateLimitedTracker::RateLimitedTracker(const Arm& arm, const planning::Scene* sc
       body_(arm),
       tracker_(std::move(tracker)),
       safety_margin_(safety_margin),
-      window_(AngleRates(arm)) {
-  for (const planning::JointRate& rate : AngleRates(arm)) {
-    jerk_limited_ = jerk_limited_ || std::isfinite(rate.max_jerk);
-  }
-}
+      window_(AngleRates(arm)) {}
 
 std::vector<planning::JointRate> RateLimitedTracker::AngleRates(const Arm& arm) {
   std::vector<planning::JointRate> rates(arm.num_angles());
@@ -71,13 +67,13 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   if (FollowsReference()) tracker_.Restart(*reference_);
   absl::StatusOr<IkResult> step = tracker_.StepTo(target, time);
   if (!step.ok()) return step;
-  if (jerk_limited_) reference_ = step->sites;
+  if (window_.jerk_limited()) reference_ = step->sites;
   Eigen::VectorXd q = Unwrapped(*step);
   const double dt = time - time_;
   window_.ForgetApproach();
   const planning::ReferenceMotion::Step reference_step =
-      jerk_limited_ ? reference_motion_.Move(ReferenceAngles(before, *step), q, dt)
-                    : planning::ReferenceMotion::Step{};
+      window_.jerk_limited() ? reference_motion_.Move(ReferenceAngles(before, *step), q, dt)
+                             : planning::ReferenceMotion::Step{};
   if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
     if (reference_step.velocity.size() > 0) {
       window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
@@ -90,7 +86,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && target == last_target_ && !window_.Within(dt, q)) {
+  } else if (window_.jerk_limited() && target == last_target_ && !window_.Within(dt, q)) {
     // A still target too far for jerk-limited joints: each joint towards the reference's value
     // as fast as its window allows without passing it (JerkBrakedForTarget), a time-optimal
     // approach joint by joint, or the closest state within the limits where that is on the
@@ -101,8 +97,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
     if (step->status == planning::StepStatus::kReached ||
         step->status == planning::StepStatus::kClampedUnreachable) {
-      step->status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
-                                                 : planning::StepStatus::kAccelerationLimited;
+      step->status = window_.LimitedStatus(dt, q);
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/true);
     tracker_.Restart(step->sites);
@@ -124,8 +119,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
     if (step->status == planning::StepStatus::kReached ||
         step->status == planning::StepStatus::kClampedUnreachable) {
-      step->status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
-                                                 : planning::StepStatus::kAccelerationLimited;
+      step->status = window_.LimitedStatus(dt, q);
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, *step, q);
     tracker_.Restart(step->sites);
@@ -154,7 +148,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   }
   // A hand on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it (else it would go on chasing the reference's joints).
-  if (jerk_limited_ && step->hand_error <= kOnTargetWithin) reference_ = step->sites;
+  if (window_.jerk_limited() && step->hand_error <= kOnTargetWithin) reference_ = step->sites;
   window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
@@ -292,9 +286,7 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   // Its own status (the copy carries the cut way's, which may have collided).
   closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
                    : on_target                 ? planning::StepStatus::kReached
-                   : window_.AtSpeedLimit(dt, q_closest)
-                       ? planning::StepStatus::kVelocityLimited
-                       : planning::StepStatus::kAccelerationLimited;
+                                               : window_.LimitedStatus(dt, q_closest);
   step = std::move(closest);
   q = q_closest;
   return on_target && step.status == planning::StepStatus::kReached;

@@ -56,30 +56,18 @@ double JerkBrakeVelocity(const JointRate& rate, double v, double a, double dt) {
   return v + next * dt;
 }
 
-double JerkBrakeSteps(const JointRate& rate, double v, double a, double dt) {
+JerkBrake SimulateJerkBrake(const JointRate& rate, double q, double v, double a, double dt) {
   const double r = rate.max_jerk * dt;
-  int k = 0;
-  for (; k < kMaxBrakeSteps && !(v == 0.0 && std::abs(a) <= r); ++k) {
-    const double next = JerkBrakeVelocity(rate, v, a, dt);
-    a = (next - v) / dt;
-    v = next;
-  }
-  return k;
-}
-
-std::pair<double, double> JerkBrakeExcursion(const JointRate& rate, double q, double v, double a,
-                                             double dt) {
-  const double r = rate.max_jerk * dt;
-  double lowest = q, highest = q;
-  for (int k = 0; k < kMaxBrakeSteps && !(v == 0.0 && std::abs(a) <= r); ++k) {
+  JerkBrake brake{0, q, q};
+  for (; brake.steps < kMaxBrakeSteps && !(v == 0.0 && std::abs(a) <= r); ++brake.steps) {
     const double next = JerkBrakeVelocity(rate, v, a, dt);
     a = (next - v) / dt;
     v = next;
     q += v * dt;
-    lowest = std::min(lowest, q);
-    highest = std::max(highest, q);
+    brake.lowest = std::min(brake.lowest, q);
+    brake.highest = std::max(brake.highest, q);
   }
-  return {lowest, highest};
+  return brake;
 }
 
 std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, double v, double a,
@@ -105,11 +93,11 @@ std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, dou
   if (rate.range) {  // the brake from the next state stays inside (or no further out than q)
     const double lower = std::min(rate.range->first, q);
     const double upper = std::max(rate.range->second, q);
-    const auto excursion = [&](double u) {
-      return JerkBrakeExcursion(rate, q + u * dt, u, accel(u), dt);
+    const auto brake_from = [&](double u) {
+      return SimulateJerkBrake(rate, q + u * dt, u, accel(u), dt);
     };
-    const auto below = [&](double u) { return excursion(u).second <= upper; };
-    const auto above = [&](double u) { return excursion(u).first >= lower; };
+    const auto below = [&](double u) { return brake_from(u).highest <= upper; };
+    const auto above = [&](double u) { return brake_from(u).lowest >= lower; };
     hi = LargestWith(lo, hi, below);
     lo = SmallestWith(lo, hi, above);
     if (!below(hi) || !above(lo)) return brake();
@@ -126,9 +114,9 @@ std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
   relative.range.reset();
   relative.max_velocity = std::numeric_limits<double>::infinity();
   const auto short_of = [&](double u) {
-    const auto [low, high] =
-        JerkBrakeExcursion(relative, u * dt - distance, u - v_target, (u - v) / dt - a_target, dt);
-    return distance > 0.0 ? high <= 0.0 : low >= 0.0;
+    const JerkBrake brake =
+        SimulateJerkBrake(relative, u * dt - distance, u - v_target, (u - v) / dt - a_target, dt);
+    return distance > 0.0 ? brake.highest <= 0.0 : brake.lowest >= 0.0;
   };
   auto [lo, hi] = range;
   if (distance > 0.0) hi = short_of(lo) ? LargestWith(lo, hi, short_of) : lo;
@@ -151,7 +139,10 @@ ReferenceMotion::Step ReferenceMotion::Move(const Eigen::VectorXd& before,
   return step;
 }
 
-JointRateWindow::JointRateWindow(std::vector<JointRate> joints) : joints_(std::move(joints)) {}
+JointRateWindow::JointRateWindow(std::vector<JointRate> joints) : joints_(std::move(joints)) {
+  for (const JointRate& rate : joints_)
+    jerk_limited_ = jerk_limited_ || std::isfinite(rate.max_jerk);
+}
 
 void JointRateWindow::Answer(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt) {
   const bool after_answer = q_.size() == q.size() && dt > 0.0;
@@ -242,6 +233,10 @@ bool JointRateWindow::AtSpeedLimit(double dt, const Eigen::VectorXd& q) const {
   return false;
 }
 
+StepStatus JointRateWindow::LimitedStatus(double dt, const Eigen::VectorXd& q) const {
+  return AtSpeedLimit(dt, q) ? StepStatus::kVelocityLimited : StepStatus::kAccelerationLimited;
+}
+
 void JointRateWindow::StepBox(double dt, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
   for (int j = 0; j < q_.size(); ++j) {
     std::tie(lo[j], hi[j]) = StepRange(VelocityRangeOf(j, dt, false), VelocityRangeOf(j, dt, true),
@@ -277,7 +272,7 @@ double JointRateWindow::BrakingIntervals(double dt) const {
   for (int j = 0; j < q_.size(); ++j) {
     const JointRate& rate = joints_[j];
     if (std::isfinite(rate.max_jerk)) {
-      intervals = std::max(intervals, JerkBrakeSteps(rate, v_[j], a_[j], dt));
+      intervals = std::max(intervals, double(SimulateJerkBrake(rate, 0.0, v_[j], a_[j], dt).steps));
       continue;
     }
     const double reach = rate.max_acceleration * dt;

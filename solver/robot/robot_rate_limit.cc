@@ -33,11 +33,7 @@ RateLimitedRobotTracker::RateLimitedRobotTracker(const Robot& robot, RobotTracke
       safety_margin_(options.safety_margin),
       position_tolerance_(options.position_tolerance),
       rotation_tolerance_(options.rotation_tolerance),
-      window_(JointRates(robot)) {
-  for (const planning::JointRate& rate : JointRates(robot)) {
-    jerk_limited_ = jerk_limited_ || std::isfinite(rate.max_jerk);
-  }
-}
+      window_(JointRates(robot)) {}
 
 std::vector<planning::JointRate> RateLimitedRobotTracker::JointRates(const Robot& robot) {
   std::vector<planning::JointRate> rates(robot.num_joints());
@@ -64,15 +60,15 @@ bool SameTarget(const ToolTarget& target, const std::optional<ToolTarget>& last)
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
   const double dt = time - time_;
   const std::optional<Eigen::VectorXd> before = reference_;
-  const bool follows_reference = jerk_limited_ && lagging_ && reference_.has_value();
+  const bool follows_reference = window_.jerk_limited() && lagging_ && reference_.has_value();
   if (answered_ && follows_reference) tracker_.Reset(*reference_);
   RobotIkResult result = answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : First(target);
   Eigen::VectorXd q = result.q;
-  if (jerk_limited_) reference_ = q;
+  if (window_.jerk_limited()) reference_ = q;
   window_.ForgetApproach();
   const planning::ReferenceMotion::Step reference_step =
-      jerk_limited_ ? reference_motion_.Move(before.value_or(Eigen::VectorXd()), q, dt)
-                    : planning::ReferenceMotion::Step{};
+      window_.jerk_limited() ? reference_motion_.Move(before.value_or(Eigen::VectorXd()), q, dt)
+                             : planning::ReferenceMotion::Step{};
   if (answered_ && dt > 0.0 && lagging_ && reference_step.velocity.size() > 0) {
     window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
   } else if (answered_ && dt > 0.0 && lagging_ && last_target_) {
@@ -83,7 +79,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
                               : Eigen::VectorXd::Zero(q.size());
     lagging_ = false;
-  } else if (jerk_limited_ && SameTarget(target, last_target_) && !window_.Within(dt, q)) {
+  } else if (window_.jerk_limited() && SameTarget(target, last_target_) && !window_.Within(dt, q)) {
     // A still target too far for jerk-limited joints: each joint towards the reference's value
     // as fast as its window allows without passing it, or the closest state within the limits
     // where that is on the target (ik::RateLimitedTracker::StepTo says why).
@@ -93,8 +89,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     if (result.status != planning::StepStatus::kInCollision &&
         (reached == planning::StepStatus::kReached ||
          reached == planning::StepStatus::kVelocityLimited)) {
-      result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
-                                                  : planning::StepStatus::kAccelerationLimited;
+      result.status = window_.LimitedStatus(dt, q);
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
     tracker_.Reset(q);
@@ -114,8 +109,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     if (result.status != planning::StepStatus::kInCollision &&
         (reached == planning::StepStatus::kReached ||
          reached == planning::StepStatus::kVelocityLimited)) {
-      result.status = window_.AtSpeedLimit(dt, q) ? planning::StepStatus::kVelocityLimited
-                                                  : planning::StepStatus::kAccelerationLimited;
+      result.status = window_.LimitedStatus(dt, q);
     }
     lagging_ = !TakeClosestWithinLimits(target, dt, result, q);
     tracker_.Reset(q);
@@ -144,7 +138,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   }
   // A tool on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it.
-  if (jerk_limited_ && result.status == planning::StepStatus::kReached) reference_ = q;
+  if (window_.jerk_limited() && result.status == planning::StepStatus::kReached) reference_ = q;
   window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
@@ -284,9 +278,7 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   // Its own status (the copy carries the cut way's, which may have collided).
   closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
                    : on_target                 ? planning::StepStatus::kReached
-                   : window_.AtSpeedLimit(dt, q_closest)
-                       ? planning::StepStatus::kVelocityLimited
-                       : planning::StepStatus::kAccelerationLimited;
+                                               : window_.LimitedStatus(dt, q_closest);
   result = std::move(closest);
   q = q_closest;
   return on_target && result.status == planning::StepStatus::kReached;

@@ -101,7 +101,9 @@ class RateLimitedTracker {
   Eigen::VectorXd ReferenceAngles(const std::optional<Eigen::Matrix3Xd>& sites,
                                   const IkResult& step) const;
   // Whether this step follows reference_ (jerk-limited and lagging).
-  bool FollowsReference() const { return jerk_limited_ && lagging_ && reference_.has_value(); }
+  bool FollowsReference() const {
+    return window_.jerk_limited() && lagging_ && reference_.has_value();
+  }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
@@ -142,7 +144,6 @@ class RateLimitedTracker {
   // one configuration that moves with the target. (Solved from every answer, the configuration
   // wanders over the arm's redundancy while jerk-limited joints take long to stop: a 5-limb
   // arm then circled 16-26 cm about a still target.)
-  bool jerk_limited_ = false;
   std::optional<Eigen::Matrix3Xd> reference_;
   planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;

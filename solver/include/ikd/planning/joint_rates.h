@@ -18,6 +18,8 @@
 
 #include <Eigen/Core>
 
+#include "ikd/planning/step_status.h"
+
 namespace ikd::planning {
 
 // One joint's servo limits; the defaults are a joint without limits.
@@ -56,12 +58,13 @@ double RampVelocity(double b, double r, double dt);
 // joint comes to rest this step. The brake is a function of the state alone, so a state from
 // which it keeps every limit has a next state (its own next step) from which it does too.
 double JerkBrakeVelocity(const JointRate& rate, double v, double a, double dt);
-// The steps the jerk-limited brake from (v, a) takes until the joint rests.
-double JerkBrakeSteps(const JointRate& rate, double v, double a, double dt);
-// The lowest and highest position the jerk-limited brake from (q, v, a) passes through until
-// the joint rests (velocity 0, and the next step's acceleration too).
-std::pair<double, double> JerkBrakeExcursion(const JointRate& rate, double q, double v, double a,
-                                             double dt);
+// The jerk-limited brake from (q, v, a) until the joint rests (velocity 0, and the next step's
+// acceleration too): its steps and the lowest and highest position it passes through.
+struct JerkBrake {
+  int steps = 0;
+  double lowest = 0.0, highest = 0.0;
+};
+JerkBrake SimulateJerkBrake(const JointRate& rate, double q, double v, double a, double dt);
 // VelocityRange for a jerk-limited joint whose last step had acceleration a: |v'| <= v_max,
 // |a'| <= a_max and |a' - a| <= r, with a' = (v' - v) / dt; no faster than the ramp down of a'
 // leaves within v_max (RampVelocity), and no faster than lets the jerk-limited brake from the
@@ -183,6 +186,8 @@ class JointRateWindow {
   explicit JointRateWindow(std::vector<JointRate> joints);
 
   int size() const { return static_cast<int>(joints_.size()); }
+  // Whether some joint declares a jerk limit.
+  bool jerk_limited() const { return jerk_limited_; }
   // The last answer's joint values (empty before the first).
   const Eigen::VectorXd& q() const { return q_; }
 
@@ -222,6 +227,9 @@ class JointRateWindow {
   // Whether some joint moves from q() to q at its velocity limit (else an acceleration or a
   // position limit is what held the answer back).
   bool AtSpeedLimit(double dt, const Eigen::VectorXd& q) const;
+  // The status of an answer the limits held back: VELOCITY_LIMITED where AtSpeedLimit, else
+  // ACCELERATION_LIMITED.
+  StepStatus LimitedStatus(double dt, const Eigen::VectorXd& q) const;
   // What a step from q() over dt may do, for the closest state within the limits: per joint
   // its bounds [lo, hi] (StepRange), the weight of its motion in a least-motion step
   // ((slowest joint's max velocity / its own)^2, 1 where either is unlimited), and the
@@ -242,6 +250,7 @@ class JointRateWindow {
   double InRange(int j, double next) const;
 
   std::vector<JointRate> joints_;
+  bool jerk_limited_ = false;
   Eigen::VectorXd q_, v_;
   Eigen::VectorXd a_;                // per joint, the acceleration into the last answer
   Eigen::VectorXd approach_;         // per joint, distance left to the target (empty: none)

@@ -115,7 +115,6 @@ class RateLimitedRobotTracker {
   // Jerk-limited arms: the tracker's own solve of the last target, unlimited; while the arm
   // lags, the next target is solved from it, so that the joints brake for one configuration
   // that moves with the target (as ik::RateLimitedTracker does).
-  bool jerk_limited_ = false;
   std::optional<Eigen::VectorXd> reference_;
   planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;
