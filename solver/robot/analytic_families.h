@@ -22,6 +22,8 @@ struct Arm6 {
 
 struct RawSolution {
   std::array<double, 6> q{};
+  // cos and sin of q[0..2] (the spherical-wrist families turn the wrist target back by them).
+  std::array<double, 3> cos{1.0, 1.0, 1.0}, sin{};
   bool singular = false;
 };
 

@@ -232,6 +232,10 @@ absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
     ik.limits_.push_back(joint.limits.value_or(JointLimits{-kInf, kInf}));
   }
   ik.home_ = X * merged.X_FT;
+  for (int j = 0; j < n; ++j) {
+    ik.link_.push_back((j + 1 < n ? ik.origin_[j + 1] : ik.home_.translation()) - ik.origin_[j]);
+  }
+  ik.home_rotation_ = Eigen::Quaterniond(ik.home_.linear()).normalized();
   std::vector<int> locks = {-1};
   if (n == 7) {
     locks = options.locked_joint >= 0 ? std::vector<int>{options.locked_joint}
@@ -276,59 +280,69 @@ absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
       absl::StrCat("the arm fits no closed-form family: ", absl::StrJoin(failures, "; ")));
 }
 
-Eigen::Isometry3d AnalyticIk::ToolPoseAt(const Eigen::VectorXd& q) const {
-  // X <- X [Rj, o_j - Rj o_j], composed on a quaternion and a translation: the cheapest form
-  // of the check every branch gets.
+AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::VectorXd& q,
+                                                        HalfAngles& memo) const {
+  // X_j = X_{j-1} [R_j, o_j - R_j o_j] telescopes: the translation is o_0 plus each link vector
+  // (origin to origin, the last to the tool) turned by the rotations up to its joint.
   Eigen::Quaterniond Q = Eigen::Quaterniond::Identity();
-  Eigen::Vector3d p = Eigen::Vector3d::Zero();
+  Eigen::Vector3d p = origin_.front();
   for (int j = 0; j < num_joints(); ++j) {
-    const double half = 0.5 * q[j];
-    const Eigen::Vector3d v = std::sin(half) * h_[j];
-    const Eigen::Quaterniond Qj(std::cos(half), v.x(), v.y(), v.z());
-    p += Q * (origin_[j] - Qj * origin_[j]);
-    Q = Q * Qj;
+    if (!memo.known[j] || memo.q[j] != q[j]) {
+      memo.q[j] = q[j];
+      memo.cos[j] = std::cos(0.5 * q[j]);
+      memo.sin[j] = std::sin(0.5 * q[j]);
+      memo.known[j] = true;
+    }
+    const Eigen::Vector3d v = memo.sin[j] * h_[j];
+    Q = Q * Eigen::Quaterniond(memo.cos[j], v.x(), v.y(), v.z());
+    p += Q * link_[j];
   }
-  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
-  X.linear() = Q.toRotationMatrix() * home_.linear();
-  X.translation() = p + Q * home_.translation();
-  return X;
+  return {Q * home_rotation_, p};
 }
 
 // Newton steps on the exact chain (the locked joint held) until the pose error is round-off;
 // returns the errors (m, rad) of the final q.
 std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
-                                             Eigen::VectorXd& q) const {
+                                             const Eigen::Quaterniond& target_rotation,
+                                             HalfAngles& memo, Eigen::VectorXd& q) const {
   for (int step = 0;; ++step) {
-    const Eigen::Isometry3d X = ToolPoseAt(q);
-    const Eigen::Vector3d dp = X_WT.translation() - X.translation();
-    const Eigen::Matrix3d dR = X_WT.linear() * X.linear().transpose();
-    // The angle of dR, accurate near 0 (acos of the trace is not).
-    const Eigen::Vector3d vee(dR(2, 1) - dR(1, 2), dR(0, 2) - dR(2, 0), dR(1, 0) - dR(0, 1));
+    const ToolQuaternion tool = ToolQuaternionAt(q, memo);
+    const Eigen::Vector3d dp = X_WT.translation() - tool.translation;
+    // The angle of the rotation between them, 2 atan2(|e.vec|, |e.w|): 2 |e.vec| to within
+    // 1e-8 of itself below 1e-4.
+    const Eigen::Quaterniond e = target_rotation * tool.rotation.conjugate();
+    const double half_sine = e.vec().norm();
+    const double rotation_error =
+        half_sine < 1e-4 ? 2.0 * half_sine : 2.0 * std::atan2(half_sine, std::abs(e.w()));
     const double position_error = dp.norm();
-    const double rotation_error = std::atan2(0.5 * vee.norm(), 0.5 * (dR.trace() - 1.0));
     const double error = std::max(position_error, rotation_error);
     if (error <= kPolishBelow || error > kPolishAbove || step == kPolishSteps) {
       return {position_error, rotation_error};
     }
-    const Eigen::AngleAxisd dr(dR);
+    // The rotation vector taking the tool's orientation to the target's (e's shorter way).
+    const Eigen::Vector3d dr =
+        half_sine > 0.0
+            ? Eigen::Vector3d((e.w() < 0.0 ? -1.0 : 1.0) * rotation_error / half_sine * e.vec())
+            : Eigen::Vector3d::Zero();
+    const Eigen::Vector3d tool_translation = tool.translation;
     // Geometric Jacobian of the free joints: axis k moved by the joints before it.
     Eigen::Matrix<double, 6, 6> J;
     Eigen::Isometry3d before = Eigen::Isometry3d::Identity();
     for (int j = 0, col = 0; j < num_joints(); ++j) {
       if (j != locked_) {
         const Eigen::Vector3d w = before.linear() * h_[j];
-        J.block<3, 1>(0, col) = w.cross(X.translation() - before * origin_[j]);
+        J.block<3, 1>(0, col) = w.cross(tool_translation - before * origin_[j]);
         J.block<3, 1>(3, col) = w;
         ++col;
       }
       before = before * ScrewMotion(h_[j], origin_[j], q[j]);
     }
-    Eigen::Matrix<double, 6, 1> e;
-    e << dp, dr.angle() * dr.axis();
+    Eigen::Matrix<double, 6, 1> e6;
+    e6 << dp, dr;
     // Damped, so a branch at a singular pose moves no further than round-off would.
     const Eigen::Matrix<double, 6, 6> JJt =
         J * J.transpose() + 1e-12 * Eigen::Matrix<double, 6, 6>::Identity();
-    const Eigen::Matrix<double, 6, 1> dq = J.transpose() * JJt.ldlt().solve(e);
+    const Eigen::Matrix<double, 6, 1> dq = J.transpose() * JJt.ldlt().solve(e6);
     for (int j = 0, col = 0; j < num_joints(); ++j) {
       if (j != locked_) q[j] += dq[col++];
     }
@@ -365,6 +379,8 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
   } else {
     arm.home = home;
   }
+  const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
+  HalfAngles memo;
   std::vector<RawSolution> raw;
   switch (family_) {
     case AnalyticFamily::kThreeParallel:
@@ -377,6 +393,7 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
       raw = internal::SolveSphericalWristShoulder(arm, X);
       break;
   }
+  out.reserve(options_.every_turn ? 0 : raw.size());
   for (int b = 0; b < static_cast<int>(raw.size()); ++b) {
     Eigen::VectorXd q(n);
     for (int k = 0; k < 6; ++k) {
@@ -386,7 +403,7 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
     if (locked_ >= 0) q[locked_] = locked_value;
     // Plain variables, not a structured binding: the lambda below captures them (clang 14
     // refuses to capture a binding).
-    const std::pair<double, double> errors = Polish(X_WT, q);
+    const std::pair<double, double> errors = Polish(X_WT, target_rotation, memo, q);
     const double position_error = errors.first, rotation_error = errors.second;
     if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
     const auto add = [&](Eigen::VectorXd copy) {

@@ -18,10 +18,42 @@ Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double theta) {
   return Eigen::AngleAxisd(theta, k).toRotationMatrix();
 }
 
+Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double cos_theta, double sin_theta) {
+  Eigen::Matrix3d R = (1.0 - cos_theta) * (k * k.transpose());
+  R.diagonal().array() += cos_theta;
+  R(0, 1) -= sin_theta * k.z();
+  R(1, 0) += sin_theta * k.z();
+  R(0, 2) += sin_theta * k.y();
+  R(2, 0) -= sin_theta * k.y();
+  R(1, 2) -= sin_theta * k.x();
+  R(2, 1) += sin_theta * k.x();
+  return R;
+}
+
+namespace {
+
+// The angle of the direction (x, y), with its cosine and sine; (1, 0) for the zero vector.
+Angle1 AngleOf(double x, double y) {
+  Angle1 out;
+  out.theta = std::atan2(y, x);
+  const double r = std::sqrt(x * x + y * y);  // lengths of an arm's scale: no overflow
+  if (r > 0.0) {
+    out.cos = x / r;
+    out.sin = y / r;
+  }
+  return out;
+}
+
+}  // namespace
+
 double AngleAbout(const Eigen::Vector3d& k, const Eigen::Matrix3d& R) {
+  return AngleAboutWithCosSin(k, R).theta;
+}
+
+Angle1 AngleAboutWithCosSin(const Eigen::Vector3d& k, const Eigen::Matrix3d& R) {
   // R = rot(k, t): trace R = 1 + 2 cos t and R - R^T = 2 sin t [k]x.
   const Eigen::Vector3d vee(R(2, 1) - R(1, 2), R(0, 2) - R(2, 0), R(1, 0) - R(0, 1));
-  return std::atan2(0.5 * k.dot(vee), 0.5 * (R.trace() - 1.0));
+  return AngleOf(0.5 * (R.trace() - 1.0), 0.5 * k.dot(vee));
 }
 
 Angle1 Subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p1, const Eigen::Vector3d& p2) {
@@ -35,7 +67,10 @@ Angle1 Subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p1, const Ei
     out.exact = std::abs(a.norm() - b.norm()) <= 1e-6 * scale;
     return out;
   }
-  out.theta = std::atan2(k.dot(a.cross(b)), a.dot(b));
+  const Angle1 angle = AngleOf(a.dot(b), k.dot(a.cross(b)));
+  out.theta = angle.theta;
+  out.cos = angle.cos;
+  out.sin = angle.sin;
   out.exact = std::abs(a.norm() - b.norm()) <= 1e-6 * scale &&
               std::abs(k.dot(p1) - k.dot(p2)) <= 1e-6 * scale;
   return out;
@@ -56,16 +91,25 @@ Angles Subproblem4(const Eigen::Vector3d& h, const Eigen::Vector3d& k, const Eig
     return out;
   }
   const double phase = std::atan2(B, A);
+  const double cos_phase = A / amplitude, sin_phase = B / amplitude;
   const double c = (d - C) / amplitude;
   if (std::abs(c) > 1.0) {
     out.exact = std::abs(c) - 1.0 <= 1e-12;  // a double root, past 1 by round-off
     out.theta[0] = WrapAngle(c > 0.0 ? phase : phase + std::numbers::pi);
+    out.cos[0] = c > 0.0 ? cos_phase : -cos_phase;
+    out.sin[0] = c > 0.0 ? sin_phase : -sin_phase;
     return out;
   }
   const double spread = std::acos(c);
+  const double sin_spread = std::sqrt(std::max(0.0, 1.0 - c * c));
   out.count = 2;
   out.theta[0] = WrapAngle(phase + spread);
   out.theta[1] = WrapAngle(phase - spread);
+  // cos and sin of phase +- spread by the sum formulas.
+  out.cos[0] = cos_phase * c - sin_phase * sin_spread;
+  out.sin[0] = sin_phase * c + cos_phase * sin_spread;
+  out.cos[1] = cos_phase * c + sin_phase * sin_spread;
+  out.sin[1] = sin_phase * c - cos_phase * sin_spread;
   return out;
 }
 
@@ -100,6 +144,10 @@ AnglePairs Subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1,
     const Angle1 second = Subproblem1(k2, p2, c);
     out.theta1[i] = first.theta;
     out.theta2[i] = second.theta;
+    out.cos1[i] = first.cos;
+    out.sin1[i] = first.sin;
+    out.cos2[i] = second.cos;
+    out.sin2[i] = second.sin;
     out.degenerate = out.degenerate || first.degenerate || second.degenerate;
   }
   return out;

@@ -21,21 +21,28 @@ inline double WrapAngle(double theta) {
 
 // rot(k, theta) p = p cos(theta) + (k x p) sin(theta) + k (k . p) (1 - cos(theta)).
 Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double theta);
-
-// The angle theta of the rotation about k nearest R (exact when R = rot(k, theta)).
-double AngleAbout(const Eigen::Vector3d& k, const Eigen::Matrix3d& R);
+// The same from cos(theta) and sin(theta) (the subproblems give both: no sine or cosine to
+// evaluate).
+Eigen::Matrix3d Rot(const Eigen::Vector3d& k, double cos_theta, double sin_theta);
 
 struct Angle1 {
   double theta = 0.0;
+  double cos = 1.0, sin = 0.0;  // of theta
   bool exact = true;        // |p1| = |p2| and k . p1 = k . p2, within the tolerance
   bool degenerate = false;  // p1 or p2 (nearly) along k: every theta serves; 0 is returned
 };
+// The angle theta of the rotation about k nearest R (exact when R = rot(k, theta)), with its
+// cosine and sine.
+double AngleAbout(const Eigen::Vector3d& k, const Eigen::Matrix3d& R);
+Angle1 AngleAboutWithCosSin(const Eigen::Vector3d& k, const Eigen::Matrix3d& R);
+
 // Subproblem 1: theta minimizing |rot(k, theta) p1 - p2|.
 Angle1 Subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p1, const Eigen::Vector3d& p2);
 
 struct Angles {
   int count = 0;  // 1 or 2 (a least-squares answer, or a double root, is one)
   double theta[2] = {0.0, 0.0};
+  double cos[2] = {1.0, 1.0}, sin[2] = {0.0, 0.0};  // of theta[i]
   bool exact = true;        // false: no exact solution, theta[0] is the least-squares one
   bool degenerate = false;  // the equation does not depend on theta: theta[0] = 0, count 1
 };
@@ -50,6 +57,8 @@ struct AnglePairs {
   int count = 0;  // 1 or 2
   double theta1[2] = {0.0, 0.0};
   double theta2[2] = {0.0, 0.0};
+  double cos1[2] = {1.0, 1.0}, sin1[2] = {0.0, 0.0};  // of theta1[i]
+  double cos2[2] = {1.0, 1.0}, sin2[2] = {0.0, 0.0};  // of theta2[i]
   bool exact = true;
   bool degenerate = false;  // p1 along k1 (or p2 along k2): theta1 (theta2) = 0 was chosen
 };

@@ -119,5 +119,45 @@ TEST(Subproblems, TwoMeetsBothRotations) {
   }
 }
 
+// The cosines and sines the subproblems return with each angle (the closed forms build their
+// rotations from them) are those of the angle, by libm here; the out-of-reach and degenerate
+// answers included.
+void ExpectCosSinOf(double theta, double c, double s) {
+  EXPECT_NEAR(c, std::cos(theta), 1e-12) << theta;
+  EXPECT_NEAR(s, std::sin(theta), 1e-12) << theta;
+}
+
+TEST(Subproblems, EveryAngleComesWithItsCosineAndSine) {
+  Draw draw;
+  for (int i = 0; i < 200; ++i) {
+    const Eigen::Vector3d k = draw.Unit(), k2 = draw.Unit(), p1 = draw.Vector(), p2 = draw.Vector();
+    const double theta = draw.Angle();
+    EXPECT_LT(
+        (Rot(k, std::cos(theta), std::sin(theta)) - Eigen::AngleAxisd(theta, k).toRotationMatrix())
+            .norm(),
+        1e-14);
+    const Angle1 about = AngleAboutWithCosSin(k, Eigen::AngleAxisd(theta, k).toRotationMatrix());
+    ExpectCosSinOf(about.theta, about.cos, about.sin);
+    const Angle1 one = Subproblem1(k, p1, p2);  // generally inexact: least squares
+    ExpectCosSinOf(one.theta, one.cos, one.sin);
+    // d drawn past the reachable band now and then: the single nearest answer.
+    const Angles four = Subproblem4(k2, k, p1, 1.5 * draw.Vector().x());
+    for (int j = 0; j < four.count; ++j) ExpectCosSinOf(four.theta[j], four.cos[j], four.sin[j]);
+    const Angles three = Subproblem3(k, p1, p2, std::abs(draw.Vector().x()));
+    for (int j = 0; j < three.count; ++j) {
+      ExpectCosSinOf(three.theta[j], three.cos[j], three.sin[j]);
+    }
+    const AnglePairs two = Subproblem2(k, p1, k2, Turn(k2, theta, p1));
+    for (int j = 0; j < two.count; ++j) {
+      ExpectCosSinOf(two.theta1[j], two.cos1[j], two.sin1[j]);
+      ExpectCosSinOf(two.theta2[j], two.cos2[j], two.sin2[j]);
+    }
+  }
+  const Angles degenerate = Subproblem4(Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitZ(),
+                                        Eigen::Vector3d::UnitZ(), 1.0);
+  ASSERT_TRUE(degenerate.degenerate);
+  ExpectCosSinOf(degenerate.theta[0], degenerate.cos[0], degenerate.sin[0]);
+}
+
 }  // namespace
 }  // namespace ikd::robot::internal

@@ -99,9 +99,25 @@ class AnalyticIk {
 
  private:
   AnalyticIk() = default;
-  // Forward kinematics of the exact chain (product of exponentials).
-  Eigen::Isometry3d ToolPoseAt(const Eigen::VectorXd& q) const;
-  std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT, Eigen::VectorXd& q) const;
+  // Forward kinematics of the exact chain (product of exponentials) as a rotation and a
+  // translation: one quaternion turn of a fixed vector per joint.
+  struct ToolQuaternion {
+    Eigen::Quaterniond rotation;
+    Eigen::Vector3d translation;
+  };
+  // The half angles' cosines and sines of the last q a joint took: branches share joint values
+  // (a UR5's 8 share 2 values of joint 1, 4 of joints 5 and 6; a 7R arm its locked value).
+  struct HalfAngles {
+    std::array<double, 7> q, cos, sin;
+    std::array<bool, 7> known{};
+  };
+  ToolQuaternion ToolQuaternionAt(const Eigen::VectorXd& q, HalfAngles& memo) const;
+  // The pose errors (m, rad) of q against a target given both ways (its quaternion spares the
+  // check of every branch a rotation matrix), after Newton steps where they are above
+  // round-off and below a miss.
+  std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT,
+                                   const Eigen::Quaterniond& target_rotation, HalfAngles& memo,
+                                   Eigen::VectorXd& q) const;
   // every_turn's copies of q (at most kMaxTurnCopies per joint); none when a joint has none.
   std::vector<double> LockedSamples(int count) const;  // none for a 6R arm
   std::vector<Eigen::VectorXd> TurnCopies(const Eigen::VectorXd& q,
@@ -119,6 +135,10 @@ class AnalyticIk {
   // line along h_[k] through origin_[k]; home_ is the tool pose.
   std::vector<Eigen::Vector3d> h_, origin_;
   std::vector<Eigen::Vector3d> point_;  // per joint: the family's chosen point on its axis
+  // ToolQuaternionAt's fixed vectors: origin_[j + 1] - origin_[j], then the tool's translation
+  // less the last origin; and home_'s rotation.
+  std::vector<Eigen::Vector3d> link_;
+  Eigen::Quaterniond home_rotation_ = Eigen::Quaterniond::Identity();
   std::array<int, 6> free_{};           // the joints solved for, base to tool
   std::array<double, 6> sign_{};        // in solve order: h[k] = sign[k] h[1] where parallel
   Eigen::Isometry3d home_ = Eigen::Isometry3d::Identity();
