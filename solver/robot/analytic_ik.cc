@@ -288,9 +288,11 @@ AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::VectorXd& q
   Eigen::Vector3d p = origin_.front();
   for (int j = 0; j < num_joints(); ++j) {
     if (!memo.known[j] || memo.q[j] != q[j]) {
+      const double half = 0.5 * q[j];
+      const double c = std::cos(half), s = std::sin(half);  // locals: one sincos call
       memo.q[j] = q[j];
-      memo.cos[j] = std::cos(0.5 * q[j]);
-      memo.sin[j] = std::sin(0.5 * q[j]);
+      memo.cos[j] = c;
+      memo.sin[j] = s;
       memo.known[j] = true;
     }
     const Eigen::Vector3d v = memo.sin[j] * h_[j];
