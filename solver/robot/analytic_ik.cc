@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 
@@ -280,7 +281,7 @@ absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
       absl::StrCat("the arm fits no closed-form family: ", absl::StrJoin(failures, "; ")));
 }
 
-AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::VectorXd& q,
+AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::Ref<const Eigen::VectorXd>& q,
                                                         HalfAngles& memo) const {
   // X_j = X_{j-1} [R_j, o_j - R_j o_j] telescopes: the translation is o_0 plus each link vector
   // (origin to origin, the last to the tool) turned by the rotations up to its joint.
@@ -306,7 +307,8 @@ AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::VectorXd& q
 // returns the errors (m, rad) of the final q.
 std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
                                              const Eigen::Quaterniond& target_rotation,
-                                             HalfAngles& memo, Eigen::VectorXd& q) const {
+                                             HalfAngles& memo,
+                                             Eigen::Ref<Eigen::VectorXd> q) const {
   for (int step = 0;; ++step) {
     const ToolQuaternion tool = ToolQuaternionAt(q, memo);
     const Eigen::Vector3d dp = X_WT.translation() - tool.translation;
@@ -351,9 +353,9 @@ std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
   }
 }
 
-std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, double locked_value,
-                                                const Eigen::VectorXd* near) const {
-  std::vector<AnalyticSolution> out;
+std::vector<AnalyticIk::Branch> AnalyticIk::Branches(const Eigen::Isometry3d& X_WT,
+                                                     double locked_value) const {
+  std::vector<Branch> out;
   if (!X_WT.matrix().allFinite() || !std::isfinite(locked_value)) return out;
   const int n = num_joints();
   Eigen::Isometry3d lock = Eigen::Isometry3d::Identity();
@@ -381,8 +383,6 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
   } else {
     arm.home = home;
   }
-  const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
-  HalfAngles memo;
   std::vector<RawSolution> raw;
   switch (family_) {
     case AnalyticFamily::kThreeParallel:
@@ -395,14 +395,29 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
       raw = internal::SolveSphericalWristShoulder(arm, X);
       break;
   }
-  out.reserve(options_.every_turn ? 0 : raw.size());
+  out.reserve(raw.size());
   for (int b = 0; b < static_cast<int>(raw.size()); ++b) {
-    Eigen::VectorXd q(n);
+    JointValues q(n);
     for (int k = 0; k < 6; ++k) {
       const int j = free_[reversed_ ? 5 - k : k];
       q[j] = reversed_ ? -raw[b].q[k] : raw[b].q[k];
     }
     if (locked_ >= 0) q[locked_] = locked_value;
+    out.push_back({std::move(q), raw[b].singular, b});
+  }
+  return out;
+}
+
+std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, double locked_value,
+                                                const Eigen::VectorXd* near) const {
+  std::vector<AnalyticSolution> out;
+  const std::vector<Branch> branches = Branches(X_WT, locked_value);
+  if (branches.empty()) return out;
+  const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
+  HalfAngles memo;
+  out.reserve(options_.every_turn ? 0 : branches.size());
+  for (const Branch& branch : branches) {
+    Eigen::VectorXd q = branch.q;
     // Plain variables, not a structured binding: the lambda below captures them (clang 14
     // refuses to capture a binding).
     const std::pair<double, double> errors = Polish(X_WT, target_rotation, memo, q);
@@ -412,8 +427,10 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
       const bool known = std::any_of(out.begin(), out.end(), [&](const AnalyticSolution& s) {
         return (s.q - copy).cwiseAbs().maxCoeff() < 1e-9;  // a double root, found twice
       });
-      if (!known)
-        out.push_back({std::move(copy), raw[b].singular, b, position_error, rotation_error});
+      if (!known) {
+        out.push_back(
+            {std::move(copy), branch.singular, branch.index, position_error, rotation_error});
+      }
     };
     if (!options_.every_turn) {
       if (ToNearestCopy(q, near)) add(std::move(q));
@@ -422,6 +439,46 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
     for (Eigen::VectorXd& copy : TurnCopies(q, near)) add(std::move(copy));
   }
   return out;
+}
+
+std::optional<AnalyticSolution> AnalyticIk::FirstByDistance(
+    const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
+    const std::function<bool(const AnalyticSolution&)>& take) const {
+  // Every branch at every value, ordered by its copy nearest the seed before any is checked:
+  // the check (forward kinematics, polish) is most of a branch's cost, and the first branch
+  // taken is usually among the first few.
+  std::vector<Branch> branches;
+  std::vector<std::pair<double, int>> order;  // (distance, index in branches): a min-heap
+  const auto gather = [&](double locked_value) {
+    for (Branch& branch : Branches(X_WT, locked_value)) {
+      JointValues copy = branch.q;
+      if (!ToNearestCopy(copy, &seed)) continue;
+      order.emplace_back((copy - seed).squaredNorm(), static_cast<int>(branches.size()));
+      branches.push_back(std::move(branch));
+    }
+  };
+  gather(locked_ >= 0 ? seed[locked_] : 0.0);
+  for (double value : LockedSamples(samples)) gather(value);
+  // Popped nearest first, ties in the order found (a stable sort's order).
+  const auto farther = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
+    return a > b;
+  };
+  std::make_heap(order.begin(), order.end(), farther);
+  const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
+  HalfAngles memo;
+  while (!order.empty()) {
+    std::pop_heap(order.begin(), order.end(), farther);
+    Branch& branch = branches[order.back().second];
+    order.pop_back();
+    JointValues& q = branch.q;
+    const auto [position_error, rotation_error] = Polish(X_WT, target_rotation, memo, q);
+    if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
+    if (!ToNearestCopy(q, &seed)) continue;
+    AnalyticSolution solution{Eigen::VectorXd(q), branch.singular, branch.index, position_error,
+                              rotation_error};
+    if (take(solution)) return solution;
+  }
+  return std::nullopt;
 }
 
 std::vector<AnalyticSolution> AnalyticIk::SolveByDistance(const Eigen::Isometry3d& X_WT,
@@ -441,9 +498,7 @@ std::vector<AnalyticSolution> AnalyticIk::SolveByDistance(const Eigen::Isometry3
 std::optional<AnalyticSolution> AnalyticIk::SolveNearest(const Eigen::Isometry3d& X_WT,
                                                          const Eigen::VectorXd& seed,
                                                          int samples) const {
-  std::vector<AnalyticSolution> all = SolveByDistance(X_WT, seed, samples);
-  if (all.empty()) return std::nullopt;
-  return std::move(all.front());
+  return FirstByDistance(X_WT, seed, samples, [](const AnalyticSolution&) { return true; });
 }
 
 std::vector<double> AnalyticIk::LockedSamples(int count) const {
@@ -496,7 +551,7 @@ std::vector<Eigen::VectorXd> AnalyticIk::TurnCopies(const Eigen::VectorXd& q,
   return copies;
 }
 
-bool AnalyticIk::ToNearestCopy(Eigen::VectorXd& q, const Eigen::VectorXd* near) const {
+bool AnalyticIk::ToNearestCopy(Eigen::Ref<Eigen::VectorXd> q, const Eigen::VectorXd* near) const {
   for (int j = 0; j < q.size(); ++j) {
     if (j == locked_) continue;
     const JointLimits& range = limits_[j];

@@ -22,19 +22,16 @@ std::optional<RobotIkResult> RobotTracker::SolveAnalytic(const ToolTarget& targe
   X_WT.linear() = target.orientation->normalized().toRotationMatrix();
   X_WT.translation() = target.position;
   const Eigen::VectorXd given = q_;
-  const std::vector<AnalyticSolution> branches = ik->SolveByDistance(X_WT, given, kLockedSamples);
   // The nearest branch clear of the margin, else the nearest clear of the scene.
-  const AnalyticSolution* chosen = nullptr;
-  for (double least : {options_.safety_margin, 0.0}) {
-    for (const AnalyticSolution& s : branches) {
-      if (MinClearance(s.q) >= least) {
-        chosen = &s;
-        break;
-      }
-    }
-    if (chosen != nullptr) break;
-  }
-  if (chosen == nullptr) return std::nullopt;
+  std::optional<AnalyticSolution> clear;
+  std::optional<AnalyticSolution> chosen =
+      ik->FirstByDistance(X_WT, given, kLockedSamples, [&](const AnalyticSolution& s) {
+        const double clearance = MinClearance(s.q);
+        if (!clear && clearance >= 0.0) clear = s;
+        return clearance >= options_.safety_margin;
+      });
+  if (!chosen) chosen = std::move(clear);
+  if (!chosen) return std::nullopt;
   Reset(chosen->q);
   RobotIkResult result =
       Finish(target, given, 0.0, planning::StepStatus::kReached, RobotIkResult{});

@@ -5,7 +5,9 @@
 #include "ikd/robot/analytic_ik.h"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
+#include <optional>
 #include <random>
 
 #include <gmock/gmock.h>
@@ -137,6 +139,45 @@ TEST(AnalyticIk, SevenJointArmsSolveWithOneJointLocked) {
   EXPECT_EQ(panda->locked_joint(), 6);  // joint 7, the arm read from the tool back
   EXPECT_TRUE(panda->reversed());
   CheckBranches(presets::Panda(), *panda, 200);
+}
+
+// FirstByDistance checks only the branches it hands over, in the order of their unchecked
+// values: what it takes must still be on the pose (the tests' forward kinematics), within the
+// limits, taken by the predicate, and no farther from the seed (the tests' own distance) than
+// any solution of the whole sweep that the predicate takes.
+TEST(AnalyticIk, FirstByDistanceIsTheNearestSolutionTaken) {
+  for (const ChainSpec& spec : {presets::Ur5(), presets::Panda(), presets::Iiwa14()}) {
+    auto ik = AnalyticIk::Create(spec);
+    ASSERT_TRUE(ik.ok()) << ik.status();
+    std::mt19937_64 rng(11);
+    int taken = 0;
+    for (int i = 0; i < 40; ++i) {
+      const Eigen::VectorXd source = Draw(spec, rng), seed = Draw(spec, rng);
+      const Eigen::Isometry3d X = ToolFrame(spec, source);
+      // Any rule will do; this one refuses about half of the solutions.
+      const auto takes = [&](const Eigen::VectorXd& q) { return q[0] >= seed[0]; };
+      int handed = 0;
+      const std::optional<AnalyticSolution> first = ik->FirstByDistance(
+          X, seed, 16, [&](const AnalyticSolution& s) { return ++handed, takes(s.q); });
+      double least = std::numeric_limits<double>::infinity();
+      for (const AnalyticSolution& s : ik->SolveByDistance(X, seed, 16)) {
+        if (takes(s.q)) least = std::min(least, (s.q - seed).squaredNorm());
+      }
+      if (!first) {
+        EXPECT_EQ(least, std::numeric_limits<double>::infinity()) << spec.name << " pose " << i;
+        continue;
+      }
+      ++taken;
+      const auto [position, rotation] = Miss(spec, first->q, X);
+      EXPECT_LT(position, 1e-10) << spec.name << " pose " << i;
+      EXPECT_LT(rotation, 1e-10) << spec.name << " pose " << i;
+      EXPECT_TRUE(WithinLimits(spec, first->q)) << spec.name << " pose " << i;
+      EXPECT_TRUE(takes(first->q)) << spec.name << " pose " << i;
+      EXPECT_LE((first->q - seed).squaredNorm(), least + 1e-9) << spec.name << " pose " << i;
+      EXPECT_GE(handed, 1);
+    }
+    EXPECT_GT(taken, 10) << spec.name;  // the rule does not refuse everything
+  }
 }
 
 TEST(AnalyticIk, EveryTurnEnumeratesTheFullTurnCopies) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,6 +90,14 @@ class AnalyticIk {
   // The first of SolveByDistance; none when the pose has no branch.
   std::optional<AnalyticSolution> SolveNearest(const Eigen::Isometry3d& X_WT,
                                                const Eigen::VectorXd& seed, int samples = 64) const;
+  // SolveByDistance's solutions, nearest `seed` first, handed to `take` until it takes one
+  // (returns true); that one, or none. Each branch comes at its full-turn copy nearest the seed,
+  // ordered by that copy before it is checked, and only the branches handed over are checked
+  // (forward kinematics, polish): the nearest clear branch of a 7R sweep costs the
+  // decomposition of every value and the check of a few branches.
+  std::optional<AnalyticSolution> FirstByDistance(
+      const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
+      const std::function<bool(const AnalyticSolution&)>& take) const;
 
   AnalyticFamily family() const { return family_; }
   bool reversed() const { return reversed_; }   // the family read from the tool back
@@ -99,6 +108,16 @@ class AnalyticIk {
 
  private:
   AnalyticIk() = default;
+  // Joint values on the stack (at most 7 joints): a 7R sweep makes hundreds of branches a pose.
+  using JointValues = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 7, 1>;
+  // A branch of the decomposition as joint values (the locked joint at its value), unchecked.
+  struct Branch {
+    JointValues q;
+    bool singular = false;
+    int index = 0;
+  };
+  // Every branch of X_WT at one value of the locked joint (none outside its limits).
+  std::vector<Branch> Branches(const Eigen::Isometry3d& X_WT, double locked_value) const;
   // Forward kinematics of the exact chain (product of exponentials) as a rotation and a
   // translation: one quaternion turn of a fixed vector per joint.
   struct ToolQuaternion {
@@ -111,20 +130,21 @@ class AnalyticIk {
     std::array<double, 7> q, cos, sin;
     std::array<bool, 7> known{};
   };
-  ToolQuaternion ToolQuaternionAt(const Eigen::VectorXd& q, HalfAngles& memo) const;
+  ToolQuaternion ToolQuaternionAt(const Eigen::Ref<const Eigen::VectorXd>& q,
+                                  HalfAngles& memo) const;
   // The pose errors (m, rad) of q against a target given both ways (its quaternion spares the
   // check of every branch a rotation matrix), after Newton steps where they are above
   // round-off and below a miss.
   std::pair<double, double> Polish(const Eigen::Isometry3d& X_WT,
                                    const Eigen::Quaterniond& target_rotation, HalfAngles& memo,
-                                   Eigen::VectorXd& q) const;
+                                   Eigen::Ref<Eigen::VectorXd> q) const;
   // every_turn's copies of q (at most kMaxTurnCopies per joint); none when a joint has none.
   std::vector<double> LockedSamples(int count) const;  // none for a 6R arm
   std::vector<Eigen::VectorXd> TurnCopies(const Eigen::VectorXd& q,
                                           const Eigen::VectorXd* near) const;
   // q's joints moved to their full-turn copies nearest `near` within the limits; false when a
   // joint has none there.
-  bool ToNearestCopy(Eigen::VectorXd& q, const Eigen::VectorXd* near) const;
+  bool ToNearestCopy(Eigen::Ref<Eigen::VectorXd> q, const Eigen::VectorXd* near) const;
 
   AnalyticOptions options_;
   AnalyticFamily family_ = AnalyticFamily::kThreeParallel;
