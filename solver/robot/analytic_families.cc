@@ -7,8 +7,8 @@ namespace {
 
 // The wrist of a spherical-wrist arm appended to (q1, q2, q3) of `arm_part`: two branches,
 // flipped wrist or not, from R36 = R03^T R06 = rot(h4, q4) rot(h5, q5) rot(h6, q6).
-void AppendWrist(const Arm6& arm, const Eigen::Matrix3d& R06, RawSolution arm_part,
-                 std::vector<RawSolution>& out) {
+void AppendWristAt(const Arm6& arm, const Eigen::Matrix3d& R06, const RawSolution& arm_part,
+                   std::vector<RawSolution>& out) {
   const Eigen::Matrix3d R03 = Rot(arm.h[0], arm_part.cos[0], arm_part.sin[0]) *
                               Rot(arm.h[1], arm_part.cos[1], arm_part.sin[1]) *
                               Rot(arm.h[2], arm_part.cos[2], arm_part.sin[2]);
@@ -17,6 +17,7 @@ void AppendWrist(const Arm6& arm, const Eigen::Matrix3d& R06, RawSolution arm_pa
   const AnglePairs wrist = Subproblem2(arm.h[3], R36 * arm.h[5], arm.h[4], arm.h[5]);
   for (int i = 0; i < wrist.count; ++i) {
     RawSolution s = arm_part;
+    s.branch = 2 * arm_part.branch + i;
     s.q[3] = -wrist.theta1[i];
     s.q[4] = wrist.theta2[i];
     const Eigen::Matrix3d R35 =
@@ -77,6 +78,7 @@ std::vector<RawSolution> SolveThreeParallel(const Arm6& arm, const Eigen::Isomet
         RawSolution s;
         s.q = {q1, q2, q3, arm.sign[3] * (q14 - q2 - arm.sign[2] * q3), q5, q6};
         s.singular = first.degenerate || fifth.degenerate || sixth.degenerate;
+        s.branch = static_cast<int>(out.size());
         out.push_back(s);
       }
     }
@@ -84,7 +86,7 @@ std::vector<RawSolution> SolveThreeParallel(const Arm6& arm, const Eigen::Isomet
   return out;
 }
 
-std::vector<RawSolution> SolveSphericalWristElbow(const Arm6& arm, const Eigen::Isometry3d& X) {
+std::vector<RawSolution> ElbowArmParts(const Arm6& arm, const Eigen::Isometry3d& X) {
   const auto& h = arm.h;
   const auto& c = arm.c;
   const Eigen::Matrix3d R06 = R06Of(arm, X);
@@ -113,13 +115,13 @@ std::vector<RawSolution> SolveSphericalWristElbow(const Arm6& arm, const Eigen::
       s.cos[1] = second.cos;
       s.sin[1] = second.sin;
       s.singular = first.degenerate;
-      AppendWrist(arm, R06, s, out);
+      out.push_back(s);
     }
   }
   return out;
 }
 
-std::vector<RawSolution> SolveSphericalWristShoulder(const Arm6& arm, const Eigen::Isometry3d& X) {
+std::vector<RawSolution> ShoulderArmParts(const Arm6& arm, const Eigen::Isometry3d& X) {
   const auto& h = arm.h;
   const auto& c = arm.c;
   const Eigen::Matrix3d R06 = R06Of(arm, X);
@@ -141,10 +143,40 @@ std::vector<RawSolution> SolveSphericalWristShoulder(const Arm6& arm, const Eige
       s.cos = {shoulder.cos1[i], shoulder.cos2[i], third.cos[i3]};
       s.sin = {-shoulder.sin1[i], shoulder.sin2[i], third.sin[i3]};
       s.singular = shoulder.degenerate;
-      AppendWrist(arm, R06, s, out);
+      out.push_back(s);
     }
   }
   return out;
+}
+
+void AppendWrist(const Arm6& arm, const Eigen::Isometry3d& X, const RawSolution& arm_part,
+                 std::vector<RawSolution>& out) {
+  AppendWristAt(arm, R06Of(arm, X), arm_part, out);
+}
+
+namespace {
+
+std::vector<RawSolution> WithWrists(const Arm6& arm, const Eigen::Isometry3d& X,
+                                    const std::vector<RawSolution>& arm_parts) {
+  const Eigen::Matrix3d R06 = R06Of(arm, X);
+  std::vector<RawSolution> out;
+  out.reserve(2 * arm_parts.size());
+  for (int p = 0; p < static_cast<int>(arm_parts.size()); ++p) {
+    RawSolution part = arm_parts[p];
+    part.branch = p;
+    AppendWristAt(arm, R06, part, out);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RawSolution> SolveSphericalWristElbow(const Arm6& arm, const Eigen::Isometry3d& X) {
+  return WithWrists(arm, X, ElbowArmParts(arm, X));
+}
+
+std::vector<RawSolution> SolveSphericalWristShoulder(const Arm6& arm, const Eigen::Isometry3d& X) {
+  return WithWrists(arm, X, ShoulderArmParts(arm, X));
 }
 
 }  // namespace ikd::robot::internal

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numbers>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -353,19 +354,23 @@ std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
   }
 }
 
-std::vector<AnalyticIk::Branch> AnalyticIk::Branches(const Eigen::Isometry3d& X_WT,
-                                                     double locked_value) const {
-  std::vector<Branch> out;
-  if (!X_WT.matrix().allFinite() || !std::isfinite(locked_value)) return out;
-  const int n = num_joints();
+struct AnalyticIk::Frame {
+  Arm6 arm;
+  Eigen::Isometry3d X = Eigen::Isometry3d::Identity();
+  double locked_value = 0.0;
+};
+
+bool AnalyticIk::FrameAt(const Eigen::Isometry3d& X_WT, double locked_value, Frame& frame) const {
+  if (!X_WT.matrix().allFinite() || !std::isfinite(locked_value)) return false;
   Eigen::Isometry3d lock = Eigen::Isometry3d::Identity();
   if (locked_ >= 0) {
     const JointLimits& range = limits_[locked_];
-    if (locked_value < range.lower || locked_value > range.upper) return out;
+    if (locked_value < range.lower || locked_value > range.upper) return false;
     lock = ScrewMotion(h_[locked_], origin_[locked_], locked_value);
   }
+  frame.locked_value = locked_value;
   // The 6R arm in solve order, the joints past the lock carried by it.
-  Arm6 arm;
+  Arm6& arm = frame.arm;
   for (int k = 0; k < 6; ++k) {
     const int j = free_[reversed_ ? 5 - k : k];
     const bool carried = locked_ >= 0 && j > locked_;
@@ -374,36 +379,49 @@ std::vector<AnalyticIk::Branch> AnalyticIk::Branches(const Eigen::Isometry3d& X_
   }
   arm.sign = sign_;
   const Eigen::Isometry3d home = locked_ >= 0 ? Eigen::Isometry3d(lock * home_) : home_;
-  Eigen::Isometry3d X = X_WT;
   if (reversed_) {
     // X_WT = E1 .. E6 home, so home X_WT^-1 = E6^-1 .. E1^-1: the axes in reverse order,
     // angles negated, tool at the identity.
     arm.home = Eigen::Isometry3d::Identity();
-    X = home * X_WT.inverse();
+    frame.X = home * X_WT.inverse();
   } else {
     arm.home = home;
+    frame.X = X_WT;
   }
+  return true;
+}
+
+AnalyticIk::JointValues AnalyticIk::JointsOf(const internal::RawSolution& raw,
+                                             double locked_value) const {
+  JointValues q(num_joints());
+  for (int k = 0; k < 6; ++k) {
+    const int j = free_[reversed_ ? 5 - k : k];
+    q[j] = reversed_ ? -raw.q[k] : raw.q[k];
+  }
+  if (locked_ >= 0) q[locked_] = locked_value;
+  return q;
+}
+
+std::vector<AnalyticIk::Branch> AnalyticIk::Branches(const Eigen::Isometry3d& X_WT,
+                                                     double locked_value) const {
+  std::vector<Branch> out;
+  Frame frame;
+  if (!FrameAt(X_WT, locked_value, frame)) return out;
   std::vector<RawSolution> raw;
   switch (family_) {
     case AnalyticFamily::kThreeParallel:
-      raw = internal::SolveThreeParallel(arm, X);
+      raw = internal::SolveThreeParallel(frame.arm, frame.X);
       break;
     case AnalyticFamily::kSphericalWristElbow:
-      raw = internal::SolveSphericalWristElbow(arm, X);
+      raw = internal::SolveSphericalWristElbow(frame.arm, frame.X);
       break;
     case AnalyticFamily::kSphericalWristShoulder:
-      raw = internal::SolveSphericalWristShoulder(arm, X);
+      raw = internal::SolveSphericalWristShoulder(frame.arm, frame.X);
       break;
   }
   out.reserve(raw.size());
   for (int b = 0; b < static_cast<int>(raw.size()); ++b) {
-    JointValues q(n);
-    for (int k = 0; k < 6; ++k) {
-      const int j = free_[reversed_ ? 5 - k : k];
-      q[j] = reversed_ ? -raw[b].q[k] : raw[b].q[k];
-    }
-    if (locked_ >= 0) q[locked_] = locked_value;
-    out.push_back({std::move(q), raw[b].singular, b});
+    out.push_back({JointsOf(raw[b], locked_value), raw[b].singular, raw[b].branch});
   }
   return out;
 }
@@ -444,32 +462,72 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
 std::optional<AnalyticSolution> AnalyticIk::FirstByDistance(
     const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
     const std::function<bool(const AnalyticSolution&)>& take) const {
-  // Every branch at every value, ordered by its copy nearest the seed before any is checked:
-  // the check (forward kinematics, polish) is most of a branch's cost, and the first branch
-  // taken is usually among the first few.
-  std::vector<Branch> branches;
-  std::vector<std::pair<double, int>> order;  // (distance, index in branches): a min-heap
+  // Every branch at every value, nearest the seed first (each at its copy nearest the seed),
+  // before any is checked: the check (forward kinematics, polish) is most of a branch's cost,
+  // and the first branch taken is usually among the first few. A spherical wrist's branches
+  // wait as their arm part, keyed by the distance of its joints alone (a lower bound: the wrist
+  // joints add to it), and are made when that part comes first: a 7R sweep decomposes about a
+  // hundred arm parts and the wrists of a few.
+  const bool lazy_wrists = family_ != AnalyticFamily::kThreeParallel;
+  std::vector<Frame> frames;
+  std::vector<RawSolution> parts;  // arm parts waiting for their wrists
+  std::vector<int> part_frame;     // the frame of each
+  std::vector<Branch> branches;    // branches made
+  // (distance or its bound, sequence, what: -1 - part index, or branch index), a min-heap.
+  using Entry = std::tuple<double, int, int>;
+  std::vector<Entry> order;
+  int sequence = 0;
+  const auto farther = [](const Entry& a, const Entry& b) { return a > b; };
+  const auto push = [&](double key, int what) {
+    order.emplace_back(key, sequence++, what);
+    std::push_heap(order.begin(), order.end(), farther);
+  };
+  const auto add_branch = [&](const RawSolution& raw, double locked_value) {
+    Branch branch{JointsOf(raw, locked_value), raw.singular, raw.branch};
+    JointValues copy = branch.q;
+    if (!ToNearestCopy(copy, &seed)) return;
+    push((copy - seed).squaredNorm(), static_cast<int>(branches.size()));
+    branches.push_back(std::move(branch));
+  };
   const auto gather = [&](double locked_value) {
-    for (Branch& branch : Branches(X_WT, locked_value)) {
-      JointValues copy = branch.q;
-      if (!ToNearestCopy(copy, &seed)) continue;
-      order.emplace_back((copy - seed).squaredNorm(), static_cast<int>(branches.size()));
-      branches.push_back(std::move(branch));
+    Frame frame;
+    if (!FrameAt(X_WT, locked_value, frame)) return;
+    if (!lazy_wrists) {
+      const std::vector<RawSolution> raw = internal::SolveThreeParallel(frame.arm, frame.X);
+      for (const RawSolution& branch : raw) add_branch(branch, locked_value);
+      return;
     }
+    const std::vector<RawSolution> arm_parts = family_ == AnalyticFamily::kSphericalWristElbow
+                                                   ? internal::ElbowArmParts(frame.arm, frame.X)
+                                                   : internal::ShoulderArmParts(frame.arm, frame.X);
+    for (int p = 0; p < static_cast<int>(arm_parts.size()); ++p) {
+      std::optional<double> bound = PartDistance(arm_parts[p], locked_value, seed);
+      if (!bound) continue;  // a joint of it has no copy within its limits
+      push(*bound, -1 - static_cast<int>(parts.size()));
+      parts.push_back(arm_parts[p]);
+      parts.back().branch = p;
+      part_frame.push_back(static_cast<int>(frames.size()));
+    }
+    frames.push_back(std::move(frame));
   };
   gather(locked_ >= 0 ? seed[locked_] : 0.0);
   for (double value : LockedSamples(samples)) gather(value);
-  // Popped nearest first, ties in the order found (a stable sort's order).
-  const auto farther = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
-    return a > b;
-  };
-  std::make_heap(order.begin(), order.end(), farther);
   const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
   HalfAngles memo;
+  std::vector<RawSolution> wrists;
   while (!order.empty()) {
     std::pop_heap(order.begin(), order.end(), farther);
-    Branch& branch = branches[order.back().second];
+    const int what = std::get<2>(order.back());
     order.pop_back();
+    if (what < 0) {  // an arm part: its wrists join the queue
+      const int p = -1 - what;
+      const Frame& frame = frames[part_frame[p]];
+      wrists.clear();
+      internal::AppendWrist(frame.arm, frame.X, parts[p], wrists);
+      for (const RawSolution& wrist : wrists) add_branch(wrist, frame.locked_value);
+      continue;
+    }
+    Branch& branch = branches[what];
     JointValues& q = branch.q;
     const auto [position_error, rotation_error] = Polish(X_WT, target_rotation, memo, q);
     if (!(position_error <= options_.tolerance && rotation_error <= options_.tolerance)) continue;
@@ -479,6 +537,19 @@ std::optional<AnalyticSolution> AnalyticIk::FirstByDistance(
     if (take(solution)) return solution;
   }
   return std::nullopt;
+}
+
+std::optional<double> AnalyticIk::PartDistance(const RawSolution& part, double locked_value,
+                                               const Eigen::VectorXd& seed) const {
+  double sum = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    const int j = free_[reversed_ ? 5 - k : k];
+    const std::optional<double> copy = NearestCopy(j, reversed_ ? -part.q[k] : part.q[k], &seed);
+    if (!copy) return std::nullopt;
+    sum += (*copy - seed[j]) * (*copy - seed[j]);
+  }
+  if (locked_ >= 0) sum += (locked_value - seed[locked_]) * (locked_value - seed[locked_]);
+  return sum;
 }
 
 std::vector<AnalyticSolution> AnalyticIk::SolveByDistance(const Eigen::Isometry3d& X_WT,
@@ -551,17 +622,24 @@ std::vector<Eigen::VectorXd> AnalyticIk::TurnCopies(const Eigen::VectorXd& q,
   return copies;
 }
 
+std::optional<double> AnalyticIk::NearestCopy(int j, double value,
+                                              const Eigen::VectorXd* near) const {
+  const JointLimits& range = limits_[j];
+  const double around = std::clamp(near ? (*near)[j] : 0.0, range.lower, range.upper);
+  double v = around + internal::WrapAngle(value - around);
+  // The nearest copy may lie past a bound with another copy inside: step back into range.
+  if (v > range.upper + kTurnSlack) v -= kTwoPi;
+  if (v < range.lower - kTurnSlack) v += kTwoPi;
+  if (v > range.upper + kTurnSlack || v < range.lower - kTurnSlack) return std::nullopt;
+  return std::clamp(v, range.lower, range.upper);
+}
+
 bool AnalyticIk::ToNearestCopy(Eigen::Ref<Eigen::VectorXd> q, const Eigen::VectorXd* near) const {
   for (int j = 0; j < q.size(); ++j) {
     if (j == locked_) continue;
-    const JointLimits& range = limits_[j];
-    const double around = std::clamp(near ? (*near)[j] : 0.0, range.lower, range.upper);
-    double v = around + internal::WrapAngle(q[j] - around);
-    // The nearest copy may lie past a bound with another copy inside: step back into range.
-    if (v > range.upper + kTurnSlack) v -= kTwoPi;
-    if (v < range.lower - kTurnSlack) v += kTwoPi;
-    if (v > range.upper + kTurnSlack || v < range.lower - kTurnSlack) return false;
-    q[j] = std::clamp(v, range.lower, range.upper);
+    const std::optional<double> copy = NearestCopy(j, q[j], near);
+    if (!copy) return false;
+    q[j] = *copy;
   }
   return true;
 }

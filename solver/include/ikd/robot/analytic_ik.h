@@ -34,6 +34,10 @@
 
 namespace ikd::robot {
 
+namespace internal {
+struct RawSolution;  // robot/analytic_families.h
+}  // namespace internal
+
 enum class AnalyticFamily { kThreeParallel, kSphericalWristElbow, kSphericalWristShoulder };
 const char* AnalyticFamilyName(AnalyticFamily family);
 
@@ -93,8 +97,9 @@ class AnalyticIk {
   // SolveByDistance's solutions, nearest `seed` first, handed to `take` until it takes one
   // (returns true); that one, or none. Each branch comes at its full-turn copy nearest the seed,
   // ordered by that copy before it is checked, and only the branches handed over are checked
-  // (forward kinematics, polish): the nearest clear branch of a 7R sweep costs the
-  // decomposition of every value and the check of a few branches.
+  // (forward kinematics, polish); a spherical wrist's branches are made only when their arm
+  // part, keyed by the distance of its own joints, comes first: the nearest clear branch of a
+  // 7R sweep costs the arm parts of every value and the wrists and checks of a few.
   std::optional<AnalyticSolution> FirstByDistance(
       const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
       const std::function<bool(const AnalyticSolution&)>& take) const;
@@ -118,6 +123,18 @@ class AnalyticIk {
   };
   // Every branch of X_WT at one value of the locked joint (none outside its limits).
   std::vector<Branch> Branches(const Eigen::Isometry3d& X_WT, double locked_value) const;
+  // One value of the locked joint: the 6R arm in solve order and the pose it solves for
+  // (defined in analytic_ik.cc).
+  struct Frame;
+  bool FrameAt(const Eigen::Isometry3d& X_WT, double locked_value, Frame& frame) const;
+  // A raw solution (solve order) as joint values.
+  JointValues JointsOf(const internal::RawSolution& raw, double locked_value) const;
+  // The squared distance from `seed` of an arm part's joints and the locked joint, each at its
+  // copy nearest the seed; none where one has no copy within its limits.
+  std::optional<double> PartDistance(const internal::RawSolution& part, double locked_value,
+                                     const Eigen::VectorXd& seed) const;
+  // Joint j's full-turn copy of `value` nearest `near` (or 0) within its limits, if any.
+  std::optional<double> NearestCopy(int j, double value, const Eigen::VectorXd* near) const;
   // Forward kinematics of the exact chain (product of exponentials) as a rotation and a
   // translation: one quaternion turn of a fixed vector per joint.
   struct ToolQuaternion {
