@@ -466,7 +466,7 @@ RobotIkResult RobotTracker::StepTo(const ToolTarget& target, double duration) {
 
 RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::VectorXd& q_start,
                                    double duration, planning::StepStatus status,
-                                   RobotIkResult result) const {
+                                   RobotIkResult result, std::optional<double> clearance) const {
   result.q = q_;
   for (int k = 0; k < q_.size(); ++k) {
     const double change = std::abs(q_[k] - q_start[k]);
@@ -485,7 +485,7 @@ RobotIkResult RobotTracker::Finish(const ToolTarget& target, const Eigen::Vector
                       robot_->LimitViolation(q_) <= 0.0;
   if (status == planning::StepStatus::kReached && !within)
     status = planning::StepStatus::kNotConverged;
-  result.min_clearance = MinClearance(q_);
+  result.min_clearance = clearance.has_value() ? *clearance : MinClearance(q_);
   if (status == planning::StepStatus::kReached && result.min_clearance < 0.0) {
     status = planning::StepStatus::kInCollision;
   }

@@ -24,17 +24,24 @@ std::optional<RobotIkResult> RobotTracker::SolveAnalytic(const ToolTarget& targe
   const Eigen::VectorXd given = q_;
   // The nearest branch clear of the margin, else the nearest clear of the scene.
   std::optional<AnalyticSolution> clear;
+  double clear_clearance = 0.0, taken_clearance = 0.0;
   std::optional<AnalyticSolution> chosen =
       ik->FirstByDistance(X_WT, given, kLockedSamples, [&](const AnalyticSolution& s) {
-        const double clearance = MinClearance(s.q);
-        if (!clear && clearance >= 0.0) clear = s;
-        return clearance >= options_.safety_margin;
+        taken_clearance = MinClearance(s.q);
+        if (!clear && taken_clearance >= 0.0) {
+          clear = s;
+          clear_clearance = taken_clearance;
+        }
+        return taken_clearance >= options_.safety_margin;
       });
-  if (!chosen) chosen = std::move(clear);
+  if (!chosen) {
+    chosen = std::move(clear);
+    taken_clearance = clear_clearance;
+  }
   if (!chosen) return std::nullopt;
   Reset(chosen->q);
   RobotIkResult result =
-      Finish(target, given, 0.0, planning::StepStatus::kReached, RobotIkResult{});
+      Finish(target, given, 0.0, planning::StepStatus::kReached, RobotIkResult{}, taken_clearance);
   result.solver = IkSolver::kAnalytic;
   return result;
 }

@@ -213,8 +213,11 @@ class RobotTracker {
                             const Eigen::Isometry3d& X_given, int count) const;
   // Restores the constraints to full precision at the end of a move; false if that fails.
   bool Polish(TargetMode mode, RobotIkResult& result);
+  // The result at q_: its errors by forward kinematics, limits, clearance (`clearance`: q_'s,
+  // where the caller has just computed it) and status.
   RobotIkResult Finish(const ToolTarget& target, const Eigen::VectorXd& q_start, double duration,
-                       planning::StepStatus status, RobotIkResult result) const;
+                       planning::StepStatus status, RobotIkResult result,
+                       std::optional<double> clearance = std::nullopt) const;
 
   const Robot* robot_;
   RobotIkOptions options_;
