@@ -175,6 +175,15 @@ TEST(AnalyticIk, FirstByDistanceIsTheNearestSolutionTaken) {
       EXPECT_TRUE(takes(first->q)) << spec.name << " pose " << i;
       EXPECT_LE((first->q - seed).squaredNorm(), least + 1e-9) << spec.name << " pose " << i;
       EXPECT_GE(handed, 1);
+      // Its branch number is the one Solve gives the same solution (a 7R arm's wrists are made
+      // lazily by FirstByDistance, at once by Solve).
+      const double locked = ik->locked_joint() >= 0 ? first->q[ik->locked_joint()] : 0.0;
+      bool numbered_alike = false;
+      for (const AnalyticSolution& s : ik->Solve(X, locked, &seed)) {
+        numbered_alike = numbered_alike || ((s.q - first->q).cwiseAbs().maxCoeff() < 1e-9 &&
+                                            s.branch == first->branch);
+      }
+      EXPECT_TRUE(numbered_alike) << spec.name << " pose " << i;
     }
     EXPECT_GT(taken, 10) << spec.name;  // the rule does not refuse everything
   }
