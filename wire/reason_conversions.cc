@@ -1,5 +1,7 @@
 #include "reason_conversions.h"
 
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -37,6 +39,16 @@ std::string Describe(const v1::Reason& r, const char* link_word) {
       return absl::StrFormat("joint %s (positions[%d]) at %.6g rad, its limit %.6g",
                              r.joint_name(), r.joint(), r.value(), r.bound());
     case v1::Reason::KIND_OUT_OF_REACH:
+      if (std::string_view(link_word) == "link") {  // an industrial arm's full pose
+        if (r.distance() == 0.0 && r.value() == 0.0) {
+          return "no configuration within the joint limits reaches the tool pose: every "
+                 "closed-form branch on it passes a joint limit";
+        }
+        return absl::StrFormat(
+            "no configuration reaches the tool pose: the closed form's nearest branch misses it "
+            "by %.6g m and %.6g rad",
+            r.distance(), r.value());
+      }
       return absl::StrFormat("the target is %.6g m from the base, %.6g m beyond the reach %.6g m",
                              r.value(), r.distance(), r.bound());
     case v1::Reason::KIND_SINGULAR:

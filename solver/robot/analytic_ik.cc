@@ -572,6 +572,36 @@ std::optional<AnalyticSolution> AnalyticIk::SolveNearest(const Eigen::Isometry3d
   return FirstByDistance(X_WT, seed, samples, [](const AnalyticSolution&) { return true; });
 }
 
+AnalyticReach AnalyticIk::Reach(const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed,
+                                int samples) const {
+  AnalyticReach reach;
+  double least = kInf;
+  reach.position_miss = reach.rotation_miss = kInf;
+  const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
+  HalfAngles memo;
+  // True once a branch is on the pose within the limits (nothing more to learn).
+  const auto visit = [&](double locked_value) {
+    for (Branch& branch : Branches(X_WT, locked_value)) {
+      JointValues& q = branch.q;
+      const auto [position_error, rotation_error] = Polish(X_WT, target_rotation, memo, q);
+      if (position_error <= options_.tolerance && rotation_error <= options_.tolerance) {
+        if (ToNearestCopy(q, &seed)) return true;
+        reach.past_limits = true;
+      } else if (std::max(position_error, rotation_error) < least) {
+        least = std::max(position_error, rotation_error);
+        reach.position_miss = position_error;
+        reach.rotation_miss = rotation_error;
+      }
+    }
+    return false;
+  };
+  bool within = visit(locked_ >= 0 ? seed[locked_] : 0.0);
+  for (double value : LockedSamples(samples)) within = within || visit(value);
+  reach.within_limits = within;
+  if (within || reach.past_limits) reach.position_miss = reach.rotation_miss = 0.0;
+  return reach;
+}
+
 std::vector<double> AnalyticIk::LockedSamples(int count) const {
   if (locked_ < 0) return {};
   const JointLimits& range = limits_[locked_];

@@ -6,6 +6,7 @@
 #include <Eigen/Geometry>
 #include <Eigen/SVD>
 
+#include "ikd/robot/analytic_ik.h"
 #include "ikd/robot/chain.h"
 #include "ikd/robot/link_geometry.h"
 #include "ikd/robot/self_collision.h"
@@ -44,6 +45,27 @@ void Clearances(const Robot& robot, const planning::Scene* scene, const Eigen::V
   if (colliding.size() > kMaxPairs) colliding.resize(kMaxPairs);
   reasons.insert(reasons.end(), colliding.begin(), colliding.end());
   if (!inside.empty()) reasons.push_back(inside.front());
+}
+
+// A full pose that no configuration within the limits reaches: 6R arms with a closed form,
+// whose branches are every solution (a 7R arm's sweep samples its redundancy and could miss a
+// narrow band). `distance` and `value`: the closed form's least position and rotation miss (0
+// and 0 where the pose is reached only past a joint limit); `bound`: the position tolerance.
+void OutOfReach(const Robot& robot, const ToolTarget& target, const Eigen::VectorXd& q,
+                const RobotIkOptions& options, std::vector<ik::Reason>& reasons) {
+  if (!target.orientation) return;
+  const AnalyticIk* ik = AnalyticIkOf(robot);
+  if (ik == nullptr || ik->locked_joint() >= 0) return;
+  Eigen::Isometry3d X_WT = Eigen::Isometry3d::Identity();
+  X_WT.linear() = target.orientation->normalized().toRotationMatrix();
+  X_WT.translation() = target.position;
+  const AnalyticReach reach = ik->Reach(X_WT, q, 0);
+  if (reach.within_limits) return;
+  ik::Reason r;
+  r.kind = ik::Reason::Kind::kOutOfReach;
+  r.distance = reach.position_miss, r.value = reach.rotation_miss;
+  r.bound = options.position_tolerance;
+  reasons.push_back(r);
 }
 
 void JointsAtLimits(const Robot& robot, const Eigen::VectorXd& q, std::vector<ik::Reason>& reasons) {
@@ -109,6 +131,7 @@ std::vector<ik::Reason> DiagnoseRobot(const Robot& robot, const planning::Scene*
   std::vector<ik::Reason> reasons;
   Clearances(robot, scene, q, options.safety_margin, reasons);
   JointsAtLimits(robot, q, reasons);
+  OutOfReach(robot, target, q, options, reasons);
   Singularity(robot, q, target, reasons);
   Residuals(robot, q, target, options, reasons);
   return reasons;

@@ -111,6 +111,20 @@ TEST(ReasonsToProtoTest, OutOfReachGivesTheDistances) {
   EXPECT_EQ(r.description(), "the target is 2 m from the base, 0.5 m beyond the reach 1.5 m");
 }
 
+TEST(ReasonsToProtoTest, AnIndustrialPoseOutOfReachGivesTheClosedFormsMiss) {
+  ik::Reason reason = Reason(Kind::kOutOfReach);
+  reason.distance = 0.25;
+  reason.value = 0.5;
+  reason.bound = 1e-5;
+  EXPECT_EQ(Convert(reason, nullptr, "link").description(),
+            "no configuration reaches the tool pose: the closed form's nearest branch misses it by "
+            "0.25 m and 0.5 rad");
+  reason.distance = reason.value = 0.0;
+  EXPECT_EQ(Convert(reason, nullptr, "link").description(),
+            "no configuration within the joint limits reaches the tool pose: every closed-form "
+            "branch on it passes a joint limit");
+}
+
 TEST(ReasonsToProtoTest, SingularGivesTheValueAndTheDirection) {
   ik::Reason reason = Reason(Kind::kSingular);
   reason.value = 1e-4;

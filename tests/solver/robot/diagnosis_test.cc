@@ -99,6 +99,32 @@ TEST_F(DiagnoseRobotTest, ResidualsGiveTheGapAndTheTurn) {
   EXPECT_NEAR(std::abs(turn[0].direction.z()), 1.0, 1e-9);
 }
 
+// A full pose 1.5 m beyond the ready tool: no configuration reaches it, and the closed form's
+// nearest miss is at least how far it lies past every link laid end to end (the test's own
+// bound: the sum of the spec's joint offsets and the tool's).
+TEST_F(DiagnoseRobotTest, APoseBeyondEveryLinkIsOutOfReach) {
+  const Eigen::Isometry3d X = ToolFrame(spec_, ready_);
+  const Eigen::Vector3d away = X.translation() + 1.5 * X.translation().normalized();
+  const ToolTarget target = *ToolTarget::Pose(away, Eigen::Quaterniond(X.linear()));
+  double links = spec_.X_FT.translation().norm();
+  for (const JointSpec& joint : spec_.joints) links += joint.X_PJ.translation().norm();
+  const auto out = OfKind(DiagnoseRobot(*robot_, nullptr, ready_, target, {}), Kind::kOutOfReach);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_GE(out[0].distance, (away - spec_.X_WB.translation()).norm() - links);
+  EXPECT_TRUE(std::isfinite(out[0].value));
+  // A pose some configuration reaches is not out of reach, however far the answer is from it.
+  Eigen::VectorXd elsewhere = ready_;
+  elsewhere[0] += 1.0;
+  elsewhere[2] -= 0.5;
+  EXPECT_TRUE(
+      OfKind(DiagnoseRobot(*robot_, nullptr, ready_, PoseAt(elsewhere), {}), Kind::kOutOfReach)
+          .empty());
+  // Position targets say nothing of reach (their closed form is not asked).
+  EXPECT_TRUE(OfKind(DiagnoseRobot(*robot_, nullptr, ready_, ToolTarget{away, std::nullopt}, {}),
+                     Kind::kOutOfReach)
+                  .empty());
+}
+
 // A ball of radius 0.04 centred on the middle of link 2's capsule axis (between the joint
 // origins, the test's own frames): link 2 in collision by the two radii.
 TEST_F(DiagnoseRobotTest, LinkInABallIsNamedWithTheDepth) {

@@ -68,6 +68,16 @@ struct AnalyticSolution {
   double rotation_error = 0.0;  // rad
 };
 
+// How a tool pose stands to the arm's reach, by its closed form.
+struct AnalyticReach {
+  bool within_limits = false;  // some branch is on the pose within every joint limit
+  bool past_limits = false;    // some branch is on the pose, but only past a joint limit
+  // Where no branch is on the pose: the least position (m) and rotation (rad) miss of the
+  // decomposition's least-squares branches (about how far out of reach the pose is; +inf where
+  // it gave none); 0 where some branch is on it.
+  double position_miss = 0.0, rotation_miss = 0.0;
+};
+
 class AnalyticIk {
  public:
   static constexpr int kMaxTurnCopies = 4;
@@ -103,6 +113,12 @@ class AnalyticIk {
   std::optional<AnalyticSolution> FirstByDistance(
       const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
       const std::function<bool(const AnalyticSolution&)>& take) const;
+
+  // Whether X_WT is reached within the limits, only past them, or not at all (the least miss).
+  // Exact for a 6R arm (its branches are every solution); a 7R arm's answer is for the seed's
+  // value of the locked joint and `samples` values across its range.
+  AnalyticReach Reach(const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed,
+                      int samples = 64) const;
 
   AnalyticFamily family() const { return family_; }
   bool reversed() const { return reversed_; }   // the family read from the tool back
