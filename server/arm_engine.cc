@@ -35,6 +35,10 @@ double MeanSolveSeconds(
   return total / kCalibrationSteps;
 }
 
+bool SaysWhy(planning::StepStatus status) {
+  return status != planning::StepStatus::kReached && status != planning::StepStatus::kLate;
+}
+
 std::string TargetField(int i, const std::string& field) {
   return absl::StrCat("targets[", i, "].", field);
 }

@@ -19,6 +19,7 @@
 #include "ik_conversions.h"
 #include "ikd/ik/trajectory.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 #include "ikd/robot/robot_ik.h"
 #include "ikd/v1/kinematics_service.pb.h"
 #include "kinematics_service.h"
@@ -52,12 +53,18 @@ class TrackEngine {
   // The tracker's steps the move to a checked `target` takes from where the arm is (a
   // solve's cost grows with them); large before the first StepTo.
   virtual int64_t StepsTo(const PoseTarget& target) const = 0;
-  // The last StepTo's answer; `previous` (null first) is the last answer, for velocities.
+  // The last StepTo's answer; `previous` (null first) is the last answer, for velocities. One
+  // short of its target says why where SaysWhy (its reasons, as Solve's).
   virtual absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const = 0;
   virtual const std::vector<std::string>& joint_names() const = 0;
   // The stream's scene copy (maybe empty); the tracker sees edits from the next target on.
   virtual planning::Scene& scene() = 0;
 };
+
+// Whether a Track answer of this status lists why it is short of its target (limited by the
+// servo limits, held clear of something, blocked, out of reach): not REACHED, and not LATE,
+// whose reason is the time (no solve was made).
+bool SaysWhy(planning::StepStatus status);
 
 // The mean thread CPU time of a tracker's steps along a circle: `step(time, offset)` moves the
 // tracker's hand (tool) to its start plus `offset` at `time`. Step 0 (a first answer's solve,

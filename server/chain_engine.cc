@@ -276,7 +276,10 @@ class ChainTrackEngine final : public TrackEngine {
   }
 
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {
-    return JointStateFromStep(*step_, target_, previous);
+    absl::StatusOr<v1::JointState> state = JointStateFromStep(*step_, target_, previous);
+    if (state.ok() && SaysWhy(step_->status))
+      AddChainReasons(*problem_, step_->sites, target_, *state);
+    return state;
   }
 
   const std::vector<std::string>& joint_names() const override { return joint_names_; }

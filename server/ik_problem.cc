@@ -177,6 +177,20 @@ absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
   return branches;
 }
 
+void AddChainReasons(const IkProblem& problem, const Eigen::Matrix3Xd& sites,
+                     const Eigen::Vector3d& target, v1::JointState& state) {
+  ReasonsToProto(ik::DiagnoseChain(*problem.arm, problem.scene.get(), sites, target,
+                                   problem.options.safety_margin),
+                 problem.scene.get(), JointNames(*problem.arm), "limb", state.mutable_reasons());
+}
+
+void AddRobotReasons(const RobotProblem& problem, const Eigen::VectorXd& q,
+                     const robot::ToolTarget& target, v1::JointState& state) {
+  ReasonsToProto(
+      robot::DiagnoseRobot(*problem.robot, problem.scene.get(), q, target, problem.options),
+      problem.scene.get(), RobotJointNames(*problem.robot), "link", state.mutable_reasons());
+}
+
 absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
                                               const std::optional<Eigen::Matrix3Xd>& initial_sites,
                                               const Eigen::Vector3d& target,
@@ -190,9 +204,7 @@ absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,
   if (!step.ok()) return step.status();
   absl::StatusOr<v1::JointState> state = JointStateFromStep(*step, target, nullptr);
   if (!state.ok() || step->status == planning::StepStatus::kReached) return state;
-  ReasonsToProto(ik::DiagnoseChain(*problem.arm, problem.scene.get(), step->sites, target,
-                                   problem.options.safety_margin),
-                 problem.scene.get(), JointNames(*problem.arm), "limb", state->mutable_reasons());
+  AddChainReasons(problem, step->sites, target, *state);
   return state;
 }
 
@@ -213,9 +225,7 @@ absl::Status SolveRobotPose(const RobotProblem& problem, robot::RobotTracker& tr
   if (!answer.ok()) return answer.status();
   *state = *std::move(answer);
   if (result.status != planning::StepStatus::kReached) {
-    ReasonsToProto(
-        robot::DiagnoseRobot(*problem.robot, problem.scene.get(), result.q, target, problem.options),
-        problem.scene.get(), RobotJointNames(*problem.robot), "link", state->mutable_reasons());
+    AddRobotReasons(problem, result.q, target, *state);
   }
   if (!branches) return absl::OkStatus();
   absl::StatusOr<std::vector<robot::RobotIkResult>> all = robot::SolveBranches(

@@ -107,6 +107,15 @@ inline constexpr int kMaxSolutions = 64;
 absl::StatusOr<std::optional<robot::BranchOptions>> BranchOptionsFromProto(
     int max_solutions, double max_seed_distance);
 
+// Why an answer of `problem`'s arm at `sites` (chain) or `q` (industrial) is short of `target`
+// (ik/diagnosis.h, robot/robot_diagnosis.h, read from the answer itself), appended to
+// `state.reasons`: Solve's and SolveBatch's answers that are not REACHED, and Track's limited
+// or held ones.
+void AddChainReasons(const IkProblem& problem, const Eigen::Matrix3Xd& sites,
+                     const Eigen::Vector3d& target, v1::JointState& state);
+void AddRobotReasons(const RobotProblem& problem, const Eigen::VectorXd& q,
+                     const robot::ToolTarget& target, v1::JointState& state);
+
 // A chain arm's answer to one pose from `initial_sites` (nullopt: home); `stop` ends a
 // preferred posture's descent early (a cancelled call).
 absl::StatusOr<v1::JointState> SolveChainPose(const IkProblem& problem,

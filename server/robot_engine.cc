@@ -264,7 +264,12 @@ class RobotTrackEngine final : public TrackEngine {
   }
 
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {
-    return RobotJointState(*problem_->robot, result_, target_, time_, previous);
+    absl::StatusOr<v1::JointState> state =
+        RobotJointState(*problem_->robot, result_, target_, time_, previous);
+    if (state.ok() && SaysWhy(result_.status)) {
+      AddRobotReasons(*problem_, result_.q, target_, *state);
+    }
+    return state;
   }
 
   const std::vector<std::string>& joint_names() const override { return joint_names_; }

@@ -609,6 +609,53 @@ TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdat
   EXPECT_THAT(status.error_message(), HasSubstr("config"));
 }
 
+// A Track target driven into a ball: the answers held clear of it (not REACHED) say why, as a
+// Solve's would: the hand's residual (its value the answer's own hand error, recomputed here
+// from its sites) and the ball by its id where the arm presses on its margin; REACHED answers
+// say nothing.
+TEST_F(KinematicsServiceTest, TrackAnswersShortOfTheirTargetSayWhy) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto stream = stub_->Track(&context);
+  v1::TrackRequest request;
+  *request.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
+  v1::Obstacle* ball = request.mutable_config()->mutable_scene()->mutable_spec()->add_obstacles();
+  ball->set_id("ball");
+  *ball->mutable_sphere()->mutable_center() = Vec(1.0, 0.5, 0);
+  ball->mutable_sphere()->set_radius(0.1);
+  ASSERT_TRUE(stream->Write(request));
+  v1::TrackResponse response;
+  int short_answers = 0, naming_the_ball = 0;
+  for (int k = 0; k <= 20; ++k) {
+    v1::TrackRequest target;
+    target.mutable_target()->set_time(0.01 * k);
+    *target.mutable_target()->mutable_position() = Vec(1.2 - 0.01 * k, 0.3 + 0.01 * k, 0);
+    ASSERT_TRUE(stream->Write(target));
+    ASSERT_TRUE(stream->Read(&response)) << "target " << k;
+    const v1::JointState& s = response.state();
+    if (s.status() == v1::STEP_STATUS_REACHED) {
+      EXPECT_EQ(s.reasons_size(), 0) << "target " << k;
+      continue;
+    }
+    ++short_answers;
+    bool residual = false;
+    for (const v1::Reason& r : s.reasons()) {
+      EXPECT_FALSE(r.description().empty());
+      naming_the_ball += r.obstacle_id() == "ball";
+      if (r.kind() == v1::Reason::KIND_RESIDUAL) {
+        residual = true;
+        EXPECT_NEAR(r.value(), Distance(s.sites(s.sites_size() - 1), s.target()), 1e-9);
+      }
+    }
+    EXPECT_TRUE(residual) << "target " << k << ": " << s.DebugString();
+  }
+  EXPECT_GT(short_answers, 0);  // the target ends at the ball's centre
+  EXPECT_GT(naming_the_ball, 0);
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_FALSE(stream->Read(&response));
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 // Two Track targets 1e-310 s apart, the second 0.1 m away: the joint velocity (change / time)
 // is beyond the range of doubles. The stream ends OUT_OF_RANGE naming the field instead of
 // answering an infinite velocity; the first answer stands.
