@@ -93,7 +93,7 @@ std::vector<RawSolution> ElbowArmParts(const Arm6& arm, const Eigen::Isometry3d&
   const Eigen::Vector3d w16 = FirstToLastPoint(arm, X, R06);
   const Eigen::Vector3d p12 = c[1] - c[0], p23 = c[2] - c[1], p34 = c[3] - c[2];
   std::vector<RawSolution> out;
-  out.reserve(8);  // the most branches a 6R arm has
+  out.reserve(4);  // the most arm parts: two of one joint, two of the next
   // Joints 2, 3 turn about h2: h2 . R10 w16 = h2 . (p12 + p23 + p34), subproblem 4 for q1.
   const Angles first = Subproblem4(h[1], h[0], w16, h[1].dot(c[3] - c[0]));
   for (int i1 = 0; i1 < first.count; ++i1) {
@@ -129,7 +129,7 @@ std::vector<RawSolution> ShoulderArmParts(const Arm6& arm, const Eigen::Isometry
   const Eigen::Vector3d w16 = FirstToLastPoint(arm, X, R06);
   const Eigen::Vector3d p23 = c[2] - c[1], p34 = c[3] - c[2];
   std::vector<RawSolution> out;
-  out.reserve(8);  // the most branches a 6R arm has
+  out.reserve(4);  // the most arm parts: two of one joint, two of the next
   const Angles third = Subproblem3(h[2], p34, -p23, w16.norm());
   for (int i3 = 0; i3 < third.count; ++i3) {
     const Eigen::Vector3d u = p23 + Rot(h[2], third.cos[i3], third.sin[i3]) * p34;
