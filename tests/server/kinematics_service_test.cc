@@ -94,6 +94,21 @@ class KinematicsServiceTest : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   }
 
+  // A Track stream of the planar arm with one ball "ball" in its scene, configured.
+  std::unique_ptr<grpc::ClientReaderWriter<v1::TrackRequest, v1::TrackResponse>> TrackWithBall(
+      grpc::ClientContext& context, const v1::Vector3& center, double radius) {
+    SetDeadline(context);
+    auto stream = stub_->Track(&context);
+    v1::TrackRequest request;
+    *request.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
+    v1::Obstacle* ball = request.mutable_config()->mutable_scene()->mutable_spec()->add_obstacles();
+    ball->set_id("ball");
+    *ball->mutable_sphere()->mutable_center() = center;
+    ball->mutable_sphere()->set_radius(radius);
+    EXPECT_TRUE(stream->Write(request));
+    return stream;
+  }
+
   grpc::Status Solve(const v1::SolveRequest& request, v1::SolveResponse* response) {
     grpc::ClientContext context;
     SetDeadline(context);
@@ -553,15 +568,7 @@ TEST_F(KinematicsServiceTest, FullPoolRefusesNewCallsWithResourceExhausted) {
 // of it; a first message that is not a config is INVALID_ARGUMENT naming "config".
 TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdates) {
   grpc::ClientContext context;
-  SetDeadline(context);
-  auto stream = stub_->Track(&context);
-  v1::TrackRequest request;
-  *request.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
-  v1::Obstacle* ball = request.mutable_config()->mutable_scene()->mutable_spec()->add_obstacles();
-  ball->set_id("ball");
-  *ball->mutable_sphere()->mutable_center() = Vec(5, 5, 0);
-  ball->mutable_sphere()->set_radius(0.05);
-  ASSERT_TRUE(stream->Write(request));
+  auto stream = TrackWithBall(context, Vec(5, 5, 0), 0.05);
   v1::TrackResponse response;
   for (int k = 0; k < 20; ++k) {
     if (k == 10) {  // move the ball to 0.15 m above the fixed base
@@ -615,15 +622,7 @@ TEST_F(KinematicsServiceTest, TrackAnswersEveryTargetInOrderAndAppliesSceneUpdat
 // say nothing.
 TEST_F(KinematicsServiceTest, TrackAnswersShortOfTheirTargetSayWhy) {
   grpc::ClientContext context;
-  SetDeadline(context);
-  auto stream = stub_->Track(&context);
-  v1::TrackRequest request;
-  *request.mutable_config()->mutable_arm()->mutable_spec() = PlanarArm();
-  v1::Obstacle* ball = request.mutable_config()->mutable_scene()->mutable_spec()->add_obstacles();
-  ball->set_id("ball");
-  *ball->mutable_sphere()->mutable_center() = Vec(1.0, 0.5, 0);
-  ball->mutable_sphere()->set_radius(0.1);
-  ASSERT_TRUE(stream->Write(request));
+  auto stream = TrackWithBall(context, Vec(1.0, 0.5, 0), 0.1);
   v1::TrackResponse response;
   int short_answers = 0, naming_the_ball = 0;
   for (int k = 0; k <= 20; ++k) {
