@@ -223,25 +223,33 @@ v1::StepStatus ToProto(planning::StepStatus status) {
   return v1::STEP_STATUS_UNSPECIFIED;
 }
 
+void SetJointMotion(double time, const Eigen::Ref<const Eigen::VectorXd>& positions,
+                    const Eigen::Matrix3Xd& sites, const v1::JointState* previous,
+                    v1::JointState& out) {
+  out.set_time(time);
+  const double dt = previous != nullptr ? time - previous->time() : 0.0;
+  const int n = static_cast<int>(positions.size());
+  out.mutable_positions()->Reserve(n);
+  out.mutable_velocities()->Reserve(n);
+  out.mutable_sites()->Reserve(static_cast<int>(sites.cols()));
+  for (int k = 0; k < n; ++k) {
+    out.add_positions(positions[k]);
+    const bool has_rate = dt > 0 && k < previous->positions_size();
+    out.add_velocities(has_rate ? (positions[k] - previous->positions(k)) / dt : 0.0);
+  }
+  for (int s = 0; s < sites.cols(); ++s) {
+    *out.add_sites() = ToProto(Eigen::Vector3d(sites.col(s)));
+  }
+}
+
 absl::StatusOr<v1::JointState> JointStateFromStep(const ik::IkResult& step,
                                                   const Eigen::Vector3d& target,
                                                   const v1::JointState* previous) {
   v1::JointState out;
-  out.set_time(step.time);
-  const double dt = previous != nullptr ? step.time - previous->time() : 0.0;
-  // Sized once: each growth of a repeated field is an allocation, and batches answer
-  // hundreds of thousands of these a second.
-  out.mutable_positions()->Reserve(static_cast<int>(step.angles.size()));
-  out.mutable_velocities()->Reserve(static_cast<int>(step.angles.size()));
-  out.mutable_sites()->Reserve(static_cast<int>(step.sites.cols()));
-  for (size_t k = 0; k < step.angles.size(); ++k) {
-    out.add_positions(step.angles[k]);
-    const bool has_rate = dt > 0 && static_cast<int>(k) < previous->positions_size();
-    out.add_velocities(has_rate ? (step.angles[k] - previous->positions(k)) / dt : 0.0);
-  }
-  for (int s = 0; s < step.sites.cols(); ++s) {
-    *out.add_sites() = ToProto(Eigen::Vector3d(step.sites.col(s)));
-  }
+  SetJointMotion(step.time,
+                 Eigen::Map<const Eigen::VectorXd>(step.angles.data(),
+                                                   static_cast<Eigen::Index>(step.angles.size())),
+                 step.sites, previous, out);
   *out.mutable_target() = ToProto(target);
   out.set_hand_error(step.hand_error);
   out.set_clamp_distance(step.clamp_distance);

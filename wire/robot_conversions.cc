@@ -391,21 +391,7 @@ absl::StatusOr<v1::JointState> RobotJointState(const robot::Robot& robot,
                                                const robot::ToolTarget& target, double time,
                                                const v1::JointState* previous) {
   v1::JointState out;
-  out.set_time(time);
-  const double dt = previous != nullptr ? time - previous->time() : 0.0;
-  // Sized once: each growth of a repeated field is an allocation, and batches answer
-  // hundreds of thousands of these a second.
-  out.mutable_positions()->Reserve(static_cast<int>(result.q.size()));
-  out.mutable_velocities()->Reserve(static_cast<int>(result.q.size()));
-  out.mutable_sites()->Reserve(static_cast<int>(result.sites.cols()));
-  for (int k = 0; k < result.q.size(); ++k) {
-    out.add_positions(result.q[k]);
-    const bool has_rate = dt > 0 && k < previous->positions_size();
-    out.add_velocities(has_rate ? (result.q[k] - previous->positions(k)) / dt : 0.0);
-  }
-  for (int s = 0; s < result.sites.cols(); ++s) {
-    *out.add_sites() = ToProto(Eigen::Vector3d(result.sites.col(s)));
-  }
+  SetJointMotion(time, result.q, result.sites, previous, out);
   *out.mutable_target() = ToProto(target.position);
   out.set_hand_error(result.position_error);
   out.set_rotation_error(result.rotation_error);
