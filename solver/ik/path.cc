@@ -154,6 +154,13 @@ bool NearlyWithinTheRates(const PathSummary& summary) {
 // from the start the declared limits' retries settle on; its peak was 5.8 times its RMS, the
 // other paths of that kind's first 30 scenarios 2.3-3.9 times).
 constexpr double kHurriedFactor = 4.0;
+// A path hurried throughout keeps its peak near its own RMS, so a peak above kStandsOutFactor
+// times the RMS counts as hurried too where it is also kNeedFactor times the least turn the
+// hand's fastest move needs (seeds 10, 11, 18 and 19 of bench/paths --unlimited: the five paths
+// at 2.0-2.3x the witness's fastest limb turn stood out 3.1-3.9x of their RMS and 3.8-7.3x of
+// the hand's need; 6.5% of 1,200 paths stand out this far).
+constexpr double kStandsOutFactor = 2.8;
+constexpr double kNeedFactor = 3.0;
 
 bool DeclaresEveryVelocityLimit(const Arm& arm) {
   for (int k = 0; k < arm.num_limbs(); ++k) {
@@ -177,10 +184,25 @@ internal::PeakAndRms LimbTurnSpeedsOf(const std::vector<IkResult>& steps) {
   return speeds;
 }
 
+// The least fastest limb turn (rad/s) the hand's moves need: a limb of length l turning by
+// theta moves the limbs beyond it by at most l * theta, so a hand move d over dt needs a turn of
+// at least d / (reach * dt) from some limb, reach the limbs' summed length.
+double LeastLimbTurnSpeedOf(const Arm& arm, const std::vector<IkResult>& steps) {
+  double least = 0.0;
+  for (size_t k = 1; k < steps.size(); ++k) {
+    const double hand_move =
+        (steps[k].sites.col(arm.hand()) - steps[k - 1].sites.col(arm.hand())).norm();
+    least = std::max(least, hand_move / (arm.max_reach() * (steps[k].time - steps[k - 1].time)));
+  }
+  return least;
+}
+
 bool Hurried(const Arm& arm, const PathResult& path) {
   if (DeclaresEveryVelocityLimit(arm)) return false;
   const internal::PeakAndRms speeds = LimbTurnSpeedsOf(path.steps);
-  return speeds.peak > kHurriedFactor * speeds.rms();
+  if (speeds.peak > kHurriedFactor * speeds.rms()) return true;
+  return speeds.peak > kStandsOutFactor * speeds.rms() &&
+         speeds.peak > kNeedFactor * LeastLimbTurnSpeedOf(arm, path.steps);
 }
 
 // Whether `other` replaces a hurried `kept`: more samples reached, or as many with a slower
