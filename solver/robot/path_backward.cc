@@ -1,9 +1,13 @@
 #include "path_backward.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <numbers>
 #include <utility>
 
+#include "ikd/planning/swept_clearance.h"
+#include "ikd/robot/robot_body.h"
 #include "motion.h"
 
 namespace ikd::robot::internal {
@@ -44,6 +48,42 @@ absl::StatusOr<RobotIkResult> PlacedEnd(const Robot& robot, const planning::Scen
       RobotTracker::Create(robot, options, forward_last.q, scene);
   if (!tracker.ok()) return tracker.status();
   return tracker->Solve(target);
+}
+
+// `backward` with each revolute joint turned by the whole turns that bring its value at sample
+// `at` nearest forward's there, where the turned joint stays within its limits on every sample:
+// the same motion of the arm, and no blend across a full turn of a joint (bench/paths seed 7,
+// ur5-position-blocking #8: the blend swung the elbow by 2 pi through the obstacles).
+std::vector<RobotIkResult> NearestTurns(const Robot& robot,
+                                        const std::vector<RobotIkResult>& backward,
+                                        const Eigen::VectorXd& forward_q, int at) {
+  constexpr double kTurn = 2.0 * std::numbers::pi;
+  std::vector<RobotIkResult> turned = backward;
+  for (int j = 0; j < robot.num_joints(); ++j) {
+    const JointSpec& joint = robot.spec().joints[j];
+    if (joint.type != JointType::kRevolute) continue;
+    const double turns = std::round((forward_q[j] - backward[at].q[j]) / kTurn);
+    if (turns == 0.0) continue;
+    const bool within = std::all_of(backward.begin(), backward.end(), [&](const auto& sample) {
+      const double v = sample.q[j] + turns * kTurn;
+      return !joint.limits || (v >= joint.limits->lower && v <= joint.limits->upper);
+    });
+    if (!within) continue;
+    for (RobotIkResult& sample : turned) sample.q[j] += turns * kTurn;
+  }
+  return turned;
+}
+
+// Motions into samples [from, to) of `path` that pass through an obstacle (between samples,
+// as SummarizeRobotPath checks them).
+int CollidingMotions(const RobotBody& body, const planning::Scene* scene,
+                     const std::vector<RobotIkResult>& path, int from, int to) {
+  int colliding = 0;
+  for (int k = std::max(from, 1); k < to; ++k) {
+    colliding +=
+        planning::SweptClearanceOf(body, scene, path[k - 1].q, path[k].q).min_clearance < 0.0;
+  }
+  return colliding;
 }
 
 // Forward's first failed sample (n when none).
@@ -101,28 +141,40 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
   // Every window before forward's first failure, every kJoinStride samples, latest first: the
   // join that fails least wins (a blend across an obstacle passes through it), and only one
   // that fails less than forward. Forward's part of a join has no failure, so a join fails on
-  // its blended samples and on backward's after the window.
+  // its blended samples, on the motions into them and out of the window, and on backward's
+  // samples and motions after the window (whole turns of a joint leave those as they are).
   const int n = static_cast<int>(forward.size());
-  std::vector<int> failed_after(n + 1, 0);  // failed samples of backward[k, n)
+  const RobotBody body(robot);
+  // Failed samples of backward[k, n) and colliding motions between them.
+  std::vector<int> failed_after(n + 1, 0);
   for (int k = n - 1; k >= 0; --k) {
-    failed_after[k] = failed_after[k + 1] + FailedSample((*backward)[k]);
+    failed_after[k] = failed_after[k + 1] + FailedSample((*backward)[k]) +
+                      CollidingMotions(body, scene, *backward, k + 1, std::min(k + 2, n));
   }
   int best_start = -1, best_failures = FailedCount(forward);
+  std::vector<RobotIkResult> best_backward;
   for (int start = FirstFailure(forward) - kJoinWindow; start >= 1 && best_failures > 0;
        start -= kJoinStride) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
+    std::vector<RobotIkResult> turned = NearestTurns(robot, *backward, forward[start].q, start);
+    // Forward's last sample before the window, the blend, and backward's first after it.
+    std::vector<RobotIkResult> seam = {forward[start - 1]};
     int failures = failed_after[start + kJoinWindow];
     for (int k = start; k < start + kJoinWindow && failures < best_failures; ++k) {
-      failures += FailedSample(BlendedSample(robot, scene, targets, options, forward, *backward,
-                                             start, k));
+      seam.push_back(BlendedSample(robot, scene, targets, options, forward, turned, start, k));
+      failures += FailedSample(seam.back());
     }
+    if (failures >= best_failures) continue;
+    seam.push_back(turned[start + kJoinWindow]);
+    failures += CollidingMotions(body, scene, seam, 1, static_cast<int>(seam.size()));
     if (failures < best_failures) {
       best_failures = failures;
       best_start = start;
+      best_backward = std::move(turned);
     }
   }
   if (best_start < 0) return none;
-  return Joined(robot, scene, targets, options, forward, *backward, best_start);
+  return Joined(robot, scene, targets, options, forward, best_backward, best_start);
 }
 
 }  // namespace ikd::robot::internal

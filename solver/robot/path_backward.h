@@ -22,8 +22,11 @@ bool FailedSample(const RobotIkResult& sample);
 // last configuration (a single-pose solve from it where that failed): forward up to a window
 // where both are placed, the joint values blended across it (each blended sample's tool put
 // back on its target by Newton steps), backward after it; of the windows before forward's
-// first failure (every 5 samples), the join that fails least. Nullopt when the end cannot be
-// placed or no join fails on fewer samples than forward.
+// first failure (every 5 samples), the join that fails least, counting its samples and the
+// motions between them (swept_clearance.h). Backward's revolute joints are first turned by the
+// whole turns that bring them nearest forward's at the window, where their limits allow: the
+// same motion, without a blend across a full turn. Nullopt when the end cannot be placed or no
+// join fails on fewer samples than forward.
 absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
     const Robot& robot, const planning::Scene* scene, const std::vector<ToolTarget>& targets,
     const std::vector<double>& times, const RobotIkOptions& options,

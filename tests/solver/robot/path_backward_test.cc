@@ -4,6 +4,7 @@
 // distances (robot_witness.h).
 #include "../solver/robot/path_backward.h"
 
+#include <numbers>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -47,6 +48,34 @@ TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
   ASSERT_EQ(path.size(), forward.size());
   EXPECT_EQ(path.front().q, forward.front().q);
   EXPECT_EQ(CollidingSamples(s, path), 0);
+  ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
+  for (size_t k = 1; k < path.size(); ++k) {
+    const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
+    EXPECT_LT(largest, 0.1) << "sample " << k;  // rad in 10 ms
+  }
+}
+
+// A backward pass that starts on another whole turn of a joint (forward's last sample failed,
+// its re-solve from a seed a turn away): the same motion of the arm, so the join blends to the
+// copy a whole number of turns nearest forward's and no joint turns round at the seam (before,
+// the blend swung the joint by 2 pi across ten samples: bench/paths seed 7,
+// ur5-position-blocking #8, through its obstacles).
+TEST(RobotPathBackward, TheJoinTurnsNoJointRound) {
+  WitnessCase free_space = kForwardMeetsABall;
+  free_space.balls.clear();
+  const WitnessScenario s = MakeWitnessScenario(free_space);
+  ASSERT_TRUE(s.robot && s.scene);
+  std::vector<RobotIkResult> forward = TrackedForward(s);
+  // The base joint's other copy lies within its limits of +-2 pi.
+  const double turn = forward.back().q[0] < 0.0 ? 2.0 * std::numbers::pi : -2.0 * std::numbers::pi;
+  forward.back().q[0] += turn;
+  forward.back().status = planning::StepStatus::kInCollision;
+  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
+                                                RobotIkOptions{}, forward, {});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  ASSERT_TRUE(joined->has_value());
+  const std::vector<RobotIkResult>& path = **joined;
+  ASSERT_EQ(path.size(), forward.size());
   ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
   for (size_t k = 1; k < path.size(); ++k) {
     const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
