@@ -7,12 +7,14 @@
 #        IKD_SKIP_APT=1, IKD_SEEDS_DOC (default: docs/paths-seeds.md),
 #        IKD_SEEDS_DIR (default: a temporary directory, removed at the end),
 #        IKD_SEEDS_ONLY="KIND KIND ..." (each seed runs these kinds one by one, --only KIND,
-#        instead of every kind at once).
+#        instead of every kind at once), IKD_SEEDS_JOBS (default 1: seeds run at once; each is
+#        independent, and the doc reports targets met, never timings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 FIRST LAST [paths_bench options]" >&2; exit 2; }
 first=$1 last=$2
 shift 2
+options=("$@")
 doc="${IKD_SEEDS_DOC:-docs/paths-seeds.md}"
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 dir="${IKD_SEEDS_DIR:-}"
@@ -25,15 +27,21 @@ IKD_BENCH_BUILD_ONLY=1 bash bench/run_paths_bench.sh
 binary="${IKD_BUILD_DIR:-build-bench}/bench/paths/paths_bench"
 [ -x "$binary" ] || { echo "no $binary" >&2; exit 1; }
 read -r -a only <<<"${IKD_SEEDS_ONLY:-}"
-for seed in $(seq "$first" "$last"); do
+run_seed() {
+  local seed=$1 kind
   echo "seed $seed" >&2
   if [ ${#only[@]} -eq 0 ]; then
-    "$binary" --seed "$seed" "$@" >"$dir/seed$seed.md" 2>/dev/null
+    "$binary" --seed "$seed" "${options[@]}" >"$dir/seed$seed.md" 2>/dev/null
   else
-    for kind in "${only[@]}"; do "$binary" --seed "$seed" --only "$kind" "$@" 2>/dev/null; done \
+    for kind in "${only[@]}"; do "$binary" --seed "$seed" --only "$kind" "${options[@]}" 2>/dev/null; done \
       >"$dir/seed$seed.md"
   fi
+}
+for seed in $(seq "$first" "$last"); do
+  while [ "$(jobs -rp | wc -l)" -ge "${IKD_SEEDS_JOBS:-1}" ]; do wait -n; done
+  run_seed "$seed" &
 done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n; done
 command="bench/run_paths_seeds.sh $first $last $*"
 [ ${#only[@]} -eq 0 ] || command="IKD_SEEDS_ONLY=\"${only[*]}\" $command"
 
