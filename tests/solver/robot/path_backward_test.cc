@@ -32,14 +32,41 @@ int CollidingSamples(const WitnessScenario& s, const std::vector<RobotIkResult>&
   return colliding;
 }
 
+// Motions between consecutive samples (each joint linearly, as the servo moves) that touch a
+// ball at any of 20 configurations along them: the test's own subdivision.
+int CollidingMotions(const WitnessScenario& s, const std::vector<RobotIkResult>& samples) {
+  int colliding = 0;
+  for (size_t k = 1; k < samples.size(); ++k) {
+    bool touches = false;
+    for (int i = 1; i < 20 && !touches; ++i) {
+      touches =
+          s.Clearance(samples[k - 1].q + (i / 20.0) * (samples[k].q - samples[k - 1].q)) < 0.0;
+    }
+    colliding += touches;
+  }
+  return colliding;
+}
+
+// Every sample on the witness's tool path, and no joint moves more than 0.1 rad between two
+// samples (the seam is blended, not a jump).
+void ExpectOnTheToolPathWithoutJumps(const WitnessScenario& s,
+                                     const std::vector<RobotIkResult>& path) {
+  ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
+  for (size_t k = 1; k < path.size(); ++k) {
+    const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
+    EXPECT_LT(largest, 0.1) << "sample " << k;  // rad in 10 ms
+  }
+}
+
 // Forward collides; the join starts as forward does, every sample on the witness's tool path
-// and clear of the balls, and no joint moves more than 0.1 rad between two samples (the seam
-// is blended, not a jump).
+// and clear of the balls, as is the motion between them, and no joint moves more than 0.1 rad
+// between two samples (the seam is blended, not a jump).
 TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
   const WitnessScenario s = MakeWitnessScenario(kForwardMeetsABall);
   ASSERT_TRUE(s.robot && s.scene);
   const std::vector<RobotIkResult> forward = TrackedForward(s);
   ASSERT_GT(CollidingSamples(s, forward), 0);
+  ASSERT_GT(CollidingMotions(s, forward), 0);  // the test's subdivision sees forward's collisions
   auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
                                                 RobotIkOptions{}, forward, {});
   ASSERT_TRUE(joined.ok()) << joined.status();
@@ -48,11 +75,8 @@ TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
   ASSERT_EQ(path.size(), forward.size());
   EXPECT_EQ(path.front().q, forward.front().q);
   EXPECT_EQ(CollidingSamples(s, path), 0);
-  ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
-  for (size_t k = 1; k < path.size(); ++k) {
-    const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
-    EXPECT_LT(largest, 0.1) << "sample " << k;  // rad in 10 ms
-  }
+  EXPECT_EQ(CollidingMotions(s, path), 0);
+  ExpectOnTheToolPathWithoutJumps(s, path);
 }
 
 // A backward pass that starts on another whole turn of a joint (forward's last sample failed,
@@ -76,11 +100,7 @@ TEST(RobotPathBackward, TheJoinTurnsNoJointRound) {
   ASSERT_TRUE(joined->has_value());
   const std::vector<RobotIkResult>& path = **joined;
   ASSERT_EQ(path.size(), forward.size());
-  ExpectOnTheWitnessToolPath(s, path, /*rates=*/false);
-  for (size_t k = 1; k < path.size(); ++k) {
-    const double largest = (path[k].q - path[k - 1].q).cwiseAbs().maxCoeff();
-    EXPECT_LT(largest, 0.1) << "sample " << k;  // rad in 10 ms
-  }
+  ExpectOnTheToolPathWithoutJumps(s, path);
 }
 
 // Without failures there is nothing to join.
