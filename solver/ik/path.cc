@@ -184,9 +184,10 @@ internal::PeakAndRms LimbTurnSpeedsOf(const std::vector<IkResult>& steps) {
   return speeds;
 }
 
-// The least fastest limb turn (rad/s) the hand's moves need: a limb of length l turning by
-// theta moves the limbs beyond it by at most l * theta, so a hand move d over dt needs a turn of
-// at least d / (reach * dt) from some limb, reach the limbs' summed length.
+// The least fastest limb turn (rad/s) the hand's moves need: the hand is the sum of the limb
+// vectors, a limb of length l turning by theta changes its vector by at most l * theta, so a
+// hand move d over dt needs a turn of at least d / (reach * dt) from some limb, reach the limbs'
+// summed length.
 double LeastLimbTurnSpeedOf(const Arm& arm, const std::vector<IkResult>& steps) {
   double least = 0.0;
   for (size_t k = 1; k < steps.size(); ++k) {
