@@ -159,50 +159,19 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
 
 void RateLimitedTracker::HoldClear(const Eigen::Vector3d& target, IkResult& step,
                                    Eigen::VectorXd& q) {
-  const Eigen::VectorXd& last = window_.q();
-  // The boldest of a few blends of the last answer and this one whose state and motion are
-  // clear; the last answer itself (no motion) is.
-  for (const double keep : planning::kStopBlends) {
-    Eigen::VectorXd blend = last + keep * (q - last);
-    IkResult held = step;
-    if (!Rebuild(blend, held) || held.min_clearance < 0.0) continue;
-    if (keep > 0.0 && planning::SweptClearanceOf(body_, scene_, last, blend).min_clearance < 0.0) {
-      continue;
-    }
-    held.hand_error = (held.sites.col(arm_->hand()) - target).norm();
-    held.status = planning::StepStatus::kInCollision;  // no clear way to the target found
-    step = std::move(held);
-    q = std::move(blend);
-    break;
-  }
+  planning::HoldClear(body_, scene_, window_.q(), step, q,
+                      [&](const Eigen::VectorXd& blend, IkResult& held) {
+                        return RebuildTowards(target, blend, held);
+                      });
   tracker_.Restart(step.sites);
 }
 
 void RateLimitedTracker::HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step,
                                         Eigen::VectorXd& q) {
-  // The last answer could stop clear, so braking on from it can (the same steps): a blend of
-  // the braked state and the answer is within every limit (each joint's box is convex); the
-  // boldest of a few that can still stop clear is kept.
-  const Eigen::VectorXd braked = window_.Braked(dt);
-  for (const double keep : planning::kStopBlends) {
-    Eigen::VectorXd blend = braked + keep * (q - braked);
-    IkResult held = step;
-    if (!Rebuild(blend, held)) continue;
-    if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
-                                              (blend - window_.q()) / dt, dt, held.min_clearance)) {
-      continue;
-    }
-    if (keep > 0.0 && clearance_ >= 0.0 &&
-        planning::SweptClearanceOf(body_, scene_, window_.q(), blend).min_clearance < 0.0) {
-      continue;  // the motion into it touches something (the braked state's does not)
-    }
-    held.hand_error = (held.sites.col(arm_->hand()) - target).norm();
-    held.status = held.min_clearance < 0.0 ? planning::StepStatus::kInCollision
-                                           : planning::StepStatus::kAccelerationLimited;
-    step = std::move(held);
-    q = std::move(blend);
-    break;
-  }
+  planning::HoldForBraking(window_, body_, scene_, dt, clearance_, step, q,
+                           [&](const Eigen::VectorXd& blend, IkResult& held) {
+                             return RebuildTowards(target, blend, held);
+                           });
   lagging_ = true;
   tracker_.Restart(step.sites);
 }
@@ -378,6 +347,13 @@ double RateLimitedTracker::PairClearance(const NearPair& pair,
   return planning::SegmentSegmentDistance(sites.col(k), sites.col(k + 1), sites.col(l),
                                           sites.col(l + 1)) -
          limbs[k].radius - limbs[l].radius;
+}
+
+bool RateLimitedTracker::RebuildTowards(const Eigen::Vector3d& target, const Eigen::VectorXd& q,
+                                        IkResult& step) {
+  if (!Rebuild(q, step)) return false;
+  step.hand_error = (step.sites.col(arm_->hand()) - target).norm();
+  return true;
 }
 
 bool RateLimitedTracker::Rebuild(const Eigen::VectorXd& q, IkResult& step) {

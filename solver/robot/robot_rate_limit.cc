@@ -149,20 +149,11 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
 
 void RateLimitedRobotTracker::HoldClear(const ToolTarget& target, RobotIkResult& result,
                                         Eigen::VectorXd& q) {
-  const Eigen::VectorXd& last = window_.q();
-  for (const double keep : planning::kStopBlends) {
-    const Eigen::VectorXd blend = last + keep * (q - last);
-    RobotIkResult held = result;
-    Rebuild(blend, target, held);
-    if (held.min_clearance < 0.0) continue;
-    if (keep > 0.0 && planning::SweptClearanceOf(body_, scene_, last, blend).min_clearance < 0.0) {
-      continue;
-    }
-    held.status = planning::StepStatus::kInCollision;  // no clear way to the target found
-    result = std::move(held);
-    q = blend;
-    break;
-  }
+  planning::HoldClear(body_, scene_, window_.q(), result, q,
+                      [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
+                        Rebuild(blend, target, held);
+                        return true;  // every joint vector has an answer
+                      });
   tracker_.Reset(q);
 }
 
@@ -186,25 +177,11 @@ RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {
 
 void RateLimitedRobotTracker::HoldForBraking(const ToolTarget& target, double dt,
                                              RobotIkResult& result, Eigen::VectorXd& q) {
-  const Eigen::VectorXd braked = window_.Braked(dt);
-  for (const double keep : planning::kStopBlends) {
-    const Eigen::VectorXd blend = braked + keep * (q - braked);
-    RobotIkResult held = result;
-    Rebuild(blend, target, held);
-    if (keep > 0.0 && !planning::CanStopClear(window_, body_, scene_, blend,
-                                              (blend - window_.q()) / dt, dt, held.min_clearance)) {
-      continue;
-    }
-    if (keep > 0.0 && clearance_ >= 0.0 &&
-        planning::SweptClearanceOf(body_, scene_, window_.q(), blend).min_clearance < 0.0) {
-      continue;  // the motion into it touches something (the braked state's does not)
-    }
-    held.status = held.min_clearance < 0.0 ? planning::StepStatus::kInCollision
-                                           : planning::StepStatus::kAccelerationLimited;
-    result = std::move(held);
-    q = blend;
-    break;
-  }
+  planning::HoldForBraking(window_, body_, scene_, dt, clearance_, result, q,
+                           [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
+                             Rebuild(blend, target, held);
+                             return true;  // every joint vector has an answer
+                           });
   lagging_ = true;
   tracker_.Reset(q);
 }

@@ -106,6 +106,8 @@ class RateLimitedTracker {
   }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
+  // Rebuild, and the hand's distance from `target`.
+  bool RebuildTowards(const Eigen::Vector3d& target, const Eigen::VectorXd& q, IkResult& step);
   // Replaces `step` (angles q) by the closest state within the limits where PreferClosest
   // (planning/joint_rates.h) says so: clearance first, then the hand nearer `target`; true when
   // that state is on the target (REACHED). `only_on_target`: only a state on the target

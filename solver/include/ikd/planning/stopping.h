@@ -9,10 +9,13 @@
 //   if (!ikd::planning::CanStopClear(window, body, scene, q, v, dt, clearance_at_q)) { ... }
 #pragma once
 
+#include <utility>
+
 #include <Eigen/Core>
 
 #include "ikd/planning/joint_rates.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/step_status.h"
 #include "ikd/planning/swept_clearance.h"
 
 namespace ikd::planning {
@@ -32,5 +35,57 @@ bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scen
 // joint's box is convex), and the last (0: the braked state itself) can stop clear wherever
 // the last answer could.
 inline constexpr double kStopBlends[] = {0.5, 0.25, 0.125, 0.0};
+
+// The two holds of both arm kinds' rate-limited trackers, over their answer types (a Step with
+// min_clearance and status). `rebuild(q, step)` makes `step` the answer at joint values q
+// (false: there is none) with its clearance and tool or hand error.
+
+// An answer whose state or motion from the last answer `last` touches something, on an arm with
+// no rate limits: the boldest blend of `last` and `q` (kStopBlends) that is clear and whose
+// motion from `last` is clear replaces it, IN_COLLISION (no clear way to the target found);
+// where none is, both stay.
+template <typename Step, typename Rebuild>
+void HoldClear(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& last, Step& step,
+               Eigen::VectorXd& q, const Rebuild& rebuild) {
+  for (const double keep : kStopBlends) {
+    Eigen::VectorXd blend = last + keep * (q - last);
+    Step held = step;
+    if (!rebuild(blend, held) || held.min_clearance < 0.0) continue;
+    if (keep > 0.0 && SweptClearanceOf(body, scene, last, blend).min_clearance < 0.0) continue;
+    held.status = StepStatus::kInCollision;
+    step = std::move(held);
+    q = std::move(blend);
+    return;
+  }
+}
+
+// An answer that cannot stop clear (CanStopClear) or whose motion touches something: the
+// boldest blend of the last answer braked over dt and `q` that can stop clear, and whose motion
+// from the last answer is clear where the last answer was (`last_clearance` >= 0), replaces it,
+// ACCELERATION_LIMITED (IN_COLLISION where it touches something); where none is, both stay.
+template <typename Step, typename Rebuild>
+void HoldForBraking(const JointRateWindow& window, const ArmBody& body, const Scene* scene,
+                    double dt, double last_clearance, Step& step, Eigen::VectorXd& q,
+                    const Rebuild& rebuild) {
+  const Eigen::VectorXd braked = window.Braked(dt);
+  for (const double keep : kStopBlends) {
+    Eigen::VectorXd blend = braked + keep * (q - braked);
+    Step held = step;
+    if (!rebuild(blend, held)) continue;
+    if (keep > 0.0 && !CanStopClear(window, body, scene, blend, (blend - window.q()) / dt, dt,
+                                    held.min_clearance)) {
+      continue;
+    }
+    if (keep > 0.0 && last_clearance >= 0.0 &&
+        SweptClearanceOf(body, scene, window.q(), blend).min_clearance < 0.0) {
+      continue;  // the motion into it touches something (the braked state's does not)
+    }
+    held.status =
+        held.min_clearance < 0.0 ? StepStatus::kInCollision : StepStatus::kAccelerationLimited;
+    step = std::move(held);
+    q = std::move(blend);
+    return;
+  }
+}
 
 }  // namespace ikd::planning
