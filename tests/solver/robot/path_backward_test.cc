@@ -26,6 +26,13 @@ std::vector<RobotIkResult> TrackedForward(const WitnessScenario& s) {
   return samples;
 }
 
+// kForwardMeetsABall without its balls.
+WitnessScenario FreeSpaceScenario() {
+  WitnessCase free_space = kForwardMeetsABall;
+  free_space.balls.clear();
+  return MakeWitnessScenario(free_space);
+}
+
 int CollidingSamples(const WitnessScenario& s, const std::vector<RobotIkResult>& samples) {
   int colliding = 0;
   for (const RobotIkResult& sample : samples) colliding += s.Clearance(sample.q) < 0.0;
@@ -85,9 +92,7 @@ TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
 // the blend swung the joint by 2 pi across ten samples: bench/paths seed 7,
 // ur5-position-blocking #8, through its obstacles).
 TEST(RobotPathBackward, TheJoinTurnsNoJointRound) {
-  WitnessCase free_space = kForwardMeetsABall;
-  free_space.balls.clear();
-  const WitnessScenario s = MakeWitnessScenario(free_space);
+  const WitnessScenario s = FreeSpaceScenario();
   ASSERT_TRUE(s.robot && s.scene);
   std::vector<RobotIkResult> forward = TrackedForward(s);
   // The base joint's other copy lies within its limits of +-2 pi.
@@ -105,9 +110,7 @@ TEST(RobotPathBackward, TheJoinTurnsNoJointRound) {
 
 // Without failures there is nothing to join.
 TEST(RobotPathBackward, NoJoinForAPathThatDoesNotFail) {
-  WitnessCase free_space = kForwardMeetsABall;
-  free_space.balls.clear();
-  const WitnessScenario s = MakeWitnessScenario(free_space);
+  const WitnessScenario s = FreeSpaceScenario();
   ASSERT_TRUE(s.robot && s.scene);
   const std::vector<RobotIkResult> forward = TrackedForward(s);
   auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
