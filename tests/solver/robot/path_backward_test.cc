@@ -5,6 +5,7 @@
 #include "../solver/robot/path_backward.h"
 
 #include <numbers>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,19 @@ int CollidingMotions(const WitnessScenario& s, const std::vector<RobotIkResult>&
   return colliding;
 }
 
+// The join of `forward`, which must exist (else a failure and an empty path).
+std::vector<RobotIkResult> JoinOf(const WitnessScenario& s,
+                                  const std::vector<RobotIkResult>& forward) {
+  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
+                                                RobotIkOptions{}, forward, {});
+  EXPECT_TRUE(joined.ok()) << joined.status();
+  if (!joined.ok() || !joined->has_value()) {
+    ADD_FAILURE() << "no join";
+    return {};
+  }
+  return **std::move(joined);
+}
+
 // Every sample on the witness's tool path, and no joint moves more than 0.1 rad between two
 // samples (the seam is blended, not a jump).
 void ExpectOnTheToolPathWithoutJumps(const WitnessScenario& s,
@@ -74,11 +88,7 @@ TEST(RobotPathBackward, TheJoinPassesWhereForwardCollides) {
   const std::vector<RobotIkResult> forward = TrackedForward(s);
   ASSERT_GT(CollidingSamples(s, forward), 0);
   ASSERT_GT(CollidingMotions(s, forward), 0);  // the test's subdivision sees forward's collisions
-  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
-                                                RobotIkOptions{}, forward, {});
-  ASSERT_TRUE(joined.ok()) << joined.status();
-  ASSERT_TRUE(joined->has_value());
-  const std::vector<RobotIkResult>& path = **joined;
+  const std::vector<RobotIkResult> path = JoinOf(s, forward);
   ASSERT_EQ(path.size(), forward.size());
   EXPECT_EQ(path.front().q, forward.front().q);
   EXPECT_EQ(CollidingSamples(s, path), 0);
@@ -99,11 +109,7 @@ TEST(RobotPathBackward, TheJoinTurnsNoJointRound) {
   const double turn = forward.back().q[0] < 0.0 ? 2.0 * std::numbers::pi : -2.0 * std::numbers::pi;
   forward.back().q[0] += turn;
   forward.back().status = planning::StepStatus::kInCollision;
-  auto joined = internal::JoinBackwardRobotPath(*s.robot, &*s.scene, s.targets, s.times,
-                                                RobotIkOptions{}, forward, {});
-  ASSERT_TRUE(joined.ok()) << joined.status();
-  ASSERT_TRUE(joined->has_value());
-  const std::vector<RobotIkResult>& path = **joined;
+  const std::vector<RobotIkResult> path = JoinOf(s, forward);
   ASSERT_EQ(path.size(), forward.size());
   ExpectOnTheToolPathWithoutJumps(s, path);
 }
