@@ -8,7 +8,9 @@
 #        IKD_SEEDS_DIR (default: a temporary directory, removed at the end),
 #        IKD_SEEDS_ONLY="KIND KIND ..." (each seed runs these kinds one by one, --only KIND,
 #        instead of every kind at once), IKD_SEEDS_JOBS (default 1: seeds run at once; each is
-#        independent, and the doc reports targets met, never timings).
+#        independent, and the doc reports targets met, never timings), IKD_SEEDS_KEEP=1 (a seed
+#        whose output is already in IKD_SEEDS_DIR is not run again: an interrupted run resumed
+#        by the same build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 FIRST LAST [paths_bench options]" >&2; exit 2; }
@@ -29,6 +31,10 @@ binary="${IKD_BUILD_DIR:-build-bench}/bench/paths/paths_bench"
 read -r -a only <<<"${IKD_SEEDS_ONLY:-}"
 run_seed() {
   local seed=$1 kind
+  if [ "${IKD_SEEDS_KEEP:-0}" = 1 ] && [ -s "$dir/seed$seed.md" ]; then
+    echo "seed $seed kept" >&2
+    return
+  fi
   echo "seed $seed" >&2
   if [ ${#only[@]} -eq 0 ]; then
     "$binary" --seed "$seed" "${options[@]}" >"$dir/seed$seed.md" 2>/dev/null
