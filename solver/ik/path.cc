@@ -156,7 +156,7 @@ bool NearlyWithinTheRates(const PathSummary& summary) {
 constexpr double kHurriedFactor = 4.0;
 // A path hurried throughout keeps its peak near its own RMS, so a peak above kStandsOutFactor
 // times the RMS counts as hurried too where it is also kNeedFactor times the least turn the
-// hand's fastest move needs (seeds 10, 11, 18 and 19 of bench/paths --unlimited: the five paths
+// hand's fastest move needs (seeds 10, 11, 18 and 19 of bench/paths --unlimited: the seven paths
 // at 2.0-2.3x the witness's fastest limb turn stood out 3.1-3.9x of their RMS and 3.8-7.3x of
 // the hand's need; 6.5% of 1,200 paths stand out this far).
 constexpr double kStandsOutFactor = 2.8;
