@@ -50,28 +50,44 @@ absl::StatusOr<RobotIkResult> PlacedEnd(const Robot& robot, const planning::Scen
   return tracker->Solve(target);
 }
 
-// `backward` with each revolute joint turned by the whole turns that bring its value at sample
-// `at` nearest forward's there, where the turned joint stays within its limits on every sample:
-// the same motion of the arm, and no blend across a full turn of a joint (bench/paths seed 7,
-// ur5-position-blocking #8: the blend swung the elbow by 2 pi through the obstacles).
-std::vector<RobotIkResult> NearestTurns(const Robot& robot,
-                                        const std::vector<RobotIkResult>& backward,
-                                        const Eigen::VectorXd& forward_q, int at) {
+// Each joint's least and greatest value over a path.
+struct JointSpan {
+  Eigen::VectorXd lo, hi;
+};
+
+JointSpan SpanOf(const std::vector<RobotIkResult>& path) {
+  JointSpan span{path.front().q, path.front().q};
+  for (const RobotIkResult& sample : path) {
+    span.lo = span.lo.cwiseMin(sample.q);
+    span.hi = span.hi.cwiseMax(sample.q);
+  }
+  return span;
+}
+
+// The whole turns (rad, per joint) that bring each revolute joint of the backward path, at
+// `backward_q` there, nearest forward's `forward_q`, where the turned joint stays within its
+// limits on every sample (`span`: the backward path's): the same motion of the arm, and no blend
+// across a full turn of a joint (bench/paths seed 7, ur5-position-blocking #8: the blend swung
+// the elbow by 2 pi through the obstacles). Zero for the other joints.
+Eigen::VectorXd NearestTurns(const Robot& robot, const JointSpan& span,
+                             const Eigen::VectorXd& backward_q, const Eigen::VectorXd& forward_q) {
   constexpr double kTurn = 2.0 * std::numbers::pi;
-  std::vector<RobotIkResult> turned = backward;
+  Eigen::VectorXd offset = Eigen::VectorXd::Zero(backward_q.size());
   for (int j = 0; j < robot.num_joints(); ++j) {
     const JointSpec& joint = robot.spec().joints[j];
     if (joint.type != JointType::kRevolute) continue;
-    const double turns = std::round((forward_q[j] - backward[at].q[j]) / kTurn);
-    if (turns == 0.0) continue;
-    const bool within = std::all_of(backward.begin(), backward.end(), [&](const auto& sample) {
-      const double v = sample.q[j] + turns * kTurn;
-      return !joint.limits || (v >= joint.limits->lower && v <= joint.limits->upper);
-    });
-    if (!within) continue;
-    for (RobotIkResult& sample : turned) sample.q[j] += turns * kTurn;
+    const double turn = std::round((forward_q[j] - backward_q[j]) / kTurn) * kTurn;
+    const bool within = !joint.limits || (span.lo[j] + turn >= joint.limits->lower &&
+                                          span.hi[j] + turn <= joint.limits->upper);
+    if (within) offset[j] = turn;
   }
-  return turned;
+  return offset;
+}
+
+// `sample` with its joints turned by `turns` (the same configuration).
+RobotIkResult Turned(RobotIkResult sample, const Eigen::VectorXd& turns) {
+  sample.q += turns;
+  return sample;
 }
 
 // Motions into samples [from, to) of `path` that pass through an obstacle (between samples,
@@ -94,26 +110,33 @@ int FirstFailure(const std::vector<RobotIkResult>& forward) {
 }
 
 // Sample k of the window that starts at `start`: forward's and backward's joint values
-// blended, the tool put back on its target.
+// (backward's turned by `turns`) blended, the tool put back on its target.
 RobotIkResult BlendedSample(const Robot& robot, const planning::Scene* scene,
                             const std::vector<ToolTarget>& targets, const RobotIkOptions& options,
                             const std::vector<RobotIkResult>& forward,
-                            const std::vector<RobotIkResult>& backward, int start, int k) {
+                            const std::vector<RobotIkResult>& backward,
+                            const Eigen::VectorXd& turns, int start, int k) {
   const double s = static_cast<double>(k - start + 1) / (kJoinWindow + 1);
-  return PlacedSample(robot, scene, targets[k], options, (1.0 - s) * forward[k].q + s * backward[k].q);
+  return PlacedSample(robot, scene, targets[k], options,
+                      (1.0 - s) * forward[k].q + s * (backward[k].q + turns));
 }
 
-// Forward before `start`, the two blended over [start, start + kJoinWindow), backward after.
+// Forward before `start`, the two blended over [start, start + kJoinWindow), backward (turned
+// by `turns`) after.
 std::vector<RobotIkResult> Joined(const Robot& robot, const planning::Scene* scene,
                                   const std::vector<ToolTarget>& targets,
                                   const RobotIkOptions& options,
                                   const std::vector<RobotIkResult>& forward,
-                                  const std::vector<RobotIkResult>& backward, int start) {
+                                  const std::vector<RobotIkResult>& backward,
+                                  const Eigen::VectorXd& turns, int start) {
   std::vector<RobotIkResult> joined(forward.begin(), forward.begin() + start);
   for (int k = start; k < start + kJoinWindow; ++k) {
-    joined.push_back(BlendedSample(robot, scene, targets, options, forward, backward, start, k));
+    joined.push_back(
+        BlendedSample(robot, scene, targets, options, forward, backward, turns, start, k));
   }
-  joined.insert(joined.end(), backward.begin() + start + kJoinWindow, backward.end());
+  for (size_t k = start + kJoinWindow; k < backward.size(); ++k) {
+    joined.push_back(Turned(backward[k], turns));
+  }
   return joined;
 }
 
@@ -152,29 +175,31 @@ absl::StatusOr<std::optional<std::vector<RobotIkResult>>> JoinBackwardRobotPath(
                       CollidingMotions(body, scene, *backward, k + 1, std::min(k + 2, n));
   }
   int best_start = -1, best_failures = FailedCount(forward);
-  std::vector<RobotIkResult> best_backward;
+  Eigen::VectorXd best_turns;
+  const JointSpan span = SpanOf(*backward);
   for (int start = FirstFailure(forward) - kJoinWindow; start >= 1 && best_failures > 0;
        start -= kJoinStride) {
     if (stop && stop()) return absl::CancelledError("stopped while planning the path");
-    std::vector<RobotIkResult> turned = NearestTurns(robot, *backward, forward[start].q, start);
+    const Eigen::VectorXd turns = NearestTurns(robot, span, (*backward)[start].q, forward[start].q);
     // Forward's last sample before the window, the blend, and backward's first after it.
     std::vector<RobotIkResult> seam = {forward[start - 1]};
     int failures = failed_after[start + kJoinWindow];
     for (int k = start; k < start + kJoinWindow && failures < best_failures; ++k) {
-      seam.push_back(BlendedSample(robot, scene, targets, options, forward, turned, start, k));
+      seam.push_back(
+          BlendedSample(robot, scene, targets, options, forward, *backward, turns, start, k));
       failures += FailedSample(seam.back());
     }
     if (failures >= best_failures) continue;
-    seam.push_back(turned[start + kJoinWindow]);
+    seam.push_back(Turned((*backward)[start + kJoinWindow], turns));
     failures += CollidingMotions(body, scene, seam, 1, static_cast<int>(seam.size()));
     if (failures < best_failures) {
       best_failures = failures;
       best_start = start;
-      best_backward = std::move(turned);
+      best_turns = turns;
     }
   }
   if (best_start < 0) return none;
-  return Joined(robot, scene, targets, options, forward, best_backward, best_start);
+  return Joined(robot, scene, targets, options, forward, *backward, best_turns, best_start);
 }
 
 }  // namespace ikd::robot::internal
