@@ -277,8 +277,9 @@ class ChainTrackEngine final : public TrackEngine {
 
   absl::StatusOr<v1::JointState> Answer(const v1::JointState* previous) const override {
     absl::StatusOr<v1::JointState> state = JointStateFromStep(*step_, target_, previous);
-    if (state.ok() && SaysWhy(step_->status))
+    if (state.ok() && SaysWhy(step_->status)) {
       AddChainReasons(*problem_, step_->sites, target_, *state);
+    }
     return state;
   }
 
