@@ -61,17 +61,30 @@ void ChainArmBody::HeadingTurns(const Eigen::VectorXd& a, const Eigen::VectorXd&
   for (int m = 0; m < turns->size(); ++m) (*turns)[m] = heading += b[m] - a[m];
 }
 
-double ChainArmBody::TravelBound(const Eigen::VectorXd& travel) const {
-  double reach = 0.0, radius = 0.0;
-  for (int k = 0; k < arm_->num_limbs(); ++k) {
-    reach += arm_->spec().limbs[k].length;
-    radius = std::max(radius, radii_[k]);
+void ChainArmBody::TravelTurns(const Eigen::VectorXd& travel, Eigen::VectorXd* turns) const {
+  turns->resize(arm_->num_limbs());
+  for (int k = 0; k < turns->size(); ++k) {
+    (*turns)[k] = arm_->planar() ? std::abs(travel[k])
+                                 : std::abs(travel[2 * k]) + 2.0 * std::abs(travel[2 * k + 1]);
   }
-  double turn = 0.0;
-  for (int j = 0; j < travel.size(); ++j) {
-    turn += (arm_->planar() || j % 2 == 0 ? 1.0 : 2.0) * std::abs(travel[j]);
+}
+
+void ChainArmBody::TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const {
+  const int limbs = arm_->num_limbs();
+  Eigen::VectorXd turns;
+  TravelTurns(travel, &turns);
+  bounds->setZero(limbs);
+  for (int k = 0; k < limbs; ++k) {
+    if (turns[k] == 0.0) continue;
+    for (int limb = k; limb < limbs; ++limb) (*bounds)[limb] += turns[k] * reach_(k, limb);
   }
-  return (reach + radius) * turn;
+}
+
+void ChainArmBody::TravelGroupSweeps(const Eigen::VectorXd& travel,
+                                     const Eigen::VectorXd& /*bounds*/, SelfGroups* sweeps) const {
+  Eigen::VectorXd turns;
+  TravelTurns(travel, &turns);
+  GroupSweepsOfTurns(turns, sweeps);
 }
 
 void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
@@ -101,12 +114,15 @@ void ChainArmBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& 
 
 void ChainArmBody::GroupSweeps(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                                const Eigen::VectorXd& /*bounds*/, SelfGroups* sweeps) const {
-  // sum_{k=k0..j} turn_k reach(k, j) with reach(k, j) = along_[j+1] - along_[k] + radius_j,
-  // from running sums of turn_k and turn_k along_[k]: O(1) per limb and group.
-  const int limbs = arm_->num_limbs();
   if (arm_->planar()) return PlanarGroupSweeps(a, b, sweeps);
   Eigen::VectorXd rates;
   TurnRates(a, b, &rates);
+  GroupSweepsOfTurns(rates, sweeps);
+}
+
+void ChainArmBody::GroupSweepsOfTurns(const Eigen::VectorXd& rates, SelfGroups* sweeps) const {
+  // sum_{k=k0..j} turn_k reach(k, j) with reach(k, j) = along_[j+1] - along_[k] + radius_j.
+  const int limbs = arm_->num_limbs();
   std::vector<double> turns(limbs + 1, 0.0), moments(limbs + 1, 0.0);
   for (int k = 0; k < limbs; ++k) {
     turns[k + 1] = turns[k] + rates[k];

@@ -26,10 +26,7 @@ bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scen
   if (rows.size() == 1 || clearance > 2.0 * body.TravelBound(travel)) return true;
   Eigen::MatrixXd path(static_cast<int>(rows.size()), q.size());
   for (int k = 0; k < path.rows(); ++k) path.row(k) = rows[k].transpose();
-  for (const SweptClearance& motion : SweptClearancesAlong(body, scene, path)) {
-    if (motion.min_clearance < 0.0) return false;
-  }
-  return true;
+  return StaysClearAlong(body, scene, path);
 }
 
 }  // namespace ikd::planning

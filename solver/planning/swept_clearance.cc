@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
 #include <utility>
 
@@ -151,6 +152,45 @@ bool NothingToCheck(const ArmBody& body, const Scene* scene) {
   return (scene == nullptr || scene->size() == 0) && !body.ChecksSelf();
 }
 
+// How far a run of steps can move each link and each self group's pairs one against the other,
+// whatever its shape, from the joints' travel along it.
+struct RunBounds {
+  Eigen::VectorXd link;
+  ArmBody::SelfGroups self;
+};
+
+RunBounds BoundsOfRun(const ArmBody& body, const Eigen::VectorXd& travel) {
+  RunBounds run;
+  body.TravelBounds(travel, &run.link);
+  run.self.fill(0.0);
+  if (body.ChecksSelf()) body.TravelGroupSweeps(travel, run.link, &run.self);
+  return run;
+}
+
+// The least clearance a run can reach from its measured start alone: each link's and group's
+// clearance less its bound.
+double FromStart(const ArmBody& body, const Probe& a, const RunBounds& run) {
+  double lower = kInfinity;
+  for (int k = 0; k < run.link.size(); ++k) lower = std::min(lower, a.link[k] - run.link[k]);
+  for (int g = 0; g < body.NumSelfGroups(); ++g) {
+    if (std::isfinite(a.self[g])) lower = std::min(lower, a.self[g] - run.self[g]);
+  }
+  return lower;
+}
+
+// The V through a run's two measured ends (the rule of swept_clearance.h with the run's bounds).
+double Through(const ArmBody& body, const Probe& a, const Probe& b, const RunBounds& run) {
+  double lower = std::min(a.least, b.least);
+  for (int k = 0; k < run.link.size(); ++k) {
+    lower = std::min(lower, 0.5 * (a.link[k] + b.link[k] - run.link[k]));
+  }
+  for (int g = 0; g < body.NumSelfGroups(); ++g) {
+    if (!std::isfinite(a.self[g]) && !std::isfinite(b.self[g])) continue;
+    lower = std::min(lower, 0.5 * (a.self[g] + b.self[g] - run.self[g]));
+  }
+  return lower;
+}
+
 }  // namespace
 
 void ArmBody::GroupSweeps(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
@@ -158,6 +198,18 @@ void ArmBody::GroupSweeps(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b
   (void)q_a;
   (void)q_b;
   (*sweeps)[0] = TwoLargest(bounds);
+}
+
+void ArmBody::TravelGroupSweeps(const Eigen::VectorXd& travel, const Eigen::VectorXd& bounds,
+                                SelfGroups* sweeps) const {
+  (void)travel;
+  (*sweeps)[0] = TwoLargest(bounds);
+}
+
+double ArmBody::TravelBound(const Eigen::VectorXd& travel) const {
+  Eigen::VectorXd bounds;
+  TravelBounds(travel, &bounds);
+  return bounds.size() == 0 ? 0.0 : bounds.maxCoeff();
 }
 
 double Clearance(const ArmBody& body, const Scene* scene, const Eigen::VectorXd& q) {
@@ -192,6 +244,52 @@ std::vector<SweptClearance> SweptClearancesAlong(const ArmBody& body, const Scen
     q_a = q_b;
   }
   return motions;
+}
+
+bool StaysClearAlong(const ArmBody& body, const Scene* scene, const Eigen::MatrixXd& q,
+                     const SweptClearanceOptions& options) {
+  const int rows = static_cast<int>(q.rows());
+  if (rows == 0 || NothingToCheck(body, scene)) return true;
+  // travelled.row(r): each joint's travel from row 0 to row r.
+  Eigen::MatrixXd travelled = Eigen::MatrixXd::Zero(rows, q.cols());
+  for (int r = 1; r < rows; ++r) {
+    travelled.row(r) = travelled.row(r - 1) + (q.row(r) - q.row(r - 1)).cwiseAbs();
+  }
+  auto run = [&](int r0, int r1) {
+    return BoundsOfRun(body, (travelled.row(r1) - travelled.row(r0)).transpose());
+  };
+  std::vector<std::optional<Probe>> probes(rows);
+  std::vector<Capsule> links;
+  int evaluations = 0;
+  auto measured = [&](int r) {  // false where row r touches
+    probes[r] = Measure(body, scene, q.row(r).transpose(), links);
+    ++evaluations;
+    return probes[r]->least >= 0.0;
+  };
+  if (!measured(0)) return false;
+  if (rows == 1 || FromStart(body, *probes[0], run(0, rows - 1)) > 0.0) return true;
+  if (!measured(rows - 1)) return false;
+  // A clear verdict needs only a bound at or above 0: intervals settle there.
+  SweptClearanceOptions verdict = options;
+  verdict.relative_tolerance = 1.0;
+  std::vector<std::pair<int, int>> open{{0, rows - 1}};
+  while (!open.empty()) {
+    const auto [r0, r1] = open.back();
+    open.pop_back();
+    if (Through(body, *probes[r0], *probes[r1], run(r0, r1)) > 0.0) continue;
+    if (r1 - r0 == 1) {
+      const SweptClearance step = Settle(body, scene, q.row(r0).transpose(), q.row(r1).transpose(),
+                                         *probes[r0], *probes[r1], verdict);
+      if (step.min_clearance < 0.0) return false;
+      continue;
+    }
+    if (evaluations >= options.max_evaluations * (rows - 1)) return false;
+    const int mid = (r0 + r1) / 2;
+    if (!measured(mid)) return false;
+    open.emplace_back(mid, r1);
+    open.emplace_back(r0, mid);
+  }
+  return true;
 }
 
 }  // namespace ikd::planning

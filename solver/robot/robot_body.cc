@@ -30,8 +30,8 @@ void RobotBody::Links(const Eigen::VectorXd& q, std::vector<planning::Capsule>* 
   *links = LinkCapsulesAt(robot_->spec(), q).capsules;
 }
 
-double RobotBody::TravelBound(const Eigen::VectorXd& travel) const {
-  return reach_.cols() == 0 ? 0.0 : (reach_.transpose() * travel.cwiseAbs()).maxCoeff();
+void RobotBody::TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const {
+  *bounds = reach_.transpose() * travel.cwiseAbs();
 }
 
 void RobotBody::SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -119,9 +120,9 @@ TEST(ChainArmBodyTest, SpatialSitesTravelWithinTheirBounds) {
 
 // Paths that are not straight in the joints (joint j at a_j + (b_j - a_j) t^p_j, the powers
 // apart, as a stop brakes each joint on its own schedule): every site and, planar, every
-// surface point travels (the test's own sum over a fine sampling) within TravelBound of the
-// joints' travels |b - a|.
-TEST(ChainArmBodyTest, PointsTravelWithinTheTravelBoundOnAnyPath) {
+// surface point travels (the test's own sum over a fine sampling) within its limb's
+// TravelBounds of the joints' travels |b - a| (site k + 1 ends limb k), so within TravelBound.
+TEST(ChainArmBodyTest, PointsTravelWithinTheTravelBoundsOnAnyPath) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<double> angle(-kPi, kPi), bend(0.2, kPi - 0.2), move(-1.0, 1.0),
       power(0.3, 3.0);
@@ -142,29 +143,37 @@ TEST(ChainArmBodyTest, PointsTravelWithinTheTravelBoundOnAnyPath) {
         for (int j = 0; j < n; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(t, p[j]);
         return q;
       };
+      // (limb, point) pairs: the far site of each limb and, planar, its surface points.
       auto points = [&](const Eigen::VectorXd& q) {
-        std::vector<Eigen::Vector3d> out;
+        std::vector<std::pair<int, Eigen::Vector3d>> out;
         const Eigen::Matrix3Xd sites =
             planar ? PlanarSites(arm, q)
                    : *arm.SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
-        for (int k = 0; k < sites.cols(); ++k) out.push_back(sites.col(k));
-        for (int k = 0; planar && k < arm.num_limbs(); ++k) {
+        for (int k = 0; k < arm.num_limbs(); ++k) {
+          out.emplace_back(k, sites.col(k + 1));
+          if (!planar) continue;
           for (const Eigen::Vector3d& x : SurfacePoints(sites, k, arm.spec().limbs[k].radius)) {
-            out.push_back(x);
+            out.emplace_back(k, x);
           }
         }
         return out;
       };
-      const double bound = body.TravelBound((b - a).cwiseAbs());
-      std::vector<Eigen::Vector3d> before = points(a);
+      Eigen::VectorXd bounds;
+      body.TravelBounds((b - a).cwiseAbs(), &bounds);
+      ASSERT_EQ(bounds.size(), arm.num_limbs());
+      EXPECT_DOUBLE_EQ(body.TravelBound((b - a).cwiseAbs()), bounds.maxCoeff());
+      std::vector<std::pair<int, Eigen::Vector3d>> before = points(a);
       std::vector<double> travel(before.size(), 0.0);
       for (int i = 1; i <= kFine; ++i) {
-        const std::vector<Eigen::Vector3d> now = points(at(static_cast<double>(i) / kFine));
-        for (size_t k = 0; k < now.size(); ++k) travel[k] += (now[k] - before[k]).norm();
+        const auto now = points(at(static_cast<double>(i) / kFine));
+        for (size_t k = 0; k < now.size(); ++k) {
+          travel[k] += (now[k].second - before[k].second).norm();
+        }
         before = now;
       }
-      for (double t : travel) {
-        EXPECT_LE(t, bound * (1 + 1e-9)) << (planar ? "planar " : "spatial ") << trial;
+      for (size_t k = 0; k < travel.size(); ++k) {
+        EXPECT_LE(travel[k], bounds[before[k].first] * (1 + 1e-9))
+            << (planar ? "planar " : "spatial ") << trial << " limb " << before[k].first;
       }
     }
   }
@@ -302,6 +311,51 @@ TEST(ChainArmBodyTest, LongChainSweptSelfClearanceBracketsADenseSampling) {
   }
   EXPECT_GE(clear, 50) << touching;
   EXPECT_GE(close, 10);  // within 2 cm of contact somewhere on the way (4 cm at rest)
+}
+
+// Self groups along any path (joint j at a_j + (b_j - a_j) t^p_j, as a stop brakes each joint
+// on its own schedule): the clearance of every pair of a 12-limb planar arm (the test's own
+// segment distances) changes by at most its group's TravelGroupSweeps of |b - a|.
+TEST(ChainArmBodyTest, SelfPairsChangeWithinTheirGroupsTravelSweepOnAnyPath) {
+  const Arm arm = LongPlanarArm(12, 0.1, 0.01);
+  const ChainArmBody body(arm);
+  ASSERT_EQ(body.NumSelfGroups(), 3);  // separations 2..4, 5..8, 9..11
+  auto group_of = [](int separation) { return separation <= 4 ? 0 : separation <= 8 ? 1 : 2; };
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> angle(-2.0, 2.0), move(-0.5, 0.5), power(0.3, 3.0);
+  constexpr int kSamples = 400;
+  for (int trial = 0; trial < 20; ++trial) {
+    Eigen::VectorXd a(12), b(12), p(12);
+    for (int j = 0; j < 12; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng), p[j] = power(rng);
+    auto pairs = [&](const Eigen::VectorXd& q) {
+      const Eigen::Matrix3Xd sites = PlanarSites(arm, q);
+      Eigen::MatrixXd d = Eigen::MatrixXd::Zero(12, 12);
+      for (int i = 0; i < 12; ++i) {
+        for (int j = i + 2; j < 12; ++j) {
+          d(i, j) = PlanarSegments(sites.col(i), sites.col(i + 1), sites.col(j), sites.col(j + 1));
+        }
+      }
+      return d;
+    };
+    planning::ArmBody::SelfGroups sweeps;
+    Eigen::VectorXd bounds;
+    body.TravelBounds((b - a).cwiseAbs(), &bounds);
+    body.TravelGroupSweeps((b - a).cwiseAbs(), bounds, &sweeps);
+    const Eigen::MatrixXd start = pairs(a);
+    Eigen::MatrixXd changed = Eigen::MatrixXd::Zero(12, 12);
+    for (int i = 1; i <= kSamples; ++i) {
+      Eigen::VectorXd q(12);
+      const double t = static_cast<double>(i) / kSamples;
+      for (int j = 0; j < 12; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(t, p[j]);
+      changed = changed.cwiseMax((pairs(q) - start).cwiseAbs());
+    }
+    for (int i = 0; i < 12; ++i) {
+      for (int j = i + 2; j < 12; ++j) {
+        EXPECT_LE(changed(i, j), sweeps[group_of(j - i)] * (1 + 1e-9))
+            << trial << " pair " << i << ", " << j;
+      }
+    }
+  }
 }
 
 // The cost the grouping saves: a 100-limb snake bent into a gentle arc (0.03 rad a joint) whose

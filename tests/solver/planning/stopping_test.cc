@@ -28,7 +28,30 @@ class Rail : public ArmBody {
                    Eigen::VectorXd* bounds) const override {
     bounds->setConstant(1, std::abs(b[0] - a[0]));
   }
-  double TravelBound(const Eigen::VectorXd& travel) const override { return travel.sum(); }
+  void TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const override {
+    bounds->setConstant(1, travel.sum());
+  }
+  mutable int evaluations = 0;
+};
+
+// A lever on the rail's joint: link 0 a point at (q[0] / 10, 0, 0) beside the wall, link 1 a
+// point at (0, 10 + q[0], 0) far from it, moving ten times as fast.
+class Lever : public ArmBody {
+ public:
+  int num_joints() const override { return 1; }
+  int num_links() const override { return 2; }
+  void Links(const Eigen::VectorXd& q, std::vector<Capsule>* links) const override {
+    ++evaluations;
+    const Eigen::Vector3d near(0.1 * q[0], 0.0, 0.0), far(0.0, 10.0 + q[0], 0.0);
+    *links = {{near, near, 0.0}, {far, far, 0.0}};
+  }
+  void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                   Eigen::VectorXd* bounds) const override {
+    TravelBounds((b - a).cwiseAbs(), bounds);
+  }
+  void TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const override {
+    *bounds = Eigen::Vector2d(0.1 * travel.sum(), travel.sum());
+  }
   mutable int evaluations = 0;
 };
 
@@ -67,6 +90,26 @@ TEST(CanStopClearTest, FarFromEverythingNothingIsEvaluated) {
   const Scene wall = WallAt(1.0);
   EXPECT_TRUE(CanStopClear(window, rail, &wall, One(0.0), One(2.9), kDt, 1.0));
   EXPECT_EQ(rail.evaluations, 0);
+}
+
+TEST(CanStopClearTest, EachLinkAgainstItsOwnBoundFromOneConfiguration) {
+  // A stop of 0.196 m (v 2.9, a_max 20): the lever's near end moves 0.0196 m of it, the far end
+  // all of it, far beyond the near end's clearance, so the whole-body bound cannot settle it.
+  const JointRateWindow window({JointRate{10.0, 20.0, std::nullopt}});
+  const double near_stop = 0.1 * StopDistance(2.9, 20.0);
+  {
+    const Lever lever;
+    const Scene wall = WallAt(0.03);
+    EXPECT_TRUE(CanStopClear(window, lever, &wall, One(0.0), One(2.9), kDt, 0.03));
+    EXPECT_EQ(lever.evaluations, 1);  // q alone
+  }
+  for (const double slack : {-1e-4, 1e-4}) {
+    const Lever lever;
+    const Scene wall = WallAt(near_stop + slack);
+    EXPECT_EQ(CanStopClear(window, lever, &wall, One(0.0), One(2.9), kDt, near_stop + slack),
+              slack > 0)
+        << "slack " << slack;
+  }
 }
 
 TEST(CanStopClearTest, AtRestOrWithoutAnAccelerationLimitItStopsWhereItIs) {

@@ -108,7 +108,9 @@ TEST(RobotBodyTest, PointsTravelWithinTheTravelBoundOnAnyPath) {
 
 // Links with shapes of their own (capsules off the joint axes, as a URDF's <collision> gives
 // them): every point of every capsule, its ends and points on its surface, stays within the
-// capsule's bound (positions from the link poses and the shapes as given, not from the body).
+// capsule's bound (positions from the link poses and the shapes as given, not from the body):
+// SweepBounds on the straight motion, TravelBounds of |b - a| on one that is not (joint j at
+// a_j + (b_j - a_j) t^p_j).
 TEST(RobotBodyTest, PointsOfLinkShapesTravelWithinTheirBounds) {
   ChainSpec spec = presets::Ur5();
   std::mt19937 rng(8);
@@ -139,25 +141,38 @@ TEST(RobotBodyTest, PointsOfLinkShapesTravelWithinTheirBounds) {
     }
   }
   auto link_of = [&](int capsule) { return capsule / 2; };
-  std::uniform_real_distribution<double> angle(-3.0, 3.0), move(-0.7, 0.7);
+  std::uniform_real_distribution<double> angle(-3.0, 3.0), move(-0.7, 0.7), power(0.3, 3.0);
   for (int trial = 0; trial < 10; ++trial) {
-    Eigen::VectorXd a(6), b(6);
-    for (int j = 0; j < 6; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
-    Eigen::VectorXd bounds;
-    body.SweepBounds(a, b, &bounds);
-    std::vector<double> travel(points.size(), 0.0);
-    std::vector<Eigen::Isometry3d> before = LinkPoses(robot.spec(), a);
-    for (int i = 1; i <= kFine; ++i) {
-      const std::vector<Eigen::Isometry3d> now =
-          LinkPoses(robot.spec(), a + (b - a) * (static_cast<double>(i) / kFine));
-      for (size_t p = 0; p < points.size(); ++p) {
-        const int k = link_of(points[p].first);
-        travel[p] += (now[k] * points[p].second - before[k] * points[p].second).norm();
+    for (const bool straight : {true, false}) {
+      Eigen::VectorXd a(6), b(6), pw = Eigen::VectorXd::Ones(6);
+      for (int j = 0; j < 6; ++j) a[j] = angle(rng), b[j] = a[j] + move(rng);
+      for (int j = 0; !straight && j < 6; ++j) pw[j] = power(rng);
+      auto at = [&](double t) {
+        Eigen::VectorXd q(6);
+        for (int j = 0; j < 6; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(t, pw[j]);
+        return q;
+      };
+      Eigen::VectorXd bounds;
+      if (straight) {
+        body.SweepBounds(a, b, &bounds);
+      } else {
+        body.TravelBounds((b - a).cwiseAbs(), &bounds);
       }
-      before = now;
-    }
-    for (size_t p = 0; p < points.size(); ++p) {
-      EXPECT_LE(travel[p], bounds[points[p].first] * (1 + 1e-9)) << trial << " point " << p;
+      std::vector<double> travel(points.size(), 0.0);
+      std::vector<Eigen::Isometry3d> before = LinkPoses(robot.spec(), a);
+      for (int i = 1; i <= kFine; ++i) {
+        const std::vector<Eigen::Isometry3d> now =
+            LinkPoses(robot.spec(), at(static_cast<double>(i) / kFine));
+        for (size_t p = 0; p < points.size(); ++p) {
+          const int k = link_of(points[p].first);
+          travel[p] += (now[k] * points[p].second - before[k] * points[p].second).norm();
+        }
+        before = now;
+      }
+      for (size_t p = 0; p < points.size(); ++p) {
+        EXPECT_LE(travel[p], bounds[points[p].first] * (1 + 1e-9))
+            << trial << (straight ? " straight" : " not straight") << " point " << p;
+      }
     }
   }
 }

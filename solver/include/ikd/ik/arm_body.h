@@ -30,10 +30,15 @@ class ChainArmBody : public planning::ArmBody {
   // k..L end to end, plus limb L's radius).
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
-  // Any path: joint k turns the limbs after it by at most its travel (planar; spatial: bend
-  // travel + 2 x azimuth travel, the bound above with sin <= 1), about a site no farther from
-  // any point of the arm than its length plus its widest radius.
-  double TravelBound(const Eigen::VectorXd& travel) const override;
+  // Any path: joint k turns the limbs after it by at most its travel (planar: the heading of
+  // limb m turns by at most the sum of the travels up to m; spatial: bend travel + 2 x azimuth
+  // travel, the bound above with sin <= 1), about site k, which limb L's points lie within
+  // reach(k, L) of: limb L by sum_{k<=L} turn_k reach(k, L).
+  void TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const override;
+  // GroupSweeps' spatial bound from the same turns (planar too: in limb i's frame joints
+  // i+1..j turn limb j by at most their travels, with no cancellation to count on).
+  void TravelGroupSweeps(const Eigen::VectorXd& travel, const Eigen::VectorXd& bounds,
+                         SelfGroups* sweeps) const override;
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
   // Non-adjacent limbs exist from three limbs on.
   bool ChecksSelf() const override { return num_links() >= 3; }
@@ -56,6 +61,11 @@ class ChainArmBody : public planning::ArmBody {
  private:
   // Per limb the rate its joint turns over the motion a -> b (SweepBounds).
   void TurnRates(const Eigen::VectorXd& a, const Eigen::VectorXd& b, Eigen::VectorXd* rates) const;
+  // Per limb the most its joint turns the limbs after it, whatever the path (TravelBounds).
+  void TravelTurns(const Eigen::VectorXd& travel, Eigen::VectorXd* turns) const;
+  // Per group the widest sum_{k=i+1..j} turn_k reach(k, j) over its pairs (i, j), from running
+  // sums of turn_k and turn_k along_[k]: O(1) per limb and group.
+  void GroupSweepsOfTurns(const Eigen::VectorXd& turns, SelfGroups* sweeps) const;
   // Planar arms: per limb how far its heading turns over the motion a -> b (the running sum of
   // the angle changes: limb 0's absolute, the others relative).
   void HeadingTurns(const Eigen::VectorXd& a, const Eigen::VectorXd& b,

@@ -25,7 +25,7 @@ namespace ikd::planning {
 // gives the joints' limits (its last answer is replaced by q and v), braking in steps of dt.
 // Where the whole stop moves no point of the body as far as half the clearance
 // (ArmBody::TravelBound) nothing is evaluated; else the stop's steps are checked by
-// SweptClearancesAlong. A stop longer than `max_steps` counts as not clear.
+// StaysClearAlong (swept_clearance.h). A stop longer than `max_steps` counts as not clear.
 bool CanStopClear(JointRateWindow window, const ArmBody& body, const Scene* scene,
                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, double dt, double clearance,
                   int max_steps = 10000);

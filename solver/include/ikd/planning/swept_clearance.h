@@ -44,13 +44,15 @@ class ArmBody {
   // linearly from q_a to q_b; `bounds` is resized to num_links().
   virtual void SweepBounds(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
                            Eigen::VectorXd* bounds) const = 0;
-  // An upper bound (m) on how far any point of the body moves along any motion, straight or
-  // not, in which each joint j turns by at most travel[j] in all; +infinity where the arm
-  // cannot say (stopping.h then checks every motion).
-  virtual double TravelBound(const Eigen::VectorXd& travel) const {
+  // Per link, an upper bound (m) on how far any point of it moves along any motion, straight
+  // or not, in which each joint j turns by at most travel[j] in all; `bounds` is resized to
+  // num_links(). +infinity where the arm cannot say (stopping.h then checks every motion).
+  virtual void TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const {
     (void)travel;
-    return std::numeric_limits<double>::infinity();
+    bounds->setConstant(num_links(), std::numeric_limits<double>::infinity());
   }
+  // The largest of TravelBounds: how far any point of the body moves along such a motion.
+  double TravelBound(const Eigen::VectorXd& travel) const;
   // Least clearance between the pairs of links the arm checks against each other (+infinity
   // when it checks none).
   virtual double SelfClearance(const std::vector<Capsule>& links) const {
@@ -76,6 +78,11 @@ class ArmBody {
   // the joints move linearly from q_a to q_b, whose links' sweeps are `bounds` (SweepBounds).
   virtual void GroupSweeps(const Eigen::VectorXd& q_a, const Eigen::VectorXd& q_b,
                            const Eigen::VectorXd& bounds, SelfGroups* sweeps) const;
+  // The same along any motion, straight or not, in which each joint j turns by at most
+  // travel[j] in all, whose links' bounds are `bounds` (TravelBounds). By default one group:
+  // the two largest bounds together.
+  virtual void TravelGroupSweeps(const Eigen::VectorXd& travel, const Eigen::VectorXd& bounds,
+                                 SelfGroups* sweeps) const;
 };
 
 // Clearance of one configuration: the least over links of the scene's signed distance (none
@@ -112,6 +119,18 @@ SweptClearance SweptClearanceOf(const ArmBody& body, const Scene* scene, const E
 std::vector<SweptClearance> SweptClearancesAlong(const ArmBody& body, const Scene* scene,
                                                  const Eigen::MatrixXd& q,
                                                  const SweptClearanceOptions& options = {});
+
+// Whether the motion through the rows of q in turn (each step straight, as the servo moves
+// between them), rows included, touches nothing, with as few configurations measured as the
+// bounds allow (a yes/no for a motion that is only checked, as a stop is): a run of steps is
+// bounded as one motion by the joints' travel along it (ArmBody::TravelBounds,
+// TravelGroupSweeps), first from its start alone, then by the V through its two ends; where
+// that cannot tell, it is split at its middle row, and a single step is bisected as
+// SweptClearanceOf bisects it until its bound is at or above 0. The same verdict as every
+// step's SweptClearancesAlong; far from everything, one configuration. A budget of
+// max_evaluations per step: beyond it, false.
+bool StaysClearAlong(const ArmBody& body, const Scene* scene, const Eigen::MatrixXd& q,
+                     const SweptClearanceOptions& options = {});
 
 // The step that ends a motion takes its clearance: min_clearance the least of its own and the
 // motion's, status WithMotionClearance (step_status.h). True when that made it IN_COLLISION.

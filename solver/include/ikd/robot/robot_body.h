@@ -30,8 +30,8 @@ class RobotBody : public planning::ArmBody {
   // a distance between two points of one link).
   void SweepBounds(const Eigen::VectorXd& a, const Eigen::VectorXd& b,
                    Eigen::VectorXd* bounds) const override;
-  // The same reach per joint, whatever the path: the largest over capsules of reach^T travel.
-  double TravelBound(const Eigen::VectorXd& travel) const override;
+  // The same reach per joint, whatever the path: per capsule reach^T travel.
+  void TravelBounds(const Eigen::VectorXd& travel, Eigen::VectorXd* bounds) const override;
   double SelfClearance(const std::vector<planning::Capsule>& links) const override;
   bool ChecksSelf() const override;
 
