@@ -6,6 +6,10 @@
 #include <numbers>
 #include <utility>
 
+#include "ikd/ik/arm_body.h"
+#include "ikd/planning/swept_clearance.h"
+#include "path_optimizer.h"
+
 namespace ikd::ik::internal {
 namespace {
 
@@ -66,6 +70,28 @@ std::optional<IkResult> Blended(const Arm& arm, double margin, ArmTracker& proje
   return step;
 }
 
+// The motions through steps[from..to] in turn (the servo's, angles unwrapped as the rate check
+// reads them): entry k - from is the motion into step k + 1.
+std::vector<planning::SweptClearance> MotionsThrough(const Arm& arm, const planning::Scene* scene,
+                                                     const std::vector<IkResult>& steps, int from,
+                                                     int to) {
+  if (to <= from) return {};
+  const std::vector<IkResult> run(steps.begin() + from, steps.begin() + to + 1);
+  return planning::SweptClearancesAlong(ChainArmBody(arm), scene, UnwrappedAngles(run));
+}
+
+// Per step whether it failed (Failed) or the motion into it touches something.
+std::vector<bool> FailedOrMovedInto(const Arm& arm, const planning::Scene* scene,
+                                    const std::vector<IkResult>& steps) {
+  const int n = static_cast<int>(steps.size());
+  const std::vector<planning::SweptClearance> motions = MotionsThrough(arm, scene, steps, 0, n - 1);
+  std::vector<bool> failed(n);
+  for (int k = 0; k < n; ++k) {
+    failed[k] = Failed(steps[k]) || (k > 0 && motions[k - 1].min_clearance < 0.0);
+  }
+  return failed;
+}
+
 }  // namespace
 
 bool Failed(const IkResult& step) {
@@ -109,12 +135,14 @@ absl::StatusOr<std::optional<std::vector<IkResult>>> JoinBackwardPath(
   if (n < 3 || Failed(forward.back())) return std::nullopt;
   auto backward = TrackBackward(arm, scene, trajectory, times, options, forward.back().sites, stop);
   if (!backward.ok()) return backward.status();
-  // The join lies where both are clear: forward before its first failure, backward after its
-  // last.
+  // The join lies where both are clear, their motions included: forward before its first
+  // failure, backward after its last.
+  const std::vector<bool> forward_failed = FailedOrMovedInto(arm, scene, forward);
+  const std::vector<bool> backward_failed = FailedOrMovedInto(arm, scene, *backward);
   int last = 0;  // the last forward sample before its first failure
-  while (last + 1 < n && !Failed(forward[last + 1])) ++last;
+  while (last + 1 < n && !forward_failed[last + 1]) ++last;
   int first = n - 1;  // the first backward sample after its last failure
-  while (first > 0 && !Failed((*backward)[first - 1])) --first;
+  while (first > 0 && !backward_failed[first] && !Failed((*backward)[first - 1])) --first;
   if (first > last) return std::nullopt;
   std::vector<int> centres;
   for (int k = first; k <= last; ++k) centres.push_back(k);
@@ -151,6 +179,14 @@ absl::StatusOr<std::optional<std::vector<IkResult>>> JoinBackwardPath(
     }
     if (!clear) continue;
     joined.insert(joined.end(), backward->begin() + std::max(to, from + 1), backward->end());
+    // Clear at every sample is not enough: the seam's motions, from forward's last sample to
+    // backward's first, must be too (a blend can swing a limb through an obstacle between two).
+    const std::vector<planning::SweptClearance> seam =
+        MotionsThrough(arm, scene, joined, from, std::max(to, from + 1));
+    if (std::any_of(seam.begin(), seam.end(),
+                    [](const planning::SweptClearance& m) { return m.min_clearance < 0.0; })) {
+      continue;
+    }
     return joined;
   }
   return std::nullopt;
