@@ -12,7 +12,10 @@
 # Env:   IKD_BUILD_DIR (this tree's build, default build; an existing directory is built as it is),
 #        IKD_COMPARE_DIR (default build-compare: the worktree and its build), IKD_JOBS,
 #        IKD_SKIP_APT=1 to skip apt-get, IKD_BENCH_NO_DOCS=1 to print only, IKD_COST_DOC (default
-#        docs/cost-comparison.md).
+#        docs/cost-comparison.md), IKD_COST_HEAD_FLAGS (paths_bench flags for the current tree
+#        only, e.g. --nobodies: its industrial arms without the presets' collision models, as the
+#        base had them; named in the doc), IKD_COST_KINDS (the kinds run, default all; "cost" and
+#        "track" are the cost case and the Track tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: bench/run_cost_comparison.sh BASE [ROUNDS] [SCENARIOS]}
@@ -67,6 +70,8 @@ kinds=(planar-free planar-obstacles spatial-free spatial-obstacles ur5-position 
        panda-position panda-pose iiwa14-position iiwa14-pose ur5-position-obstacles
        ur5-pose-obstacles panda-position-obstacles panda-pose-obstacles
        iiwa14-position-obstacles iiwa14-pose-obstacles cost track)
+[ -n "${IKD_COST_KINDS:-}" ] && read -r -a kinds <<<"$IKD_COST_KINDS"
+declare -A flags=([base]="" [head]="${IKD_COST_HEAD_FLAGS:-}")
 turn=0
 for ((r = 1; r <= rounds; ++r)); do
   echo "round $r" >&2
@@ -74,13 +79,15 @@ for ((r = 1; r <= rounds; ++r)); do
     order=(base head)
     ((turn++ % 2 == 1)) && order=(head base)
     for which in "${order[@]}"; do
+      read -r -a extra <<<"${flags[$which]}"
       case "$kind" in
         cost)
-          "${binary[$which]}" --cost |
+          "${binary[$which]}" --cost "${extra[@]}" |
             sed -n 's/.*: median \([0-9.]*\) ms.*/cost-case 7-link-20-posts \1/p' >> "$out/$which.rows" ;;
-        track) "${binary[$which]}" --track > "$out/$which.track.$r.txt" ;;
+        track) "${binary[$which]}" --track "${extra[@]}" > "$out/$which.track.$r.txt" ;;
         *)
-          "${binary[$which]}" --scenarios "$scenarios" --only "$kind" 2>/dev/null > "$out/run.txt"
+          "${binary[$which]}" --scenarios "$scenarios" --only "$kind" "${extra[@]}" 2>/dev/null \
+            > "$out/run.txt"
           timings "$out/run.txt" >> "$out/$which.rows" ;;
       esac
     done
@@ -88,10 +95,11 @@ for ((r = 1; r <= rounds; ++r)); do
 done
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "# Cost of $head_rev against $base_rev ($build_type, $rounds rounds, $scenarios scenarios per kind, $(nproc) cores)"
+echo "# Cost of $head_rev${IKD_COST_HEAD_FLAGS:+ (run with $IKD_COST_HEAD_FLAGS)} against $base_rev ($build_type, $rounds rounds, $scenarios scenarios per kind, $(nproc) cores)"
 echo
 echo "| kind | solver | $base_rev us per sample | $head_rev us per sample | ratio |"
 echo "|---|---|---:|---:|---:|"
+touch "$out/base.rows" "$out/head.rows" "$out/base.track.rows"
 awk '{ print $1, $2 }' "$out/head.rows" | sort -u | while read -r kind solver; do
   b=$(awk -v k="$kind" -v s="$solver" '$1 == k && $2 == s { print $3 }' "$out/base.rows" | median)
   h=$(awk -v k="$kind" -v s="$solver" '$1 == k && $2 == s { print $3 }' "$out/head.rows" | median)
@@ -106,6 +114,7 @@ echo "|---|---:|---:|---:|"
 # Each Track table row (scene or arm, limits or target, speed) and its last column, us per answer.
 for which in base head; do
   for ((r = 1; r <= rounds; ++r)); do
+    [ -f "$out/$which.track.$r.txt" ] || continue
     awk -F'|' '/^\| *[a-z0-9]/ && NF > 10 { row = $2 "/" $3 "/" $4; gsub(/ /, "", row);
                                             v = $(NF - 1); gsub(/ /, "", v);
                                             if (v ~ /^[0-9.e+]+$/) print row, v }' \
@@ -113,9 +122,10 @@ for which in base head; do
   done > "$out/$which.track.rows"
 done
 awk '{ print $1 }' "$out/head.track.rows" | awk '!seen[$0]++' | while read -r row; do
+  # A row the base's tables do not have (limits it could not declare) is no comparison.
+  grep -q "^$row " "$out/base.track.rows" || continue
   b=$(awk -v k="$row" '$1 == k { print $2 }' "$out/base.track.rows" | median)
   h=$(awk -v k="$row" '$1 == k { print $2 }' "$out/head.track.rows" | median)
-  [ -z "$b" ] && continue
   echo "| $row | $b | $h | $(awk -v b="$b" -v h="$h" 'BEGIN { printf "%.2f", (b > 0) ? h / b : 0 }') |"
 done
 
@@ -126,7 +136,10 @@ doc="${IKD_COST_DOC:-docs/cost-comparison.md}"
 {
   echo "# Cost of the current tree against an earlier commit, side by side"
   echo
-  echo "Written by \`bench/run_cost_comparison.sh $*\`; edits are overwritten by the next run."
+  prefix=""
+  [ -n "${IKD_COST_HEAD_FLAGS:-}" ] && prefix+="IKD_COST_HEAD_FLAGS=\"$IKD_COST_HEAD_FLAGS\" "
+  [ -n "${IKD_COST_KINDS:-}" ] && prefix+="IKD_COST_KINDS=\"$IKD_COST_KINDS\" "
+  echo "Written by \`${prefix}bench/run_cost_comparison.sh $*\`; edits are overwritten by the next run."
   echo "Both builds run kind by kind back to back on one machine ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), which goes first"
   echo "alternating; each figure is the median over the rounds. Timings are wall time of the planner or"
   echo "tracker alone (paths_bench's \"us per sample\" and Track's \"us per answer\"), never of"
