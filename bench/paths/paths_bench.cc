@@ -518,6 +518,7 @@ int main(int argc, char** argv) {
   using namespace ikd::bench::paths;
   absl::SetProgramUsageMessage("witness-based joint-path benchmark of ikd::ik::PlanPath");
   absl::ParseCommandLine(argc, argv);
+  SetBodies(absl::GetFlag(FLAGS_bodies), absl::GetFlag(FLAGS_self_collision));  // Track's arms too
   if (absl::GetFlag(FLAGS_cost)) {
     RunCostCase(5);
     return 0;
@@ -535,7 +536,6 @@ int main(int argc, char** argv) {
     if (dump) std::fclose(dump);
     return 0;
   }
-  SetBodies(absl::GetFlag(FLAGS_bodies), absl::GetFlag(FLAGS_self_collision));
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const int count = absl::GetFlag(FLAGS_scenarios);
   if (count < 1) Die("--scenarios must be >= 1");
