@@ -76,8 +76,9 @@ std::vector<planning::SweptClearance> MotionsThrough(const Arm& arm, const plann
                                                      const std::vector<IkResult>& steps, int from,
                                                      int to) {
   if (to <= from) return {};
-  const std::vector<IkResult> run(steps.begin() + from, steps.begin() + to + 1);
-  return planning::SweptClearancesAlong(ChainArmBody(arm), scene, UnwrappedAngles(run));
+  // Unwrapped along the whole path: within the run the same motions as unwrapped from its start.
+  return planning::SweptClearancesAlong(ChainArmBody(arm), scene,
+                                        UnwrappedAngles(steps).middleRows(from, to - from + 1));
 }
 
 // Per step whether it failed (Failed) or the motion into it touches something.
