@@ -276,6 +276,42 @@ TEST(RobotIkAvoidance, RedundantArmMovesItsLinksOutOfTheMargin) {
   }
 }
 
+// The Panda preset with its collision model in a posture from bench/paths' Track circle (the
+// tool 10 cm from the ready pose's along x), with a 15 mm margin: links 4 and 6, 10 mm apart,
+// are within it, so step (c) runs its trials on every hold. A trial moves the free sites by up
+// to the site spacing, enough to flip a site through the face of the tetrahedron it is tied to:
+// a mirror image that keeps every distance but is not the arm. Such a trial may never be taken:
+// every hold stays on its target by the test's own forward kinematics. (Before, the fifth hold
+// took one and ended NOT_CONVERGED, the tool 6.7 cm off.)
+TEST(RobotIkAvoidance, ATrialNeverTakesAMirrorImageOfTheArm) {
+  auto robot = Robot::Create(presets::PandaWithBody());
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  const ChainSpec& spec = robot->spec();
+  auto own_fk = [&](const Eigen::VectorXd& q) {
+    Eigen::Isometry3d X = spec.X_WB;
+    for (size_t k = 0; k < spec.joints.size(); ++k) {
+      X = X * spec.joints[k].X_PJ * Eigen::AngleAxisd(q[k], spec.joints[k].axis.normalized());
+    }
+    return Eigen::Vector3d((X * spec.X_FT).translation());
+  };
+  const Eigen::VectorXd q0 =
+      (Eigen::VectorXd(7) << 1.65034, 1.28124, -1.90284, -2.47194, -1.9924, 1.40469, 2.38356)
+          .finished();
+  const Eigen::Vector3d p0 = own_fk(q0);
+  RobotIkOptions options;
+  options.safety_margin = 0.015;
+  auto tracker = RobotTracker::Create(*robot, options, q0);
+  ASSERT_TRUE(tracker.ok());
+  int trials_accepted = 0;
+  for (int k = 0; k < 20; ++k) {
+    const RobotIkResult r = tracker->StepTo(*ToolTarget::Position(p0));
+    EXPECT_EQ(r.status, planning::StepStatus::kReached) << "hold " << k;
+    EXPECT_LT((own_fk(r.q) - p0).norm(), 1e-9) << "hold " << k;
+    trials_accepted += r.trials_accepted;
+  }
+  EXPECT_GT(trials_accepted, 0) << "the premise: trials ran and were taken";
+}
+
 // The same Panda and ball, each hold now a move of 1 ms: the trials may not buy clearance with
 // joint motion beyond a joint's velocity limit over the move (2 mrad for the slowest joint at
 // 2.18 rad/s). Every move ends within the limits, none VELOCITY_LIMITED, and the arm

@@ -185,6 +185,10 @@ class RobotTracker {
   bool WithinVelocityLimits(const Eigen::VectorXd& q) const;
   // Kastenmeier & Vesely step (c) after an accepted step (see RobotIkOptions).
   void AvoidObstacles(TargetMode mode, const Eigen::VectorXd& q_before, RobotIkResult& result);
+  // One trial of step (c): the candidate sites projected, and taken (with `cost` lowered to its
+  // cost) when the projection converges within the limits at a lower cost.
+  bool TryCandidate(TargetMode mode, Eigen::Matrix3Xd candidate, const Eigen::VectorXd& q_before,
+                    double& cost, RobotIkResult& result);
   // The tool's way from `start` to `goal`, `travel` long (tool-site metres), for one move.
   struct Path {
     Eigen::Isometry3d start, goal;
