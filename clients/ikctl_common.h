@@ -1,6 +1,6 @@
 // What every ikctl command shares: the connection flags (--server, --timeout, --format), exit
-// codes, error reporting and output formats. Commands live in ikctl.cc (models, health,
-// kinematics), ikctl_simulation.cc (pendulum, chain) and ikctl_pose.cc (pose).
+// codes, error reporting and output formats. Commands live in ikctl.cc (health, kinematics),
+// ikctl_models.cc (models), ikctl_simulation.cc (pendulum, chain) and ikctl_pose.cc (pose).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -41,7 +41,10 @@ void PrepareContext(grpc::ClientContext& context);
 // "%.6g": compact numbers for tables.
 std::string Number(double value);
 
-// The commands of ikctl_simulation.cc and ikctl_pose.cc.
+// The commands of ikctl_models.cc (collection: "arms", "scenes" or "skeletons"; verb and its
+// operands), ikctl_simulation.cc and ikctl_pose.cc.
+int ModelCommand(std::shared_ptr<grpc::Channel> channel, const std::string& collection,
+                 const std::string& verb, const Args& args);
 int StepPendulumCommand(std::shared_ptr<grpc::Channel> channel);
 int StepChainCommand(std::shared_ptr<grpc::Channel> channel);
 int EstimatePoseCommand(std::shared_ptr<grpc::Channel> channel);

@@ -37,7 +37,6 @@
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,16 +50,9 @@
 #include "absl/time/time.h"
 #include "client_util.h"
 #include "connect_flags.h"
-#include "conversions.h"
-#include "ikd/ik/arm.h"
-#include "ikd/robot/link_geometry.h"
-#include "ikd/robot/robot.h"
 #include "ikd/v1/kinematics_service.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
-#include "mock_geometry.h"
-#include "mock_rates.h"
-#include "robot_conversions.h"
-#include "validation.h"
+#include "mock_executor.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "ikd address, host:port");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of the whole Track stream");
@@ -83,28 +75,6 @@ ABSL_FLAG(bool, realtime, true, "pace the targets at --rate_hz; false: send as f
 ABSL_FLAG(absl::Duration, deadline, absl::ZeroDuration(),
           "TrackConfig.deadline: a target not answered within this long of being sent comes "
           "back LATE, the arm braked (0: none); the config's period is 1 / --rate_hz");
-ABSL_FLAG(double, max_joint_step, 0.5, "check: largest joint position change per target (rad)");
-ABSL_FLAG(double, limb_tolerance, 1e-6, "check: largest relative limb-length error");
-ABSL_FLAG(double, max_hand_error, 1e-6, "check: largest hand error of a REACHED state (m)");
-ABSL_FLAG(double, max_joint_rate, 0,
-          "servo: joint rate limit (rad/s) of every joint; 0: each joint's declared limit "
-          "(ArmSpec rate limits, robot joint ranges), 4 where the arm declares none");
-ABSL_FLAG(double, max_joint_accel, 0,
-          "servo: joint acceleration limit (rad/s^2) of every joint; 0: each joint's declared "
-          "limit, 200 where the arm declares none");
-ABSL_FLAG(double, max_joint_jerk, 0,
-          "servo: joint jerk limit (rad/s^3) of every joint; 0: each joint's declared limit, "
-          "none where the arm declares none");
-ABSL_FLAG(bool, check_self_collision, false,
-          "check: industrial arms' links against each other even where the arm does not ask for "
-          "it (robot.check_self_collision; by default on for a URDF's collision geometry), "
-          "every non-adjacent pair except those touching in every one of 10000 configurations "
-          "drawn within the limits");
-ABSL_FLAG(double, motion_check_step, 0.002,
-          "check: the motion between two states is sampled at least this often (rad of the "
-          "joint that turns most), and at least 16 times");
-ABSL_FLAG(double, max_tracking_error, 0.05,
-          "check: largest servo tracking error |commanded - actual| of any joint (rad)");
 ABSL_FLAG(double, min_reached_fraction, 0,
           "check: at least this fraction of states must be REACHED");
 ABSL_FLAG(std::string, move_obstacle, "", "scene_update mid-stream: obstacle id to move");
@@ -116,8 +86,6 @@ ABSL_FLAG(std::string, options_file, "",
           "IK options as a JSON ikd.v1.IkOptions; --seed overrides its seed when given");
 ABSL_FLAG(std::string, orientation, "",
           "industrial arms: tool orientation x,y,z,w held along the path (full-pose targets)");
-ABSL_FLAG(double, max_rotation_error, 1e-5,
-          "check: largest tool rotation error of a REACHED state with an orientation (rad)");
 ABSL_FLAG(bool, approach, true,
           "before tracking, move to the path's start (KinematicsService.Solve) and start the "
           "stream from there, as a controller moves to the start of a Cartesian path first");
@@ -130,16 +98,7 @@ using Clock = std::chrono::steady_clock;
 // ---------------------------------------------------------------------------------------------
 // Set-up: the arm (its limb lengths are needed for the checks), scene and targets.
 
-struct Setup {
-  v1::TrackConfig config;
-  v1::ArmSpec arm;      // what the server solves with, for the checks
-  v1::SceneSpec scene;  // empty: free space
-  std::vector<v1::TrackTarget> targets;
-  std::optional<v1::SceneUpdate> scene_update;
-  size_t update_before = 0;  // index of the first target after the scene update
-};
-
-absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
+absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, MockSetup* setup) {
   const std::string name = absl::GetFlag(FLAGS_arm);
   const std::string file = absl::GetFlag(FLAGS_arm_file);
   if (name.empty() == file.empty()) {
@@ -158,7 +117,7 @@ absl::Status ResolveArm(const std::shared_ptr<grpc::Channel>& channel, Setup* se
   return absl::OkStatus();
 }
 
-absl::Status ResolveScene(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
+absl::Status ResolveScene(const std::shared_ptr<grpc::Channel>& channel, MockSetup* setup) {
   const std::string name = absl::GetFlag(FLAGS_scene);
   const std::string file = absl::GetFlag(FLAGS_scene_file);
   if (!name.empty() && !file.empty()) {
@@ -235,7 +194,7 @@ absl::StatusOr<PathFunction> LinePath(double duration) {
   });
 }
 
-absl::Status MakeTargets(Setup* setup) {
+absl::Status MakeTargets(MockSetup* setup) {
   const double rate = absl::GetFlag(FLAGS_rate_hz);
   const double duration = absl::GetFlag(FLAGS_duration);
   if (!(rate > 0) || !(duration >= 0) || duration * rate > 1e6) {
@@ -269,7 +228,7 @@ absl::Status MakeTargets(Setup* setup) {
   return absl::OkStatus();
 }
 
-absl::Status MakeSceneUpdate(Setup* setup) {
+absl::Status MakeSceneUpdate(MockSetup* setup) {
   const std::string obstacle = absl::GetFlag(FLAGS_move_obstacle);
   if (obstacle.empty()) return absl::OkStatus();
   auto by = ParseVector3(absl::GetFlag(FLAGS_move_by), "--move_by");
@@ -292,8 +251,8 @@ absl::Status MakeSceneUpdate(Setup* setup) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
-  Setup setup;
+absl::StatusOr<MockSetup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
+  MockSetup setup;
   for (absl::Status status : {ResolveArm(channel, &setup), ResolveScene(channel, &setup),
                               MakeTargets(&setup), MakeSceneUpdate(&setup)}) {
     if (!status.ok()) return status;
@@ -313,7 +272,7 @@ absl::StatusOr<Setup> MakeSetup(const std::shared_ptr<grpc::Channel>& channel) {
 
 // Solves for the first target from home and makes the result the stream's start
 // configuration; the stream then starts settled instead of swinging in from home.
-absl::Status ApproachStart(const std::shared_ptr<grpc::Channel>& channel, Setup* setup) {
+absl::Status ApproachStart(const std::shared_ptr<grpc::Channel>& channel, MockSetup* setup) {
   if (setup->targets.empty()) return absl::OkStatus();
   auto stub = v1::KinematicsService::NewStub(channel);
   grpc::ClientContext context;
@@ -341,449 +300,6 @@ absl::Status ApproachStart(const std::shared_ptr<grpc::Channel>& channel, Setup*
 }
 
 // ---------------------------------------------------------------------------------------------
-// Executing the returned states: the checks a controller would make before moving motors.
-
-struct Report {
-  size_t targets_sent = 0;
-  size_t states_received = 0;
-  size_t scene_updates_sent = 0;
-  size_t out_of_order = 0;       // states whose time or target differs from the one sent there
-  size_t bad_limbs = 0;          // states whose limbs are not their lengths
-  size_t bad_positions = 0;      // joint positions that are not the angles of the sites
-  size_t limit_violations = 0;   // states beyond a joint limit
-  size_t collisions = 0;         // states with a limb inside an obstacle or another limb
-  size_t motion_collisions = 0;  // clear states whose motion from a clear previous state
-                                 // passes through an obstacle or another limb
-  size_t missed_targets = 0;     // REACHED states whose hand is not on the target (or, with
-                                 // an orientation, not turned as asked)
-  size_t joint_jumps = 0;        // states with a joint step above --max_joint_step
-  size_t servo_overruns = 0;     // control ticks with tracking error above the bound
-  size_t rate_overruns = 0;      // states whose motion passes a declared velocity,
-                                 // acceleration or jerk limit (mock_rates.h)
-  double max_velocity_ratio = 0, max_acceleration_ratio = 0, max_jerk_ratio = 0;  // of them
-  size_t reached = 0;
-  size_t late = 0;  // LATE states (TrackConfig.deadline)
-  double max_hand_error = 0;
-  double max_rotation_error = 0; // rad, industrial arms with an orientation
-  double max_limb_error = 0;     // relative
-  double max_position_error = 0; // rad, reported positions vs angles of the sites
-  double max_limit_violation = 0;
-  double max_joint_step = 0;     // rad
-  double max_tracking_error = 0; // rad, servo
-  std::optional<double> min_clearance;  // computed here from the sites and the mock's scene
-  std::optional<double> min_motion_clearance;  // the same, inside the motions between states
-  std::vector<double> latencies_ms;
-  std::vector<double> held_ms;  // TrackResponse.held_us: the server's share of each round trip
-  grpc::Status rpc_status;
-};
-
-// Angle differences are taken modulo 2 pi: a planar first-limb angle going from pi to -pi has
-// moved by a little, not by 2 pi.
-double AngleDifference(double a, double b) { return std::remainder(a - b, 2 * M_PI); }
-
-double JointStep(const v1::JointState& state, const v1::JointState* previous) {
-  if (previous == nullptr || previous->positions_size() != state.positions_size()) return 0;
-  double largest = 0;
-  for (int j = 0; j < state.positions_size(); ++j) {
-    const double step = AngleDifference(state.positions(j), previous->positions(j));
-    largest = std::max(largest, std::abs(step));
-  }
-  return largest;
-}
-
-bool AnswersTarget(const v1::JointState& state, const v1::TrackTarget& target) {
-  return state.time() == target.time() && Distance(state.target(), target.position()) == 0;
-}
-
-// The servo's limits of one joint.
-struct ServoLimit {
-  double rate = 0;         // rad/s
-  double accel = 0;        // rad/s^2
-  double jerk = INFINITY;  // rad/s^3
-};
-
-constexpr ServoLimit kUndeclaredServo{4.0, 200.0, INFINITY};
-
-// A joint's servo limit: the flags when given, else the declared limit (+inf: none declared).
-ServoLimit ServoFor(const mock::DeclaredRate& declared) {
-  const double rate = absl::GetFlag(FLAGS_max_joint_rate);
-  const double accel = absl::GetFlag(FLAGS_max_joint_accel);
-  const double jerk = absl::GetFlag(FLAGS_max_joint_jerk);
-  return {rate > 0                           ? rate
-          : std::isfinite(declared.velocity) ? declared.velocity
-                                             : kUndeclaredServo.rate,
-          accel > 0                              ? accel
-          : std::isfinite(declared.acceleration) ? declared.acceleration
-                                                 : kUndeclaredServo.accel,
-          jerk > 0 ? jerk : declared.jerk};
-}
-
-// Joints that follow commanded positions under rate, acceleration and jerk limits: each tick
-// the velocity moves toward the one that would close the error in one tick, by at most
-// accel * dt, with the acceleration changing by at most jerk * dt, and is clamped to the rate
-// limit (a first-order servo with saturation).
-class Servo {
- public:
-  Servo(double dt, std::vector<ServoLimit> limits) : dt_(dt), limits_(std::move(limits)) {}
-
-  // Moves toward `command` for one tick; returns the largest |command - actual| after it.
-  double Tick(const google::protobuf::RepeatedField<double>& command) {
-    if (actual_.size() != static_cast<size_t>(command.size())) {  // first command: start there
-      actual_.assign(command.begin(), command.end());
-      velocity_.assign(command.size(), 0.0);
-      acceleration_.assign(command.size(), 0.0);
-      return 0;
-    }
-    double worst = 0;
-    for (size_t j = 0; j < actual_.size(); ++j) {
-      const double wanted = AngleDifference(command[j], actual_[j]) / dt_;
-      const ServoLimit& limit = limits_[std::min(j, limits_.size() - 1)];
-      double a = std::clamp((wanted - velocity_[j]) / dt_, -limit.accel, limit.accel);
-      a = std::clamp(a, acceleration_[j] - limit.jerk * dt_, acceleration_[j] + limit.jerk * dt_);
-      const double before = velocity_[j];
-      velocity_[j] = std::clamp(velocity_[j] + a * dt_, -limit.rate, limit.rate);
-      acceleration_[j] = (velocity_[j] - before) / dt_;
-      actual_[j] += velocity_[j] * dt_;
-      worst = std::max(worst, std::abs(AngleDifference(command[j], actual_[j])));
-    }
-    return worst;
-  }
-
- private:
-  double dt_;
-  std::vector<ServoLimit> limits_;  // per joint position
-  std::vector<double> actual_, velocity_, acceleration_;
-};
-
-// The controller's own model of the arm and of the scene (updated as the stream updates it).
-// The input is validated as the server validates it; the scene's obstacles and their
-// clearances are the mock's own (mock::Scene).
-class Executor {
- public:
-  static absl::StatusOr<Executor> Create(const Setup& setup) {
-    server::ModelLimits limits;
-    if (auto valid = server::SceneFromProto(setup.scene, "scene", limits); !valid.ok()) {
-      return valid.status();
-    }
-    auto scene = mock::Scene::FromProto(setup.scene);
-    if (!scene.ok()) return scene.status();
-    if (setup.arm.has_robot()) {
-      auto robot = server::RobotFromArmSpec(setup.arm, "arm");
-      if (!robot.ok()) return robot.status();
-      return Executor(setup, *std::move(robot), *std::move(scene));
-    }
-    auto arm = server::ArmFromProto(setup.arm, "arm", limits);
-    if (!arm.ok()) return arm.status();
-    return Executor(setup, *std::move(arm), *std::move(scene));
-  }
-
-  void ApplySceneUpdate(const v1::SceneUpdate& update) {
-    absl::Status applied = scene_.Apply(update);
-    if (!applied.ok()) std::cerr << "mock_arm: local scene update failed: " << applied << "\n";
-  }
-
-  void Execute(const v1::JointState& state, const v1::JointState* previous, size_t index,
-               Report* report) {
-    if (index >= setup_.targets.size() || !AnswersTarget(state, setup_.targets[index])) {
-      ++report->out_of_order;
-    }
-    if (robot_) {
-      CheckRobot(state, index < setup_.targets.size() ? &setup_.targets[index] : nullptr, report);
-    } else if (!CheckChain(state, report)) {
-      return;
-    }
-    if (previous != nullptr) CheckMotion(*previous, state, report);
-    CheckRates(state, previous, report);
-    const double step = JointStep(state, previous);
-    report->max_joint_step = std::max(report->max_joint_step, step);
-    if (step > absl::GetFlag(FLAGS_max_joint_step)) ++report->joint_jumps;
-    const double tracking = servo_.Tick(state.positions());
-    report->max_tracking_error = std::max(report->max_tracking_error, tracking);
-    if (tracking > absl::GetFlag(FLAGS_max_tracking_error)) ++report->servo_overruns;
-  }
-
- private:
-  // The chain arm's checks from the sites; false when the state has the wrong shape.
-  bool CheckChain(const v1::JointState& state, Report* report) {
-    if (state.sites_size() != arm_->num_sites()) {
-      ++report->bad_limbs;
-      report->max_limb_error = INFINITY;
-      return false;
-    }
-    const Eigen::Matrix3Xd sites = Sites(state);
-    CheckLimbs(sites, report);
-    CheckPositions(state, sites, report);
-    CheckLimits(sites, report);
-    CheckClearance(sites, report);
-    CheckHand(state, sites, report);
-    return true;
-  }
-
-  // An industrial arm's checks with the controller's own robot model: the link clusters keep
-  // their distances, the joint values are the angles of the sites and inside the limits, the
-  // link capsules (the arm's shapes placed by forward kinematics) stay out of the obstacles, and a
-  // REACHED state's forward kinematics (the DH/URDF chain, not the sites) puts the tool on the
-  // target, turned as asked.
-  void CheckRobot(const v1::JointState& state, const v1::TrackTarget* target, Report* report) {
-    const robot::Robot& robot = *robot_;
-    if (state.sites_size() != robot.num_sites() || state.positions_size() != robot.num_joints()) {
-      ++report->bad_limbs;
-      report->max_limb_error = INFINITY;
-      return;
-    }
-    const Eigen::Matrix3Xd sites = Sites(state);
-    const double limb_error = robot.model(robot::TargetMode::kPose).MaxRelativeViolation(sites);
-    report->max_limb_error = std::max(report->max_limb_error, limb_error);
-    if (!(limb_error <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
-    const Eigen::VectorXd q =
-        Eigen::Map<const Eigen::VectorXd>(state.positions().data(), state.positions_size());
-    const double position_error = (robot.AnglesFromSites(sites, &q) - q).cwiseAbs().maxCoeff();
-    report->max_position_error = std::max(report->max_position_error, position_error);
-    if (!(position_error <= 1e-6)) ++report->bad_positions;
-    const double violation = std::max(0.0, robot.LimitViolation(q));
-    report->max_limit_violation = std::max(report->max_limit_violation, violation);
-    if (!(violation <= 1e-9)) ++report->limit_violations;
-    CheckRobotClearance(q, report);
-    const Eigen::Isometry3d X = robot::ToolPose(robot.spec(), q);
-    const double hand_error = (X.translation() - server::FromProto(state.target())).norm();
-    report->max_hand_error = std::max(report->max_hand_error, hand_error);
-    double rotation_error = 0.0;
-    if (target != nullptr && target->has_orientation()) {
-      const Eigen::Quaterniond wanted = server::FromProto(target->orientation()).normalized();
-      rotation_error = Eigen::AngleAxisd(X.linear().transpose() * wanted.toRotationMatrix()).angle();
-      report->max_rotation_error = std::max(report->max_rotation_error, rotation_error);
-    }
-    if (state.status() != v1::STEP_STATUS_REACHED) return;
-    ++report->reached;
-    if (!(hand_error <= absl::GetFlag(FLAGS_max_hand_error)) ||
-        !(rotation_error <= absl::GetFlag(FLAGS_max_rotation_error))) {
-      ++report->missed_targets;
-    }
-  }
-
-  // The commanded motion against the declared limits (mock_rates.h): chain angles by their
-  // difference modulo 2 pi, as the servo turns them.
-  void CheckRates(const v1::JointState& state, const v1::JointState* previous, Report* report) {
-    const int n = state.positions_size();
-    Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
-    if (previous != nullptr && previous->positions_size() == n) {
-      for (int j = 0; j < n; ++j) {
-        step[j] = robot_ ? state.positions(j) - previous->positions(j)
-                         : AngleDifference(state.positions(j), previous->positions(j));
-      }
-    }
-    if (rates_.Observe(state.time(), step)) ++report->rate_overruns;
-    report->max_velocity_ratio = rates_.max_velocity_ratio();
-    report->max_acceleration_ratio = rates_.max_acceleration_ratio();
-    report->max_jerk_ratio = rates_.max_jerk_ratio();
-  }
-
-  // The motion from `from` to `to` the servo is commanded through: every joint linearly (chain
-  // angles by their difference modulo 2 pi, as the servo turns them and the server unwraps
-  // them), sampled inside at least every --motion_check_step rad. Counted only between two
-  // states clear in the current scene: a state inside an obstacle is counted by itself, and
-  // a scene update may move an obstacle onto the arm, which no answer can undo.
-  void CheckMotion(const v1::JointState& from, const v1::JointState& to, Report* report) const {
-    const int n = to.positions_size();
-    if (from.positions_size() != n || n == 0) return;
-    Eigen::VectorXd q_a(n), dq(n);
-    for (int j = 0; j < n; ++j) {
-      q_a[j] = from.positions(j);
-      dq[j] = robot_ ? to.positions(j) - from.positions(j)
-                     : AngleDifference(to.positions(j), from.positions(j));
-    }
-    if (!(ClearanceAt(q_a) >= 0) || !(ClearanceAt(q_a + dq) >= 0)) return;
-    const double least =
-        mock::LeastClearanceInside(q_a, dq, absl::GetFlag(FLAGS_motion_check_step),
-                                   [this](const Eigen::VectorXd& q) { return ClearanceAt(q); });
-    if (std::isfinite(least)) {
-      report->min_motion_clearance =
-          std::min(report->min_motion_clearance.value_or(INFINITY), least);
-    }
-    if (!(least >= 0)) ++report->motion_collisions;
-  }
-
-  // The least clearance of the arm at joint positions q (obstacles and, chains, limb to limb);
-  // -infinity where the positions are no configuration of the arm.
-  double ClearanceAt(const Eigen::VectorXd& q) const {
-    if (robot_) return RobotClearance(q);
-    auto sites = arm_->SitesFromAngles(std::vector<double>(q.data(), q.data() + q.size()));
-    return sites.ok() ? ChainClearance(*sites) : -INFINITY;
-  }
-
-  Executor(const Setup& setup, ik::Arm arm, mock::Scene scene)
-      : setup_(setup),
-        arm_(std::move(arm)),
-        scene_(std::move(scene)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ServoLimits(ChainDeclaredRates(*arm_))),
-        rates_(ChainDeclaredRates(*arm_)) {
-    for (const auto& limb : arm_->spec().limbs) radii_.push_back(limb.radius);
-  }
-  double RobotClearance(const Eigen::VectorXd& q) const {
-    const mock::LinkBodies bodies = RobotBodies(robot_->spec(), link_shapes_, q);
-    double clearance = mock::LinkPairsClearance(bodies, link_pairs_);
-    for (const auto& link : bodies) {
-      for (const mock::LinkCapsule& c : link) {
-        clearance = std::min(clearance, scene_.MinClearance(c.a, c.b, c.radius));
-      }
-    }
-    return clearance;
-  }
-
-  // The links' capsules in the world at q: each link's shapes (robot::LinkShapesOf, in its own
-  // frame) placed by forward kinematics.
-  static mock::LinkBodies RobotBodies(const robot::ChainSpec& spec,
-                                      const std::vector<std::vector<robot::LinkShape>>& shapes,
-                                      const Eigen::VectorXd& q) {
-    const std::vector<Eigen::Isometry3d> poses = robot::LinkPoses(spec, q);
-    mock::LinkBodies bodies(poses.size());
-    for (size_t k = 0; k < poses.size(); ++k) {
-      for (const robot::LinkShape& shape : shapes[k]) {
-        bodies[k].push_back({poses[k] * shape.a, poses[k] * shape.b, shape.radius});
-      }
-    }
-    return bodies;
-  }
-
-  void CheckRobotClearance(const Eigen::VectorXd& q, Report* report) const {
-    const double clearance = RobotClearance(q);
-    if (std::isfinite(clearance)) {
-      report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
-    }
-    if (clearance < 0) ++report->collisions;
-  }
-
-  Executor(const Setup& setup, robot::Robot robot, mock::Scene scene)
-      : setup_(setup),
-        scene_(std::move(scene)),
-        robot_(std::move(robot)),
-        servo_(1.0 / absl::GetFlag(FLAGS_rate_hz), ServoLimits(RobotDeclaredRates(*robot_))),
-        rates_(RobotDeclaredRates(*robot_)),
-        link_shapes_(robot::LinkShapesOf(robot_->spec())),
-        link_pairs_(RobotLinkPairs(*robot_, link_shapes_)) {}
-
-  // The link pairs the controller checks against each other (mock::LinkPairsToCheck over
-  // 10000 configurations drawn within the joint limits, its own draw); none where the arm
-  // checks no self-collision (ChainSpec::ChecksSelfCollision) and --check_self_collision is
-  // off, nor where every capsule is a line.
-  static std::vector<std::pair<int, int>> RobotLinkPairs(
-      const robot::Robot& robot, const std::vector<std::vector<robot::LinkShape>>& shapes) {
-    const robot::ChainSpec& spec = robot.spec();
-    if (!robot::HasLinkVolume(spec) ||
-        !(spec.ChecksSelfCollision() || absl::GetFlag(FLAGS_check_self_collision))) {
-      return {};
-    }
-    std::mt19937_64 rng(2);
-    auto random_links = [&] {
-      Eigen::VectorXd q(robot.num_joints());
-      for (int j = 0; j < robot.num_joints(); ++j) {
-        const auto& limits = spec.joints[j].limits;
-        q[j] = std::uniform_real_distribution<double>(limits ? limits->lower : -M_PI,
-                                                      limits ? limits->upper : M_PI)(rng);
-      }
-      return RobotBodies(spec, shapes, q);
-    };
-    return mock::LinkPairsToCheck(robot.num_joints(), 10000, random_links);
-  }
-
-  // Per joint position (chain arms: per angle) the limits the arm declares.
-  static std::vector<mock::DeclaredRate> ChainDeclaredRates(const ik::Arm& arm) {
-    std::vector<mock::DeclaredRate> rates;
-    for (int j = 0; j < arm.num_angles(); ++j) {
-      const ik::JointRateLimit& declared = arm.RateLimit(arm.JointOfAngle(j));
-      rates.push_back({declared.max_velocity, declared.max_acceleration, declared.max_jerk});
-    }
-    return rates;
-  }
-
-  static std::vector<mock::DeclaredRate> RobotDeclaredRates(const robot::Robot& robot) {
-    std::vector<mock::DeclaredRate> rates;
-    for (int j = 0; j < robot.num_joints(); ++j) {
-      const std::optional<robot::JointLimits>& declared = robot.spec().joints[j].limits;
-      rates.push_back(declared ? mock::DeclaredRate{declared->max_velocity,
-                                                    declared->max_acceleration, declared->max_jerk}
-                               : mock::DeclaredRate{});
-    }
-    return rates;
-  }
-
-  static std::vector<ServoLimit> ServoLimits(const std::vector<mock::DeclaredRate>& declared) {
-    std::vector<ServoLimit> limits;
-    for (const mock::DeclaredRate& rate : declared) limits.push_back(ServoFor(rate));
-    return limits;
-  }
-
-  static Eigen::Matrix3Xd Sites(const v1::JointState& state) {
-    Eigen::Matrix3Xd sites(3, state.sites_size());
-    for (int k = 0; k < state.sites_size(); ++k) sites.col(k) = server::FromProto(state.sites(k));
-    return sites;
-  }
-
-  void CheckLimbs(const Eigen::Matrix3Xd& sites, Report* report) const {
-    double worst = 0;
-    for (int k = 0; k < arm_->num_limbs(); ++k) {
-      const double length = arm_->spec().limbs[k].length;
-      worst = std::max(worst, std::abs((sites.col(k + 1) - sites.col(k)).norm() - length) / length);
-    }
-    report->max_limb_error = std::max(report->max_limb_error, worst);
-    if (!(worst <= absl::GetFlag(FLAGS_limb_tolerance))) ++report->bad_limbs;
-  }
-
-  void CheckPositions(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
-                      Report* report) const {
-    const std::vector<double> angles = arm_->AnglesFromSites(sites);
-    double worst = state.positions_size() == static_cast<int>(angles.size()) ? 0 : INFINITY;
-    for (size_t j = 0; j < angles.size() && j < static_cast<size_t>(state.positions_size()); ++j) {
-      worst = std::max(worst, std::abs(AngleDifference(state.positions(j), angles[j])));
-    }
-    report->max_position_error = std::max(report->max_position_error, worst);
-    if (!(worst <= 1e-6)) ++report->bad_positions;
-  }
-
-  void CheckLimits(const Eigen::Matrix3Xd& sites, Report* report) const {
-    const double violation = arm_->LimitViolation(sites);
-    report->max_limit_violation = std::max(report->max_limit_violation, violation);
-    if (!(violation <= 1e-9)) ++report->limit_violations;
-  }
-
-  double ChainClearance(const Eigen::Matrix3Xd& sites) const {
-    double clearance = mock::ChainSelfClearance(sites, radii_);
-    for (int k = 0; k < arm_->num_limbs(); ++k) {
-      clearance =
-          std::min(clearance, scene_.MinClearance(sites.col(k), sites.col(k + 1), radii_[k]));
-    }
-    return clearance;
-  }
-
-  void CheckClearance(const Eigen::Matrix3Xd& sites, Report* report) const {
-    const double clearance = ChainClearance(sites);
-    if (std::isfinite(clearance)) {
-      report->min_clearance = std::min(report->min_clearance.value_or(INFINITY), clearance);
-    }
-    if (clearance < 0) ++report->collisions;
-  }
-
-  void CheckHand(const v1::JointState& state, const Eigen::Matrix3Xd& sites,
-                 Report* report) const {
-    const double error = (sites.col(arm_->hand()) - server::FromProto(state.target())).norm();
-    report->max_hand_error = std::max(report->max_hand_error, error);
-    if (state.status() != v1::STEP_STATUS_REACHED) return;
-    ++report->reached;
-    if (!(error <= absl::GetFlag(FLAGS_max_hand_error))) ++report->missed_targets;
-  }
-
-  const Setup& setup_;
-  std::optional<ik::Arm> arm_;         // a chain arm, or ...
-  mock::Scene scene_;                  // (the controller's copy of the scene, either kind)
-  std::optional<robot::Robot> robot_;  // ... an industrial arm
-  std::vector<double> radii_;
-  Servo servo_;
-  mock::RateCheck rates_;  // the commanded stream against the declared limits
-  std::vector<std::vector<robot::LinkShape>> link_shapes_;  // industrial arms: per link
-  std::vector<std::pair<int, int>> link_pairs_;  // industrial arms: checked link pairs
-};
-
-// ---------------------------------------------------------------------------------------------
 // The stream: a writer thread paces the targets while this thread reads and executes states.
 
 using TrackStream = grpc::ClientReaderWriter<v1::TrackRequest, v1::TrackResponse>;
@@ -801,7 +317,7 @@ int64_t NowNs() {
       .count();
 }
 
-void WriteTargets(TrackStream& stream, const Setup& setup, SendLog& log) {
+void WriteTargets(TrackStream& stream, const MockSetup& setup, SendLog& log) {
   const bool realtime = absl::GetFlag(FLAGS_realtime);
   const Clock::time_point start = Clock::now();
   for (size_t k = 0; k < setup.targets.size() && !log.stop; ++k) {
@@ -826,7 +342,7 @@ void WriteTargets(TrackStream& stream, const Setup& setup, SendLog& log) {
   stream.WritesDone();
 }
 
-Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const Setup& setup,
+Report RunTrack(const std::shared_ptr<grpc::Channel>& channel, const MockSetup& setup,
                 Executor& executor) {
   auto stub = v1::KinematicsService::NewStub(channel);
   grpc::ClientContext context;
@@ -877,7 +393,7 @@ double ReachedFraction(const Report& report) {
   return report.states_received == 0 ? 0 : double(report.reached) / report.states_received;
 }
 
-bool Passed(const Report& report, const Setup& setup) {
+bool Passed(const Report& report, const MockSetup& setup) {
   return report.rpc_status.ok() && report.targets_sent == setup.targets.size() &&
          report.states_received == report.targets_sent && report.out_of_order == 0 &&
          report.bad_limbs == 0 && report.bad_positions == 0 && report.limit_violations == 0 &&
@@ -955,12 +471,12 @@ int Main() {
       return EXIT_FAILURE;
     }
   }
-  auto executor = Executor::Create(*setup);
+  auto executor = CheckingExecutorFor(*setup);
   if (!executor.ok()) {
     std::cerr << "mock_arm: the arm or scene is invalid: " << executor.status().message() << "\n";
     return 2;
   }
-  const Report report = RunTrack(channel, *setup, *executor);
+  const Report report = RunTrack(channel, *setup, **executor);
   const bool passed = Passed(report, *setup);
   PrintSummary(report, passed);
   return passed ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -10,8 +10,8 @@
 #include <numbers>
 #include <random>
 
+#include "ikd/robot/first_use.h"
 #include "ikd/robot/presets.h"
-#include "ikd/robot/seed_atlas.h"
 #include "paths_util.h"
 #include "scenarios.h"  // SceneOf
 
@@ -128,7 +128,9 @@ std::unique_ptr<RobotArm> LoadArm(ArmId id) {
     arm->spec.check_self_collision = self_collision;
   }
   arm->robot = std::make_unique<robot::Robot>(Unwrap(robot::Robot::Create(arm->spec), "Robot::Create"));
-  robot::SeedAtlasOf(*arm->robot);  // built once, as a server does per arm, not in a timed plan
+  // What an arm computes once on first use (its seed atlas, allowed-collision matrix and closed
+  // form) is built here, as a server keeps it per arm, not in the first timed plan or Track row.
+  robot::BuildFirstUseData(*arm->robot);
   arm->model = CheckModelOf(arm->robot->spec());
   CrossCheck(*arm);
   return arm;

@@ -7,8 +7,8 @@
 #include <tuple>
 #include <utility>
 
-#include <Eigen/SparseCholesky>
-#include <Eigen/SparseCore>
+#include "ikd/planning/fixed_pattern_ldlt.h"
+#include "path_contacts.h"
 
 namespace ikd::ik::internal {
 namespace {
@@ -97,7 +97,8 @@ class PathOptimizer {
         margin_(margin),
         min_bend_(min_bend),
         contact_distance_(kContactBuffer * margin),
-        m_(arm.num_angles()) {
+        m_(arm.num_angles()),
+        contact_finder_(arm, scene_, contact_distance_) {
     for (int j = 0; j < m_; ++j) {
       weights_.push_back(JointWeight(j));
       const JointRateLimit& limit = arm.RateLimit(arm.JointOfAngle(j));
@@ -107,7 +108,6 @@ class PathOptimizer {
       if (std::isfinite(limit.max_jerk)) ++jerk_limited_;
       if (!std::isfinite(limit.max_velocity)) undeclared_.push_back(j);
     }
-    for (const Limb& limb : arm.spec().limbs) radii_.push_back(limb.radius);
   }
 
   absl::StatusOr<int> Run(std::vector<IkResult>& steps, const StopCheck& stop) {
@@ -197,7 +197,7 @@ class PathOptimizer {
       if (stop && stop()) return absl::CancelledError("stopped while optimizing the path");
       ++iteration;
       Snapshot kept = Take(steps);
-      const std::vector<Contact> kept_contacts = contacts_;
+      const std::vector<PathContact> kept_contacts = contacts_;
       if (!StepHoldingRefused(steps, damping, kept, kept_contacts)) break;
       const double lowered = Evaluate(steps);
       costs.push_back(std::min(cost, lowered));
@@ -216,19 +216,6 @@ class PathOptimizer {
   }
 
  private:
-  // A limb closer than contact_distance_ to an obstacle or to another limb at one sample: the
-  // closest axis points x* = (1 - t) r_limb + t r_limb+1 (and y* on the other limb, or -1),
-  // the unit normal that increases the distance, and how far short of contact_distance_.
-  struct Contact {
-    int sample = 0;
-    int limb = 0;
-    double t = 0.0;
-    int other = -1;
-    double other_t = 0.0;
-    Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();
-    double gap = 0.0;
-  };
-
   static bool Movable(const IkResult& step) { return step.status != StepStatus::kJointLimitBlocked; }
 
   // The last kStallIterations iterations lowered the cost by less than kStallGain of it: the
@@ -332,7 +319,7 @@ class PathOptimizer {
   // start, seed 3's planar-obstacles #25 stalled on a path whose limbs turn at 2.15x the
   // witness's, against 1.51x. False when the system cannot be factored.
   bool StepHoldingRefused(std::vector<IkResult>& steps, double damping, const Snapshot& kept,
-                          const std::vector<Contact>& kept_contacts) {
+                          const std::vector<PathContact>& kept_contacts) {
     held_.assign(n_, false);
     for (int resolves = 0;; ++resolves) {
       if (!Factor(steps, damping)) return false;
@@ -382,9 +369,11 @@ class PathOptimizer {
     for (int k = 1; k < n_; ++k) {
       // clearance_ is the sample's exact min clearance: nothing inside the contact distance
       // when it is beyond it.
-      if (Movable(steps[k]) && clearance_[k] < contact_distance_) FindContacts(k, steps[k].sites);
+      if (Movable(steps[k]) && clearance_[k] < contact_distance_) {
+        contact_finder_.Find(k, steps[k].sites, contacts_);
+      }
     }
-    for (const Contact& c : contacts_) cost += 0.5 * kContactWeight * c.gap * c.gap;
+    for (const PathContact& c : contacts_) cost += 0.5 * kContactWeight * c.gap * c.gap;
     for (int k = 1; k < n_; ++k) {
       for (int j : BendIndices()) cost += 0.5 * kBendWeight * Square(BendGap(q_(k, j)));
     }
@@ -400,76 +389,6 @@ class PathOptimizer {
     return out;
   }
 
-  // Contacts of one sample's configuration, appended to `out`.
-  void FindContacts(int sample, const Eigen::Matrix3Xd& sites) { FindContacts(sample, sites, contacts_); }
-  void FindContacts(int sample, const Eigen::Matrix3Xd& sites, std::vector<Contact>& out) {
-    for (int l = 0; l < arm_.num_limbs(); ++l) {
-      const Eigen::Vector3d a = sites.col(l), b = sites.col(l + 1);
-      if (scene_ != nullptr) {
-        int closest = -1;
-        scene_->MinSignedDistance(a, b, radii_[l], &closest, contact_distance_);
-        if (closest >= 0) {
-          const planning::CapsuleApproach near =
-              planning::ClosestApproach(scene_->obstacles()[closest].shape, a, b, radii_[l]);
-          if (near.distance < contact_distance_) {
-            out.push_back({sample, l, near.t, -1, 0.0, near.normal, contact_distance_ - near.distance});
-          }
-        }
-      }
-    }
-    culling_.Reset(sites, radii_);
-    for (int l = 0; l < arm_.num_limbs(); ++l) {
-      culling_.ForEachNear(l, contact_distance_, [&](int o) {
-        const Eigen::Vector3d a = sites.col(o), b = sites.col(o + 1);
-        const planning::CapsuleApproach near = planning::ClosestApproach(
-            planning::Capsule{a, b, radii_[o]}, sites.col(l), sites.col(l + 1), radii_[l]);
-        if (near.distance >= contact_distance_) return;
-        const Eigen::Vector3d x = (1.0 - near.t) * sites.col(l) + near.t * sites.col(l + 1);
-        const double span = (b - a).squaredNorm();
-        const double other_t = span > 0.0 ? std::clamp((x - a).dot(b - a) / span, 0.0, 1.0) : 0.0;
-        out.push_back({sample, l, near.t, o, other_t, near.normal, contact_distance_ - near.distance});
-      });
-    }
-  }
-
-  // d sites / d q_j for every angle j (3 x sites each, in a buffer kept for the next call):
-  // about the plane's normal through the joint's site for planar arms, forward differences of
-  // forward kinematics for spatial ones.
-  const Eigen::Matrix3Xd* SiteJacobians(const Eigen::Matrix3Xd& sites, const Eigen::RowVectorXd& q) {
-    std::vector<Eigen::Matrix3Xd>& out = jacobians_;
-    out.resize(m_);
-    if (arm_.planar()) {
-      const Eigen::Vector3d normal = arm_.R_WB().col(2);
-      for (int j = 0; j < m_; ++j) {
-        out[j].setZero(3, sites.cols());
-        for (int i = j + 1; i < sites.cols(); ++i) out[j].col(i) = normal.cross(sites.col(i) - sites.col(j));
-      }
-      return out.data();
-    }
-    constexpr double kDelta = 1e-7;
-    std::vector<double> angles(q.data(), q.data() + m_);
-    const absl::StatusOr<Eigen::Matrix3Xd> base = arm_.SitesFromAngles(angles);
-    for (int j = 0; j < m_; ++j) {
-      angles[j] += kDelta;
-      out[j] = (*arm_.SitesFromAngles(angles) - *base) / kDelta;
-      angles[j] = q[j];
-    }
-    return out.data();
-  }
-
-  // d (contact distance) / d q (1 x m) from the site Jacobians.
-  static Eigen::RowVectorXd ContactGradient(const Contact& c, const Eigen::Matrix3Xd* jacobians,
-                                            int m) {
-    Eigen::RowVectorXd g(m);
-    for (int j = 0; j < m; ++j) {
-      const Eigen::Matrix3Xd& d = jacobians[j];
-      Eigen::Vector3d moved = (1.0 - c.t) * d.col(c.limb) + c.t * d.col(c.limb + 1);
-      if (c.other >= 0) moved -= (1.0 - c.other_t) * d.col(c.other) + c.other_t * d.col(c.other + 1);
-      g[j] = c.normal.dot(moved);
-    }
-    return g;
-  }
-
   // Unknowns per sample: m_ angle steps then 3 multipliers.
   int Index(int k) const { return k * (m_ + 3); }
 
@@ -477,7 +396,7 @@ class PathOptimizer {
   // right-hand side gradient_; false if it cannot be factored.
   bool Factor(const std::vector<IkResult>& steps, double damping) {
     const int size = n_ * (m_ + 3);
-    StartFill();
+    kkt_.StartFill();
     Eigen::VectorXd& rhs = gradient_;
     rhs = Eigen::VectorXd::Zero(size);
     ForEachDifference([&](int index, int j, double weight, double aim, Coefficients row) {
@@ -488,7 +407,7 @@ class PathOptimizer {
       const double slope = weight * (emphasis_[index] * value + hinge * excess);
       for (const auto& [k, ck] : row) {
         rhs[Index(k) + j] -= slope * ck;
-        for (const auto& [l, cl] : row) Add(Index(k) + j, Index(l) + j, curvature * ck * cl);
+        for (const auto& [l, cl] : row) kkt_.Add(Index(k) + j, Index(l) + j, curvature * ck * cl);
       }
     });
     size_t next_contact = 0;
@@ -496,11 +415,12 @@ class PathOptimizer {
     for (int k = 0; k < n_; ++k) {
       const int base = Index(k);
       const bool held = k == 0 || !Movable(steps[k]) || held_[k];
-      for (int j = 0; j < m_; ++j) Add(base + j, base + j, held ? kHeld : damping);
-      for (int i = 0; i < 3; ++i) Add(base + m_ + i, base + m_ + i, -kRegularization);
+      for (int j = 0; j < m_; ++j) kkt_.Add(base + j, base + j, held ? kHeld : damping);
+      for (int i = 0; i < 3; ++i) kkt_.Add(base + m_ + i, base + m_ + i, -kRegularization);
       block.setZero(m_, m_);
       // Held samples keep the same pattern with zero coupling: their angles stay.
-      const Eigen::Matrix3Xd* jacobians = held ? nullptr : SiteJacobians(steps[k].sites, q_.row(k));
+      if (!held) SiteJacobians(arm_, steps[k].sites, q_.row(k), jacobians_);
+      const Eigen::Matrix3Xd* jacobians = held ? nullptr : jacobians_.data();
       if (!held) {
         for (int j : BendIndices()) {
           const double gap = BendGap(q_(k, j));
@@ -509,7 +429,7 @@ class PathOptimizer {
           rhs[base + j] += kBendWeight * gap;
         }
         for (; next_contact < contacts_.size() && contacts_[next_contact].sample == k; ++next_contact) {
-          const Contact& c = contacts_[next_contact];
+          const PathContact& c = contacts_[next_contact];
           const Eigen::RowVectorXd g = ContactGradient(c, jacobians, m_);
           block += kContactWeight * g.transpose() * g;
           rhs.segment(base, m_) += kContactWeight * c.gap * g.transpose();
@@ -518,51 +438,24 @@ class PathOptimizer {
         rhs.segment(base, m_).setZero();
       }
       for (int i = 0; i < m_; ++i) {
-        for (int j = 0; j < m_; ++j) Add(base + i, base + j, block(i, j));
+        for (int j = 0; j < m_; ++j) kkt_.Add(base + i, base + j, block(i, j));
       }
       // The hand stays on the path: J dq = 0.
       for (int i = 0; i < 3; ++i) {
         for (int j = 0; j < m_; ++j) {
           const double d = held ? 0.0 : jacobians[j](i, arm_.hand());
-          Add(base + m_ + i, base + j, d);
-          Add(base + j, base + m_ + i, d);
+          kkt_.Add(base + m_ + i, base + j, d);
+          kkt_.Add(base + j, base + m_ + i, d);
         }
       }
     }
-    FinishFill(size);
-    ldlt_.factorize(kkt_);
-    return ldlt_.info() == Eigen::Success;
-  }
-
-  // The KKT matrix is filled in the same order every time (a fixed pattern): the first fill
-  // collects triplets and finds each one's slot among the stored values; later fills add
-  // straight into the slots.
-  void StartFill() {
-    next_slot_ = 0;
-    if (!slots_.empty()) std::fill(kkt_.valuePtr(), kkt_.valuePtr() + kkt_.nonZeros(), 0.0);
-  }
-  void Add(int i, int j, double value) {
-    if (slots_.empty()) {
-      triplets_.emplace_back(i, j, value);
-    } else {
-      kkt_.valuePtr()[slots_[next_slot_++]] += value;
-    }
-  }
-  void FinishFill(int size) {
-    if (!slots_.empty()) return;
-    kkt_.resize(size, size);
-    kkt_.setFromTriplets(triplets_.begin(), triplets_.end());
-    for (const Eigen::Triplet<double>& t : triplets_) {
-      slots_.push_back(static_cast<int>(&kkt_.coeffRef(t.row(), t.col()) - kkt_.valuePtr()));
-    }
-    triplets_.clear();
-    ldlt_.analyzePattern(kkt_);
+    return kkt_.Factor(size);
   }
 
   // The angle steps (rows: samples) of the factored system for a right-hand side; zero where
   // it is not finite.
   Eigen::MatrixXd Solve(const Eigen::VectorXd& rhs) const {
-    const Eigen::VectorXd x = ldlt_.solve(rhs);
+    const Eigen::VectorXd x = kkt_.Solve(rhs);
     Eigen::MatrixXd step = Eigen::MatrixXd::Zero(n_, m_);
     if (!x.allFinite()) return step;
     for (int k = 0; k < n_; ++k) step.row(k) = x.segment(Index(k), m_).transpose();
@@ -673,7 +566,6 @@ class PathOptimizer {
   std::vector<int> undeclared_;  // angles whose joint declares no velocity limit
   std::vector<double> emphasis_;                         // per difference row
   bool hinges_ = false;  // the rate hinges are charged (after the first descent)
-  std::vector<double> radii_;
   int n_ = 0;
   double h_ = 0.0;
   std::vector<double> times_;
@@ -681,17 +573,12 @@ class PathOptimizer {
   std::vector<double> clearance_;
   std::vector<bool> held_;  // StepHoldingRefused's: samples whose moves this step refused
   bool hold_refused_ = false;
-  std::vector<Contact> contacts_;  // by sample, ascending
-  std::vector<Contact> scratch_;
-  planning::LimbPairCulling culling_;
+  std::vector<PathContact> contacts_;  // by sample, ascending
+  PathContactFinder contact_finder_;
   Eigen::VectorXd gradient_;  // right-hand side of the last Factor
-  Eigen::SparseMatrix<double> kkt_;
-  std::vector<Eigen::Triplet<double>> triplets_;  // of the first fill
-  std::vector<int> slots_;                        // of every Add, in order
-  size_t next_slot_ = 0;
+  planning::FixedPatternLdlt kkt_;
   std::vector<Eigen::Matrix3Xd> jacobians_;
   Eigen::MatrixXd block_;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
 };
 
 }  // namespace

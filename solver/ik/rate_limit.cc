@@ -4,11 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "ikd/planning/boxed_least_squares.h"
 #include "ikd/planning/stopping.h"
 #include "ikd/planning/swept_clearance.h"
 #include "path_optimizer.h"
@@ -128,23 +126,14 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
-  std::optional<planning::SweptClearance> motion;
-  if (answered_) motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  if (answered_ && dt > 0.0 && arm_->HasRateLimits() &&
-      ((clearance_ >= 0.0 && motion->min_clearance < 0.0) ||
-       !planning::CanStopClear(window_, body_, scene_, q, v, dt, step->min_clearance))) {
-    HoldForBraking(target, dt, *step, q);
-    v = (q - window_.q()) / dt;
-    motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  }
   if (answered_) {
-    if (!arm_->HasRateLimits() && clearance_ >= 0.0 &&
-        (step->min_clearance < 0.0 || motion->min_clearance < 0.0)) {
-      HoldClear(target, *step, q);
-      v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
-      motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-    }
-    planning::TakeMotionClearance(*motion, *step);
+    const planning::SafetyHold hold =
+        planning::HoldIfUnsafe(window_, body_, scene_, arm_->HasRateLimits(), dt, clearance_, *step,
+                               q, v, [&](const Eigen::VectorXd& blend, IkResult& held) {
+                                 return RebuildTowards(target, blend, held);
+                               });
+    if (hold == planning::SafetyHold::kBraking) lagging_ = true;
+    if (hold != planning::SafetyHold::kNone) tracker_.Restart(step->sites);
   }
   // A hand on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it (else it would go on chasing the reference's joints).
@@ -155,25 +144,6 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   clearance_ = step->min_clearance;
   answered_ = true;
   return step;
-}
-
-void RateLimitedTracker::HoldClear(const Eigen::Vector3d& target, IkResult& step,
-                                   Eigen::VectorXd& q) {
-  planning::HoldClear(body_, scene_, window_.q(), step, q,
-                      [&](const Eigen::VectorXd& blend, IkResult& held) {
-                        return RebuildTowards(target, blend, held);
-                      });
-  tracker_.Restart(step.sites);
-}
-
-void RateLimitedTracker::HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step,
-                                        Eigen::VectorXd& q) {
-  planning::HoldForBraking(window_, body_, scene_, dt, clearance_, step, q,
-                           [&](const Eigen::VectorXd& blend, IkResult& held) {
-                             return RebuildTowards(target, blend, held);
-                           });
-  lagging_ = true;
-  tracker_.Restart(step.sites);
 }
 
 IkResult RateLimitedTracker::Brake(const Eigen::Vector3d& target, double time) {
@@ -190,16 +160,8 @@ IkResult RateLimitedTracker::Brake(const Eigen::Vector3d& target, double time) {
   }
   step.time = time;
   step.hand_error = (step.sites.col(arm_->hand()) - target).norm();
-  step.status =
-      step.min_clearance < 0.0 ? planning::StepStatus::kInCollision : planning::StepStatus::kLate;
-  if (moving) {
-    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q), step);
-  }
-  const Eigen::VectorXd v =
-      moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+  planning::AnswerLate(window_, body_, scene_, q, dt, moving, step);
   tracker_.Restart(step.sites);
-  window_.ForgetApproach();
-  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = step.min_clearance;
@@ -252,13 +214,7 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   }
   const bool on_target = closest.hand_error <= kReachedWithin;
   if (only_on_target && !on_target) return false;
-  // Its own status (the copy carries the cut way's, which may have collided).
-  closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
-                   : on_target                 ? planning::StepStatus::kReached
-                                               : window_.LimitedStatus(dt, q_closest);
-  step = std::move(closest);
-  q = q_closest;
-  return on_target && step.status == planning::StepStatus::kReached;
+  return planning::TakeClosestAnswer(window_, dt, on_target, closest, q_closest, step, q);
 }
 
 std::optional<Eigen::Matrix3Xd> RateLimitedTracker::SitesAt(const Eigen::VectorXd& q) const {
@@ -270,48 +226,38 @@ std::optional<Eigen::Matrix3Xd> RateLimitedTracker::SitesAt(const Eigen::VectorX
 
 Eigen::VectorXd RateLimitedTracker::ClosestWithinLimits(const Eigen::Vector3d& target,
                                                         double dt) const {
-  const Eigen::VectorXd& q_last = window_.q();
-  const int n = static_cast<int>(q_last.size());
-  const auto [lo, hi, weight, braking] = window_.Limits(dt);
-  Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
-  for (int pass = 0; pass < kLinearizations; ++pass) {
-    const Eigen::VectorXd q = q_last + step;
-    const std::optional<Eigen::Matrix3Xd> sites = SitesAt(q);
-    if (!sites) break;
-    // The hand's Jacobian and the near pairs' clearance gradients, by forward differences.
-    const std::vector<NearPair> pairs = NearPairs(*sites, kLookahead * safety_margin_);
-    const int p = static_cast<int>(pairs.size());
-    Eigen::MatrixXd hand_rows(3, n), clearance_rows(p, n);
-    for (int j = 0; j < n; ++j) {
-      Eigen::VectorXd shifted = q;
-      shifted[j] += kJacobianStep;
-      const std::optional<Eigen::Matrix3Xd> moved = SitesAt(shifted);
-      if (!moved) {
-        hand_rows.col(j).setZero();
-        clearance_rows.col(j).setZero();
-        continue;
-      }
-      hand_rows.col(j) = (moved->col(arm_->hand()) - sites->col(arm_->hand())) / kJacobianStep;
-      for (int i = 0; i < p; ++i) {
-        clearance_rows(i, j) =
-            (PairClearance(pairs[i], *moved) - pairs[i].clearance) / kJacobianStep;
-      }
+  return planning::ClosestWithinLimits(
+      window_, dt, safety_margin_,
+      [&](const Eigen::VectorXd& q, double within) { return ClosestRowsAt(target, q, within); });
+}
+
+std::optional<planning::ClosestRows> RateLimitedTracker::ClosestRowsAt(
+    const Eigen::Vector3d& target, const Eigen::VectorXd& q, double within) const {
+  const std::optional<Eigen::Matrix3Xd> sites = SitesAt(q);
+  if (!sites) return std::nullopt;
+  // The hand's Jacobian and the near pairs' clearance gradients, by forward differences.
+  const std::vector<NearPair> pairs = NearPairs(*sites, within);
+  const int n = static_cast<int>(q.size());
+  const int p = static_cast<int>(pairs.size());
+  planning::ClosestRows rows{Eigen::MatrixXd(3, n), target - sites->col(arm_->hand()),
+                             Eigen::MatrixXd(p, n), Eigen::VectorXd(p)};
+  for (int i = 0; i < p; ++i) rows.clearances[i] = pairs[i].clearance;
+  for (int j = 0; j < n; ++j) {
+    Eigen::VectorXd shifted = q;
+    shifted[j] += kJacobianStep;
+    const std::optional<Eigen::Matrix3Xd> moved = SitesAt(shifted);
+    if (!moved) {
+      rows.jacobian.col(j).setZero();
+      rows.clearance_gradients.col(j).setZero();
+      continue;
     }
-    // Clearance as active inequalities: a pair may close in on the safety margin by at most
-    // 1 / (1 + k) of the way left, k the intervals the joints need to brake at their
-    // acceleration limits (so that the arm can still stop outside the margin), and inside the
-    // margin it moves back out as fast; a pair whose step closes in faster joins the rows with
-    // that change asked for, kClearanceWeight times as heavy as the hand.
-    Eigen::VectorXd allowed(p);
+    rows.jacobian.col(j) = (moved->col(arm_->hand()) - sites->col(arm_->hand())) / kJacobianStep;
     for (int i = 0; i < p; ++i) {
-      allowed[i] = (safety_margin_ - pairs[i].clearance) / (1.0 + braking);
+      rows.clearance_gradients(i, j) =
+          (PairClearance(pairs[i], *moved) - pairs[i].clearance) / kJacobianStep;
     }
-    const Eigen::VectorXd d = planning::BoxedLeastSquaresWithFloors(
-        hand_rows, target - sites->col(arm_->hand()), clearance_rows, allowed, kClearanceWeight,
-        weight, lo - step, hi - step, planning::RelativeDamping(hand_rows, weight, kDamping));
-    step += d;
   }
-  return q_last + step;
+  return rows;
 }
 
 std::vector<RateLimitedTracker::NearPair> RateLimitedTracker::NearPairs(

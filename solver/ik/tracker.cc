@@ -14,9 +14,7 @@ namespace ikd::ik {
 
 using constraints::ConstraintModel;
 using constraints::ConstraintSolver;
-using constraints::DistanceConstraint;
 using constraints::MakeConstraintSolver;
-using constraints::Method;
 using constraints::ProjectionOptions;
 
 namespace {
@@ -95,7 +93,7 @@ absl::StatusOr<ArmTracker> ArmTracker::Create(const Arm& arm, const planning::Sc
   ProjectionOptions projection;
   projection.tolerance = options.tolerance;
   projection.max_iterations = 200;
-  auto solver = MakeConstraintSolver(Method::kMilcShake, model, projection);
+  auto solver = MakeConstraintSolver(constraints::Method::kMilcShake, model, projection);
   if (!solver.ok()) return solver.status();
   return ArmTracker(
       std::make_unique<State>(arm, scene, options, *std::move(solver), std::move(initial)));
@@ -198,8 +196,8 @@ bool ArmTracker::State::ProjectWithLimits(const Eigen::Matrix3Xd& reference,
   const auto& limits = arm_->spec().joint_limits;
   if (limits.empty()) return true;
   // Active set: a violated limit becomes a distance constraint across the joint at its bound.
-  std::vector<DistanceConstraint>& constraints = limit_constraints_;
-  constraints.clear();
+  std::vector<constraints::DistanceConstraint>& active = limit_constraints_;
+  active.clear();
   limit_active_.assign(limits.size(), false);
   for (int round = 0; round < kMaxLimitRounds; ++round) {
     bool added = false;
@@ -210,17 +208,17 @@ bool ArmTracker::State::ProjectWithLimits(const Eigen::Matrix3Xd& reference,
       const double excess = std::max(limits[j]->min - angle, angle - limits[j]->max);
       if (excess <= 1e-12) continue;
       const double bound = angle > limits[j]->max ? limits[j]->max : limits[j]->min;
-      if (constraints.empty()) constraints = arm_->chain_model().constraints();
-      constraints.push_back({k - 1, k + 1, arm_->SpanAtBend(k, std::abs(bound))});
+      if (active.empty()) active = arm_->chain_model().constraints();
+      active.push_back({k - 1, k + 1, arm_->SpanAtBend(k, std::abs(bound))});
       limit_active_[j] = added = true;
     }
     if (!added) return arm_->LimitViolation(sites) <= 1e-9;
-    auto model = ConstraintModel::Create(arm_->chain_model().inverse_masses(), constraints);
+    auto model = ConstraintModel::Create(arm_->chain_model().inverse_masses(), active);
     if (!model.ok()) return false;
     ProjectionOptions projection;
     projection.tolerance = options_.tolerance;
     projection.max_iterations = 200;
-    auto solver = MakeConstraintSolver(Method::kMatrix, *model, projection);
+    auto solver = MakeConstraintSolver(constraints::Method::kMatrix, *model, projection);
     if (!solver.ok()) return false;
     auto limited = (*solver)->ProjectPositions(reference, sites);
     if (!limited.ok() || !limited->converged()) return false;

@@ -2,6 +2,8 @@
 
 #include <tuple>
 
+#include "ikd/planning/boxed_least_squares.h"
+
 namespace ikd::planning {
 
 namespace {
@@ -107,7 +109,7 @@ std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, dou
 
 std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
                                               std::pair<double, double> range, double distance,
-                                              double v_target, double a_target, double v, double a,
+                                              double v_target, double a_target, double v,
                                               double dt) {
   if (distance == 0.0) return range;
   JointRate relative = rate;  // the joint seen from the target (its acceleration the same)
@@ -167,8 +169,7 @@ std::pair<double, double> JointRateWindow::VelocityRangeOf(int j, double dt, boo
   if (!braked || approach_.size() == 0) return range;
   if (std::isfinite(rate.max_jerk)) {
     const double a_target = target_acceleration_.size() > 0 ? target_acceleration_[j] : 0.0;
-    return JerkBrakedForTarget(rate, range, approach_[j], target_velocity_[j], a_target, v_[j],
-                               a_[j], dt);
+    return JerkBrakedForTarget(rate, range, approach_[j], target_velocity_[j], a_target, v_[j], dt);
   }
   return BrakedForTarget(range, approach_[j], target_velocity_[j], v_[j], rate.max_acceleration,
                          dt);
@@ -280,6 +281,25 @@ double JointRateWindow::BrakingIntervals(double dt) const {
       intervals = std::max(intervals, std::abs(v_[j]) / reach);
   }
   return intervals;
+}
+
+Eigen::VectorXd ClosestWithinLimits(const JointRateWindow& window, double dt, double safety_margin,
+                                    const ClosestLinearization& linearize) {
+  constexpr int kLinearizations = 3;
+  constexpr double kDamping = 1e-6;  // Levenberg-Marquardt, relative (RelativeDamping)
+  const Eigen::VectorXd& q_last = window.q();
+  const auto [lo, hi, weight, braking] = window.Limits(dt);
+  Eigen::VectorXd step = Eigen::VectorXd::Zero(q_last.size());
+  for (int pass = 0; pass < kLinearizations; ++pass) {
+    const std::optional<ClosestRows> rows =
+        linearize(q_last + step, kClosestLookahead * safety_margin);
+    if (!rows) break;
+    const Eigen::VectorXd allowed = (safety_margin - rows->clearances.array()) / (1.0 + braking);
+    step += BoxedLeastSquaresWithFloors(
+        rows->jacobian, rows->error, rows->clearance_gradients, allowed, kClosestClearanceWeight,
+        weight, lo - step, hi - step, RelativeDamping(rows->jacobian, weight, kDamping));
+  }
+  return q_last + step;
 }
 
 }  // namespace ikd::planning

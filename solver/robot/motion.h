@@ -78,16 +78,27 @@ bool ChecksClearance(const Robot& robot, const planning::Scene* scene);
 std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* scene,
                                    const Eigen::VectorXd& q, double self_shift = 0.0);
 
-// The soft pulls off the clearance buffer (the null-space pull below, the path optimizer's
-// hinge) see the arm's own links this many safety margins farther than they are, so that they
-// start at 1.5 margins from the arm itself instead of 3: an arm's links pass each other closely
-// by design (the Panda's forearm and flange housings are 17-20 mm apart in its working poses),
-// and pushing them out to 3 margins moved the joints faster than the tool path needs (bench/paths
-// Panda position targets with the presets' bodies: PlanRobotPath's speed median 1.43x the
-// witness's). What decides a status, the margin's trials and the rate limiter's braking rows
-// see the true distances.
-inline constexpr double kSelfPullShift = 1.5;
-// The least of them; +infinity when there is nothing to keep clear of (ChecksClearance).
+// The soft terms that keep links off what is near them (the null-space pull below, the path
+// optimizer's hinge, the trials of step (c)) aim the arm's own links at this share of the
+// distance they aim obstacles at: an arm's links pass each other closely by design (the Panda's
+// forearm and flange housings are 17-20 mm apart in its working poses, 8-9 mm all round Track's
+// position-target circle about its ready pose), and its own geometry is known where an obstacle's
+// is not (MoveIt checks self-collision on the unpadded robot for the same reason).
+// - Pulls and hinge (3 margins from obstacles, 1.5 from the arm itself): at 3 the joints moved
+//   faster than the tool path needs (bench/paths Panda position targets with the presets'
+//   bodies: PlanRobotPath's speed median 1.43x the witness's, 0.90 at 1.5).
+// - Trials (1.25 margins, 0.625): at 1.25 they ran on every step of the Panda's position Track
+//   for a pair they cannot move (median gain 0.03 mm a step, 1 ms an answer).
+// What decides a status and the rate limiter's braking rows see the true distances.
+inline constexpr double kSelfBufferShare = 0.5;
+// LinkClearances' self_shift that makes the arm's own links meet a buffer of `buffer` safety
+// margins at kSelfBufferShare of it.
+inline double SelfShift(double buffer, double margin) {
+  return (1.0 - kSelfBufferShare) * buffer * margin;
+}
+
+// The least of LinkClearances (unshifted); +infinity when there is nothing to keep clear of
+// (ChecksClearance).
 double MinLinkClearance(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q);
 
 // d LinkClearances / dq (links x joints), by central differences (the capsule distance has no

@@ -313,11 +313,11 @@ class PathCost {
   }
 
   // A hinge on every link clearance of a free sample below the buffer (the arm's own links
-  // seen kSelfPullShift margins farther, motion.h).
+  // seen SelfShift farther, motion.h).
   void AddClearances(const PathState& state, LeastSquares& ls) const {
     const double buffer = kClearanceBuffer * margin_;
     const double w = std::sqrt(kClearanceWeight) / margin_;
-    const double self_shift = kSelfPullShift * margin_;
+    const double self_shift = SelfShift(kClearanceBuffer, margin_);
     for (size_t k = 1; k < state.q.size(); ++k) {
       if (!ls.free(k) || !(MinOf(state.clearances[k]) < buffer)) continue;
       const std::vector<double> pulled = LinkClearances(robot_, scene_, state.q[k], self_shift);

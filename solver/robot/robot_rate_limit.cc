@@ -8,7 +8,6 @@
 
 #include <Eigen/Geometry>
 
-#include "ikd/planning/boxed_least_squares.h"
 #include "ikd/planning/stopping.h"
 #include "ikd/planning/swept_clearance.h"
 #include "motion.h"
@@ -118,23 +117,15 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
     v = (q - window_.q()) / dt;
     lagging_ = false;
   }
-  std::optional<planning::SweptClearance> motion;
-  if (answered_) motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  if (answered_ && dt > 0.0 && internal::HasRateLimits(*robot_) &&
-      ((clearance_ >= 0.0 && motion->min_clearance < 0.0) ||
-       !planning::CanStopClear(window_, body_, scene_, q, v, dt, result.min_clearance))) {
-    HoldForBraking(target, dt, result, q);
-    v = (q - window_.q()) / dt;
-    motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-  }
   if (answered_) {
-    if (!internal::HasRateLimits(*robot_) && clearance_ >= 0.0 &&
-        (result.min_clearance < 0.0 || motion->min_clearance < 0.0)) {
-      HoldClear(target, result, q);
-      v = dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
-      motion = planning::SweptClearanceOf(body_, scene_, window_.q(), q);
-    }
-    planning::TakeMotionClearance(*motion, result);
+    const planning::SafetyHold hold = planning::HoldIfUnsafe(
+        window_, body_, scene_, internal::HasRateLimits(*robot_), dt, clearance_, result, q, v,
+        [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
+          Rebuild(blend, target, held);
+          return true;  // every joint vector has an answer
+        });
+    if (hold == planning::SafetyHold::kBraking) lagging_ = true;
+    if (hold != planning::SafetyHold::kNone) tracker_.Reset(q);
   }
   // A tool on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it.
@@ -145,16 +136,6 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
   clearance_ = result.min_clearance;
   answered_ = true;
   return result;
-}
-
-void RateLimitedRobotTracker::HoldClear(const ToolTarget& target, RobotIkResult& result,
-                                        Eigen::VectorXd& q) {
-  planning::HoldClear(body_, scene_, window_.q(), result, q,
-                      [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
-                        Rebuild(blend, target, held);
-                        return true;  // every joint vector has an answer
-                      });
-  tracker_.Reset(q);
 }
 
 RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {
@@ -175,34 +156,14 @@ RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {
   return at_start;
 }
 
-void RateLimitedRobotTracker::HoldForBraking(const ToolTarget& target, double dt,
-                                             RobotIkResult& result, Eigen::VectorXd& q) {
-  planning::HoldForBraking(window_, body_, scene_, dt, clearance_, result, q,
-                           [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
-                             Rebuild(blend, target, held);
-                             return true;  // every joint vector has an answer
-                           });
-  lagging_ = true;
-  tracker_.Reset(q);
-}
-
 RobotIkResult RateLimitedRobotTracker::Brake(const ToolTarget& target, double time) {
   const double dt = time - time_;
   const bool moving = answered_ && dt > 0.0;
   const Eigen::VectorXd q = moving ? window_.Braked(dt) : answered_ ? window_.q() : tracker_.q();
   RobotIkResult result;
   Rebuild(q, target, result);
-  result.status =
-      result.min_clearance < 0.0 ? planning::StepStatus::kInCollision : planning::StepStatus::kLate;
-  if (moving) {
-    planning::TakeMotionClearance(planning::SweptClearanceOf(body_, scene_, window_.q(), q),
-                                  result);
-  }
-  const Eigen::VectorXd v =
-      moving ? Eigen::VectorXd((q - window_.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+  planning::AnswerLate(window_, body_, scene_, q, dt, moving, result);
   tracker_.Reset(q);
-  window_.ForgetApproach();
-  window_.Answer(q, v, dt);
   last_target_ = target;
   time_ = time;
   clearance_ = result.min_clearance;
@@ -252,13 +213,7 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
   const bool on_target = closest.position_error <= position_tolerance_ &&
                          (!target.orientation || closest.rotation_error <= rotation_tolerance_);
   if (only_on_target && !on_target) return false;
-  // Its own status (the copy carries the cut way's, which may have collided).
-  closest.status = closest.min_clearance < 0.0 ? planning::StepStatus::kInCollision
-                   : on_target                 ? planning::StepStatus::kReached
-                                               : window_.LimitedStatus(dt, q_closest);
-  result = std::move(closest);
-  q = q_closest;
-  return on_target && result.status == planning::StepStatus::kReached;
+  return planning::TakeClosestAnswer(window_, dt, on_target, closest, q_closest, result, q);
 }
 
 Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,
@@ -276,46 +231,38 @@ Eigen::VectorXd RateLimitedRobotTracker::ToolError(const ToolTarget& target,
 
 Eigen::VectorXd RateLimitedRobotTracker::ClosestWithinLimits(const ToolTarget& target,
                                                              double dt) const {
-  const Eigen::VectorXd& q_last = window_.q();
-  const int n = static_cast<int>(q_last.size());
-  const auto [lo, hi, weight, braking] = window_.Limits(dt);
-  Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
-  for (int pass = 0; pass < kLinearizations; ++pass) {
-    const Eigen::VectorXd q = q_last + step;
-    Eigen::MatrixXd jacobian = ToolJacobian(robot_->spec(), q);
-    if (!target.orientation)
-      jacobian.conservativeResize(3, n);
-    else
-      jacobian.bottomRows<3>() *= kRotationLength;
-    const Eigen::VectorXd error = ToolError(target, q);
-    const double mu = planning::RelativeDamping(jacobian, weight, kDamping);
-    // Links near an obstacle: a link may close in on the safety margin by at most 1 / (1 + k)
-    // of the way left, k the intervals the joints need to brake (see ik/rate_limit.h); a link
-    // whose step closes in faster joins the rows, kClearanceWeight times as heavy.
-    Eigen::MatrixXd near_gradients(0, n);
-    Eigen::VectorXd allowed(0);
-    if (internal::ChecksClearance(*robot_, scene_)) {
-      const std::vector<double> clearance = internal::LinkClearances(*robot_, scene_, q);
-      std::vector<int> near;
-      for (int l = 0; l < static_cast<int>(clearance.size()); ++l) {
-        if (clearance[l] < kLookahead * safety_margin_) near.push_back(l);
-      }
-      if (!near.empty()) {
-        const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, scene_, q);
-        near_gradients.resize(static_cast<int>(near.size()), n);
-        allowed.resize(static_cast<int>(near.size()));
-        for (size_t i = 0; i < near.size(); ++i) {
-          near_gradients.row(i) = gradients.row(near[i]);
-          allowed[i] = (safety_margin_ - clearance[near[i]]) / (1.0 + braking);
-        }
-      }
-    }
-    const Eigen::VectorXd d =
-        planning::BoxedLeastSquaresWithFloors(jacobian, error, near_gradients, allowed,
-                                              kClearanceWeight, weight, lo - step, hi - step, mu);
-    step += d;
+  return planning::ClosestWithinLimits(
+      window_, dt, safety_margin_, [&](const Eigen::VectorXd& q, double within) {
+        return std::optional<planning::ClosestRows>(ClosestRowsAt(target, q, within));
+      });
+}
+
+planning::ClosestRows RateLimitedRobotTracker::ClosestRowsAt(const ToolTarget& target,
+                                                             const Eigen::VectorXd& q,
+                                                             double within) const {
+  const int n = static_cast<int>(q.size());
+  planning::ClosestRows rows{ToolJacobian(robot_->spec(), q), ToolError(target, q),
+                             Eigen::MatrixXd(0, n), Eigen::VectorXd(0)};
+  if (!target.orientation)
+    rows.jacobian.conservativeResize(3, n);
+  else
+    rows.jacobian.bottomRows<3>() *= kRotationLength;
+  if (!internal::ChecksClearance(*robot_, scene_)) return rows;
+  // The links nearer than `within` to an obstacle, with their clearance gradients.
+  const std::vector<double> clearance = internal::LinkClearances(*robot_, scene_, q);
+  std::vector<int> near;
+  for (int l = 0; l < static_cast<int>(clearance.size()); ++l) {
+    if (clearance[l] < within) near.push_back(l);
   }
-  return q_last + step;
+  if (near.empty()) return rows;
+  const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, scene_, q);
+  rows.clearance_gradients.resize(static_cast<int>(near.size()), n);
+  rows.clearances.resize(static_cast<int>(near.size()));
+  for (size_t i = 0; i < near.size(); ++i) {
+    rows.clearance_gradients.row(i) = gradients.row(near[i]);
+    rows.clearances[i] = clearance[near[i]];
+  }
+  return rows;
 }
 
 ToolTarget RateLimitedRobotTracker::PartWay(const ToolTarget& target, double fraction) const {

@@ -916,7 +916,9 @@ TEST_F(KinematicsServiceTest, TheBodyLeavesOutTheBranchesThatFoldIntoThemselves)
         std::any_of(body.solutions().begin(), body.solutions().end(), [&](const v1::JointState& s) {
           return (Positions(s) - Positions(line)).cwiseAbs().maxCoeff() < 1e-6;
         });
-    if (!kept) EXPECT_LT(Ur5OwnSelfClearance(Positions(line)), 0.01);
+    if (!kept) {
+      EXPECT_LT(Ur5OwnSelfClearance(Positions(line)), 0.01);
+    }
   }
 }
 

@@ -117,7 +117,9 @@ TEST_F(TrackReactorTest, HeldTimeIsTheServersShareOfTheRoundTrip) {
                                      .count();
       EXPECT_GE(response.held_us(), 0) << k;
       EXPECT_LE(response.held_us(), round_trip + 1) << k;
-      if (slow) EXPECT_GE(response.held_us(), 1000) << k;
+      if (slow) {
+        EXPECT_GE(response.held_us(), 1000) << k;
+      }
       EXPECT_EQ(response.state().status(), v1::STEP_STATUS_REACHED) << k;
     }
     ASSERT_TRUE(stream->WritesDone());
@@ -246,7 +248,9 @@ TEST_F(TrackReactorTest, AStreamPastTheCapacityIsRefusedAtOnce) {
       third->WritesDone();
       const grpc::Status status = third->Finish();
       if (!admitted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (admitted) EXPECT_TRUE(status.ok());
+      if (admitted) {
+        EXPECT_TRUE(status.ok());
+      }
     }
     EXPECT_TRUE(admitted);
   }

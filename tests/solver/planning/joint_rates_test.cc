@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -370,6 +372,85 @@ TEST(JerkLimitTest, FullThrottleFromRestRampsUpToTheSpeedLimitWithoutPassingIt) 
   EXPECT_GE((q.back() - q[q.size() - 2]) / dt, 2.0 * (1 - 1e-6));  // at full speed by 1 s
   EXPECT_LE(rates.acceleration, 10.0 * (1 + 1e-9));
   EXPECT_LE(rates.jerk, 100.0 * (1 + 1e-9));
+}
+
+// ClosestWithinLimits on the test's own linear arm: hand = M q (two joints, a 2-D hand) and,
+// where asked, one clearance c(q) = c0 + g . (q - q0), both exact in one linearization.
+struct LinearArm {
+  Eigen::Matrix2d m{{1.0, 1.0}, {1.0, -1.0}};
+  Eigen::Vector2d q0{0.1, 0.2};
+  std::optional<std::pair<double, Eigen::Vector2d>> clearance;  // c0, g
+
+  ClosestLinearization Rows(const Eigen::Vector2d& target) const {
+    return [this, target](const Eigen::VectorXd& q, double within) {
+      ClosestRows rows{m, target - m * q, Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)};
+      if (clearance) {
+        const double c = clearance->first + clearance->second.dot(q - q0);
+        if (c < within) {
+          rows.clearance_gradients = clearance->second.transpose();
+          rows.clearances = Eigen::VectorXd::Constant(1, c);
+        }
+      }
+      return std::optional<ClosestRows>(rows);
+    };
+  }
+};
+
+TEST(ClosestWithinLimitsTest, WithoutLimitsTheHandLandsOnItsTarget) {
+  const LinearArm arm;
+  JointRateWindow window({JointRate{}, JointRate{}});
+  window.Answer(arm.q0, Eigen::Vector2d::Zero());
+  const Eigen::Vector2d target(0.5, -0.3);
+  const Eigen::VectorXd q = ClosestWithinLimits(window, kDt, 0.05, arm.Rows(target));
+  // M q = t: q = (t0 + t1, t0 - t1) / 2.
+  EXPECT_NEAR(q[0], 0.1, 1e-9);
+  EXPECT_NEAR(q[1], 0.4, 1e-9);
+}
+
+TEST(ClosestWithinLimitsTest, ASlowJointStaysInItsBoxAndTheOtherMakesUpTheRest) {
+  const LinearArm arm;
+  // Joint 0 may turn 1 rad/s: 0.01 rad in kDt; joint 1 is free.
+  JointRateWindow window({JointRate{1.0, kInf, std::nullopt}, JointRate{}});
+  window.Answer(arm.q0, Eigen::Vector2d::Zero());
+  const Eigen::Vector2d target(2.0, 1.0);  // at q = (1.5, 0.5): joint 0 far out of its box
+  const Eigen::VectorXd q = ClosestWithinLimits(window, kDt, 0.05, arm.Rows(target));
+  EXPECT_NEAR(q[0], 0.11, 1e-9);  // at its bound
+  // With joint 0 there, |M q - t|^2 = (0.11 + q1 - 2)^2 + (0.11 - q1 - 1)^2 is least at
+  // q1 = ((2 - 0.11) - (1 - 0.11)) / 2 = 0.5.
+  EXPECT_NEAR(q[1], 0.5, 1e-6);
+}
+
+TEST(ClosestWithinLimitsTest, AClearanceOutsideTheMarginClosesInOnlyToIt) {
+  // The target lies where the clearance would be 0.1 - 0.2 < 0: the hand goes as far as the
+  // clearance allows, which (no acceleration limit: the joints stop at once) is to the margin.
+  LinearArm arm;
+  arm.clearance = std::make_pair(0.1, Eigen::Vector2d(-1.0, 0.0));  // joint 0 closes in
+  JointRateWindow window({JointRate{}, JointRate{}});
+  window.Answer(arm.q0, Eigen::Vector2d::Zero());
+  const Eigen::Vector2d target = arm.m * (arm.q0 + Eigen::Vector2d(0.2, 0.0));
+  const Eigen::VectorXd q = ClosestWithinLimits(window, kDt, 0.05, arm.Rows(target));
+  const double c = 0.1 - (q[0] - arm.q0[0]);
+  EXPECT_GE(c, 0.05 - 1e-6);
+  EXPECT_LE(c, 0.05 + 1e-3);  // and no further out than the weighted rows leave it
+}
+
+TEST(ClosestWithinLimitsTest, AClearanceInsideTheMarginMovesBackOutToIt) {
+  // Inside the margin (0.02 of 0.05) with the target where the arm is: the step moves out.
+  LinearArm arm;
+  arm.clearance = std::make_pair(0.02, Eigen::Vector2d(0.0, 1.0));  // joint 1 opens it
+  JointRateWindow window({JointRate{}, JointRate{}});
+  window.Answer(arm.q0, Eigen::Vector2d::Zero());
+  const Eigen::VectorXd q = ClosestWithinLimits(window, kDt, 0.05, arm.Rows(arm.m * arm.q0));
+  EXPECT_NEAR(0.02 + (q[1] - arm.q0[1]), 0.05, 1e-6);
+}
+
+TEST(ClosestWithinLimitsTest, AStateWithoutRowsEndsTheSearchWhereItIs) {
+  const LinearArm arm;
+  JointRateWindow window({JointRate{}, JointRate{}});
+  window.Answer(arm.q0, Eigen::Vector2d::Zero());
+  const Eigen::VectorXd q = ClosestWithinLimits(
+      window, kDt, 0.05, [](const Eigen::VectorXd&, double) { return std::nullopt; });
+  EXPECT_EQ(q, Eigen::VectorXd(arm.q0));
 }
 
 }  // namespace

@@ -136,5 +136,107 @@ TEST(CanStopClearTest, AStopLongerThanTheBudgetIsNotClear) {
   EXPECT_FALSE(CanStopClear(window, rail, nullptr, One(0.0), One(100.0), kDt, 1e9, 100));
 }
 
+// A tracker's answer on the rail: the test's own clearance of the point at q[0] from the wall
+// of WallAt(gap) (the ball's surface at x = gap, its far side at gap + 0.2).
+struct RailStep {
+  double min_clearance = 0.0;
+  StepStatus status = StepStatus::kReached;
+};
+double RailClearance(double x, double gap) { return std::abs(x - (gap + 0.1)) - 0.1; }
+RailStep RailAnswer(double x, double gap) { return {RailClearance(x, gap), StepStatus::kReached}; }
+
+TEST(HoldIfUnsafeTest, WithoutLimitsAnAnswerThroughTheWallIsHeldClear) {
+  // The last answer at 0, 0.06 m from the wall; the answer at 0.4 lies beyond the ball, clear,
+  // but its motion passes through it: the boldest clear blend whose motion is clear is 1/8 of
+  // the way (0.05 m).
+  constexpr double kGap = 0.06;
+  JointRateWindow window({JointRate{}});
+  window.Answer(One(0.0), One(0.0), kDt);
+  const Rail rail;
+  const Scene wall = WallAt(kGap);
+  RailStep step = RailAnswer(0.4, kGap);
+  ASSERT_GT(step.min_clearance, 0.0);
+  Eigen::VectorXd q = One(0.4), v = One(0.4 / kDt);
+  const SafetyHold hold = HoldIfUnsafe(window, rail, &wall, /*rate_limited=*/false, kDt, kGap, step,
+                                       q, v, [&](const Eigen::VectorXd& at, RailStep& held) {
+                                         held = RailAnswer(at[0], kGap);
+                                         return true;
+                                       });
+  EXPECT_EQ(hold, SafetyHold::kClear);
+  EXPECT_DOUBLE_EQ(q[0], 0.05);
+  EXPECT_DOUBLE_EQ(v[0], 0.05 / kDt);
+  EXPECT_EQ(step.status, StepStatus::kInCollision);  // no clear way to the target was found
+  EXPECT_NEAR(step.min_clearance, 0.01, 1e-12);      // the motion's least: at its end
+}
+
+TEST(HoldIfUnsafeTest, WithLimitsAnAnswerThatCannotStopIsHeldForBraking) {
+  // The last answer at 0 moving at 2 m/s stops at 0.09 m; the answer 2 cm on keeps the speed
+  // and would stop at 0.11 m, past the wall at 0.097 m. The answer held must stop short of the
+  // wall by the test's own count.
+  constexpr double kAccel = 20.0;
+  JointRateWindow window({JointRate{10.0, kAccel, std::nullopt}});
+  window.Answer(One(0.0), One(2.0), kDt);
+  const double gap = 0.097;
+  ASSERT_LT(StopDistance(2.0, kAccel), gap);
+  ASSERT_GT(0.02 + StopDistance(2.0, kAccel), gap);
+  const Rail rail;
+  const Scene wall = WallAt(gap);
+  RailStep step = RailAnswer(0.02, gap);
+  Eigen::VectorXd q = One(0.02), v = One(2.0);
+  const SafetyHold hold = HoldIfUnsafe(window, rail, &wall, /*rate_limited=*/true, kDt, gap, step,
+                                       q, v, [&](const Eigen::VectorXd& at, RailStep& held) {
+                                         held = RailAnswer(at[0], gap);
+                                         return true;
+                                       });
+  EXPECT_EQ(hold, SafetyHold::kBraking);
+  EXPECT_EQ(step.status, StepStatus::kAccelerationLimited);
+  EXPECT_LT(q[0], 0.02);
+  EXPECT_DOUBLE_EQ(v[0], q[0] / kDt);
+  EXPECT_LT(q[0] + StopDistance(v[0], kAccel), gap);
+  EXPECT_NEAR(step.min_clearance, RailClearance(q[0], gap), 1e-12);
+}
+
+TEST(HoldIfUnsafeTest, AnAnswerThatCanStopClearIsLeftAsItIs) {
+  constexpr double kAccel = 20.0;
+  JointRateWindow window({JointRate{10.0, kAccel, std::nullopt}});
+  window.Answer(One(0.0), One(2.0), kDt);
+  const double gap = 0.02 + 2.0 * StopDistance(2.0, kAccel);
+  const Rail rail;
+  const Scene wall = WallAt(gap);
+  RailStep step = RailAnswer(0.02, gap);
+  Eigen::VectorXd q = One(0.02), v = One(2.0);
+  int rebuilds = 0;
+  for (const bool rate_limited : {true, false}) {
+    EXPECT_EQ(HoldIfUnsafe(window, rail, &wall, rate_limited, kDt, gap, step, q, v,
+                           [&](const Eigen::VectorXd&, RailStep&) { return ++rebuilds > 0; }),
+              SafetyHold::kNone);
+  }
+  EXPECT_EQ(rebuilds, 0);
+  EXPECT_EQ(q[0], 0.02);
+  EXPECT_EQ(v[0], 2.0);
+  EXPECT_EQ(step.status, StepStatus::kReached);
+  EXPECT_NEAR(step.min_clearance, RailClearance(0.02, gap), 1e-12);
+}
+
+TEST(AnswerLateTest, TheBrakedStateIsLateWithItsMotionsClearanceAndBecomesTheLastAnswer) {
+  constexpr double kAccel = 20.0;
+  for (const double gap : {0.5, 0.01}) {  // the braked motion clear of the wall, and into it
+    JointRateWindow window({JointRate{10.0, kAccel, std::nullopt}});
+    window.Answer(One(0.0), One(2.0), kDt);
+    const Eigen::VectorXd q = window.Braked(kDt);
+    EXPECT_NEAR(q[0], (2.0 - kAccel * kDt) * kDt, 1e-15);  // the test's own braking step
+    const Rail rail;
+    const Scene wall = WallAt(gap);
+    RailStep step = RailAnswer(q[0], gap);
+    AnswerLate(window, rail, &wall, q, kDt, /*moving=*/true, step);
+    const double least = std::min(RailClearance(0.0, gap), RailClearance(q[0], gap));
+    EXPECT_EQ(step.status, least < 0.0 ? StepStatus::kInCollision : StepStatus::kLate)
+        << "gap " << gap;
+    EXPECT_NEAR(step.min_clearance, least, 1e-12);
+    EXPECT_EQ(window.q()[0], q[0]);
+    EXPECT_NEAR(window.Braked(kDt)[0], q[0] + (1.8 - kAccel * kDt) * kDt, 1e-15);
+  }
+}
+
 }  // namespace
 }  // namespace ikd::planning

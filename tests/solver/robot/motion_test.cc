@@ -1,5 +1,5 @@
-// The clearance pulls of robot/motion.h: the arm's own links are seen kSelfPullShift margins
-// farther by the soft pulls only.
+// The clearance pulls of robot/motion.h: the arm's own links are seen SelfShift farther by the
+// soft terms only.
 #include "../solver/robot/motion.h"
 
 #include <algorithm>
@@ -64,7 +64,7 @@ TEST(PullFromObstaclesTest, TheArmsOwnLinksPullOnlyWithinOneAndAHalfMargins) {
   const Eigen::VectorXd q = PandaReady();
   Eigen::VectorXd unshifted = Eigen::VectorXd::Zero(7), shifted = Eigen::VectorXd::Zero(7);
   PullFromObstacles(panda, nullptr, q, 3.0 * kMargin, 0.0, 1.0, unshifted);
-  PullFromObstacles(panda, nullptr, q, 3.0 * kMargin, kSelfPullShift * kMargin, 1.0, shifted);
+  PullFromObstacles(panda, nullptr, q, 3.0 * kMargin, SelfShift(3.0, kMargin), 1.0, shifted);
   EXPECT_GT(unshifted.norm(), 0.0);
   EXPECT_EQ(shifted.norm(), 0.0);
   // The unshifted pull opens the pair: a small step along it raises the test's own gap.

@@ -79,17 +79,6 @@ class RateLimitedTracker {
   // azimuth by pi in one answer.
   static std::pair<double, double> OutOfTheStraightBand(
       std::optional<std::pair<double, double>> declared);
-  // An answer (angles q) from which the arm could not stop clear (planning/stopping.h):
-  // replaced by the boldest blend of it with the last answer braked over dt that can (at worst
-  // that braked state, which can where the last answer could), ACCELERATION_LIMITED: an answer
-  // that enters an obstacle's reach faster than the joints can brake would hit it a few answers
-  // on.
-  void HoldForBraking(const Eigen::Vector3d& target, double dt, IkResult& step, Eigen::VectorXd& q);
-  // Without declared limits: an answer (angles q) that collides, or whose motion from the last
-  // (clear) answer does, replaced by the boldest blend of the two that is clear and moves
-  // clear, at worst the last answer itself; IN_COLLISION (no clear way to the target was
-  // found), the hand short of it.
-  void HoldClear(const Eigen::Vector3d& target, IkResult& step, Eigen::VectorXd& q);
   // The step's joint angles, continued across +-pi from the last answer's.
   Eigen::VectorXd Unwrapped(const IkResult& step) const;
   // While the arm lags: the target's joint velocity (the previous target solved from the last
@@ -115,12 +104,14 @@ class RateLimitedTracker {
   // state short of the target sets them swinging about a still one).
   bool TakeClosestWithinLimits(const Eigen::Vector3d& target, double dt, IkResult& step,
                                Eigen::VectorXd& q, bool only_on_target = false);
-  // The angles within every joint's range over dt (braked for the target) that bring the hand
-  // closest to `target`, with the least joint motion weighted by the limits, the near pairs
-  // closing in on the safety margin no faster than the joints can brake (and growing back to
-  // it where less): box-constrained Levenberg-Marquardt on finite-difference Jacobians. The
-  // caller checks the result's clearance.
+  // The angles within every joint's range over dt that bring the hand closest to `target`
+  // (planning::ClosestWithinLimits, the near pairs of limb and obstacle or limb and limb as
+  // its clearances). The caller checks the result's clearance.
   Eigen::VectorXd ClosestWithinLimits(const Eigen::Vector3d& target, double dt) const;
+  // Its linearization at angles q: the hand's Jacobian and the clearance gradients of the pairs
+  // nearer than `within`, by forward differences; nullopt where q has no sites.
+  std::optional<planning::ClosestRows> ClosestRowsAt(const Eigen::Vector3d& target,
+                                                     const Eigen::VectorXd& q, double within) const;
   // The pairs of limb and obstacle or limb and limb (not adjacent) closer than `within`.
   std::vector<NearPair> NearPairs(const Eigen::Matrix3Xd& sites, double within) const;
   // A pair's signed clearance (capsule to shape, capsule to capsule) at `sites`.
@@ -149,11 +140,7 @@ class RateLimitedTracker {
   std::optional<Eigen::Matrix3Xd> reference_;
   planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;
-  static constexpr int kLinearizations = 3;      // of the closest state within the limits
-  static constexpr double kJacobianStep = 1e-7;  // rad, forward differences
-  static constexpr double kDamping = 1e-6;       // Levenberg-Marquardt, relative (planning)
-  static constexpr double kClearanceWeight = 1e3;  // clearance deficit vs hand distance
-  static constexpr double kLookahead = 3.0;        // pairs nearer than this many safety margins
+  static constexpr double kJacobianStep = 1e-7;    // rad, forward differences
   static constexpr double kReachedWithin = 1e-9;   // m: the closest state is on the target
   static constexpr double kOnTargetWithin = 1e-6;  // m: a jerk-limited answer re-anchors there
   // rad: spatial bends under Track's limits stay within [kMinBend, pi - kMinBend] (the path

@@ -2,7 +2,8 @@
 // may do relative to the last answer (velocity, acceleration, braking before a position limit
 // or behind a lagged-behind target). The one home of the velocity limits' rules: the chain
 // arms' (ik/rate_limit.h) and the industrial arms' (robot/robot_rate_limit.h) rate-limited
-// trackers both keep a JointRateWindow; the per-joint rules are free functions below it.
+// trackers both keep a JointRateWindow; the per-joint rules are free functions below it, and
+// the search for the closest state within them (ClosestWithinLimits) is theirs too.
 //
 //   ikd::planning::JointRateWindow window(rates);   // one JointRate per joint
 //   window.Answer(q, v, dt);                        // after each answer
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -78,11 +80,12 @@ std::pair<double, double> JerkVelocityRange(const JointRate& rate, double q, dou
 // where every one does, the hardest brake the range allows. The target is `distance` ahead of
 // the joint's last answer at the end of this step and moved over it at v_target, changing by
 // a_target: after the step the joint is u dt - distance from it, at relative velocity
-// u - v_target and acceleration (u - v) / dt - a_target. (The acceleration-limited rule asks
-// for decelerations the jerk limit cannot reach in time: the joint swings about the target.)
+// u - v_target and acceleration (u - v) / dt - a_target (the last step's acceleration is in
+// `range` already). (The acceleration-limited rule asks for decelerations the jerk limit cannot
+// reach in time: the joint swings about the target.)
 std::pair<double, double> JerkBrakedForTarget(const JointRate& rate,
                                               std::pair<double, double> range, double distance,
-                                              double v_target, double a_target, double v, double a,
+                                              double v_target, double a_target, double v,
                                               double dt);
 
 // The velocities a joint at position q moving at v may take over the next dt: |v'| <= v_max,
@@ -257,5 +260,47 @@ class JointRateWindow {
   Eigen::VectorXd target_velocity_;  // per joint, the target's own velocity
   Eigen::VectorXd target_acceleration_;  // per joint, its change (empty: none)
 };
+
+// One linearization at q of the closest state within the limits (ClosestWithinLimits): the
+// target rows (what the hand or tool has still to move, and their Jacobian over the joints) and
+// the clearances nearer than `within` with their gradients (one row each).
+struct ClosestRows {
+  Eigen::MatrixXd jacobian;
+  Eigen::VectorXd error;
+  Eigen::MatrixXd clearance_gradients;
+  Eigen::VectorXd clearances;
+};
+// The linearization at q of an arm kind (nullopt: q has no state; the search stops there).
+using ClosestLinearization =
+    std::function<std::optional<ClosestRows>(const Eigen::VectorXd& q, double within)>;
+
+// The joint values within every joint's range over dt (window.Limits: braked for the target)
+// that bring the hand or tool closest to its target, with the least joint motion weighted by
+// the limits: box-constrained Levenberg-Marquardt over a few linearizations. Clearances within
+// kClosestLookahead safety margins are active inequalities: one may close in on the margin by
+// at most 1 / (1 + k) of the way left, k the intervals the joints need to brake at their
+// acceleration limits (so that the arm can still stop outside the margin), and inside it
+// moves back out as fast; one whose step closes in faster joins the rows with that change
+// asked for, kClosestClearanceWeight times as heavy as the target rows. The caller checks the
+// result's clearance.
+inline constexpr double kClosestLookahead = 3.0;
+inline constexpr double kClosestClearanceWeight = 1e3;
+Eigen::VectorXd ClosestWithinLimits(const JointRateWindow& window, double dt, double safety_margin,
+                                    const ClosestLinearization& linearize);
+
+// The closest state within the limits (joint values q_closest, its answer `closest`) taken as
+// the answer with a status of its own (it was copied from the cut way's answer, which may have
+// collided): IN_COLLISION where it touches something, REACHED on the target, else what the
+// window's limits made it. Returns whether it is REACHED.
+template <typename Step>
+bool TakeClosestAnswer(const JointRateWindow& window, double dt, bool on_target, Step& closest,
+                       const Eigen::VectorXd& q_closest, Step& step, Eigen::VectorXd& q) {
+  closest.status = closest.min_clearance < 0.0 ? StepStatus::kInCollision
+                   : on_target                 ? StepStatus::kReached
+                                               : window.LimitedStatus(dt, q_closest);
+  step = std::move(closest);
+  q = q_closest;
+  return on_target && step.status == StepStatus::kReached;
+}
 
 }  // namespace ikd::planning

@@ -88,4 +88,53 @@ void HoldForBraking(const JointRateWindow& window, const ArmBody& body, const Sc
   }
 }
 
+// Which hold HoldIfUnsafe took.
+enum class SafetyHold { kNone, kBraking, kClear };
+
+// Both trackers' holds on a new answer `step` at joint values q, moving at v over dt from the
+// window's last answer, whose clearance was `last_clearance`: on an arm with rate limits an
+// answer that cannot stop clear, or whose motion touches something where the last answer was
+// clear, is held for braking (HoldForBraking); on one without, an answer whose state or motion
+// touches something where the last answer was clear is held clear (HoldClear). v follows q,
+// and the answer takes the clearance of its motion. `rebuild` as for the holds.
+template <typename Step, typename Rebuild>
+SafetyHold HoldIfUnsafe(const JointRateWindow& window, const ArmBody& body, const Scene* scene,
+                        bool rate_limited, double dt, double last_clearance, Step& step,
+                        Eigen::VectorXd& q, Eigen::VectorXd& v, const Rebuild& rebuild) {
+  SweptClearance motion = SweptClearanceOf(body, scene, window.q(), q);
+  SafetyHold hold = SafetyHold::kNone;
+  if (dt > 0.0 && rate_limited &&
+      ((last_clearance >= 0.0 && motion.min_clearance < 0.0) ||
+       !CanStopClear(window, body, scene, q, v, dt, step.min_clearance))) {
+    HoldForBraking(window, body, scene, dt, last_clearance, step, q, rebuild);
+    v = (q - window.q()) / dt;
+    motion = SweptClearanceOf(body, scene, window.q(), q);
+    hold = SafetyHold::kBraking;
+  }
+  if (!rate_limited && last_clearance >= 0.0 &&
+      (step.min_clearance < 0.0 || motion.min_clearance < 0.0)) {
+    HoldClear(body, scene, window.q(), step, q, rebuild);
+    v = dt > 0.0 ? Eigen::VectorXd((q - window.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+    motion = SweptClearanceOf(body, scene, window.q(), q);
+    hold = SafetyHold::kClear;
+  }
+  TakeMotionClearance(motion, step);
+  return hold;
+}
+
+// A LATE answer of either tracker at joint values q: the last answer braked over dt where the
+// arm was `moving`, else where it stands. It is IN_COLLISION where its state touches something,
+// takes the clearance of the motion into it, and becomes the window's last answer (the approach
+// planned for the old target is forgotten).
+template <typename Step>
+void AnswerLate(JointRateWindow& window, const ArmBody& body, const Scene* scene,
+                const Eigen::VectorXd& q, double dt, bool moving, Step& step) {
+  step.status = step.min_clearance < 0.0 ? StepStatus::kInCollision : StepStatus::kLate;
+  if (moving) TakeMotionClearance(SweptClearanceOf(body, scene, window.q(), q), step);
+  const Eigen::VectorXd v =
+      moving ? Eigen::VectorXd((q - window.q()) / dt) : Eigen::VectorXd::Zero(q.size());
+  window.ForgetApproach();
+  window.Answer(q, v, dt);
+}
+
 }  // namespace ikd::planning

@@ -8,14 +8,13 @@
 // answer says VELOCITY_LIMITED or ACCELERATION_LIMITED with its errors against
 // the requested target. That cut way moves the tool only as far as its slowest joint allows,
 // so the answer is then the closest state within every joint's range instead, where it is
-// closer and keeps the clearance (as ik/rate_limit.h: box-constrained Levenberg-Marquardt on
-// the tool's Jacobian, the least joint motion weighted by the velocity limits, the links kept
-// off the obstacles by a braking rule); REACHED where that state is on the target. Never a
-// jump: the arm catches up over the next targets, braking for the target (its joint velocity
-// read from the last two targets solved from the same start) so that it arrives with the
-// target's velocity instead of swinging past it. Every answer leaves the arm room to brake to
-// rest clear of everything (planning/stopping.h; HoldForBraking), and without declared limits
-// an answer that would collide is held clear (HoldClear).
+// closer and keeps the clearance (planning::ClosestWithinLimits, as ik/rate_limit.h, on the
+// tool's Jacobian, the links kept off the obstacles by a braking rule); REACHED where that state
+// is on the target. Never a jump: the arm catches up over the next targets, braking for the
+// target (its joint velocity read from the last two targets solved from the same start) so that
+// it arrives with the target's velocity instead of swinging past it. Every answer leaves the arm room to brake to
+// rest clear of everything, and without declared limits an answer that would collide is held
+// clear (planning/stopping.h: HoldIfUnsafe).
 //
 //   auto limited = ikd::robot::RateLimitedRobotTracker::Create(*robot, options, q0, &scene);
 //   for (const auto& [time, target] : stream) auto result = limited->StepTo(target, time);
@@ -65,11 +64,14 @@ class RateLimitedRobotTracker {
   // target replaces it (jerk-limited arms, as ik::RateLimitedTracker).
   bool TakeClosestWithinLimits(const ToolTarget& target, double dt, RobotIkResult& result,
                                Eigen::VectorXd& q, bool only_on_target = false);
-  // The joint values within every joint's range over dt (braked for the target) that bring
-  // the tool closest to `target` (rotation weighted by kRotationLength), with the least joint
-  // motion weighted by the velocity limits, the links near an obstacle closing in on the
-  // margin no faster than they can brake: box-constrained Levenberg-Marquardt.
+  // The joint values within every joint's range over dt that bring the tool closest to
+  // `target` (planning::ClosestWithinLimits, the links' clearances to the scene as its
+  // clearances).
   Eigen::VectorXd ClosestWithinLimits(const ToolTarget& target, double dt) const;
+  // Its linearization at q: the tool's Jacobian and error rows (rotation weighted by
+  // kRotationLength) and the links nearer than `within` to an obstacle, with their gradients.
+  planning::ClosestRows ClosestRowsAt(const ToolTarget& target, const Eigen::VectorXd& q,
+                                      double within) const;
   // The tool's error rows at q: position (m) and, for a pose target, the rotation vector that
   // takes the tool to the target's orientation, times kRotationLength.
   Eigen::VectorXd ToolError(const ToolTarget& target, const Eigen::VectorXd& q) const;
@@ -87,15 +89,6 @@ class RateLimitedRobotTracker {
   // start on its target can wander off it (the Panda with its body, self-clearance trials near the
   // margin: 5.4 rad away and 11 cm deep in an obstacle), a jump in no time.
   RobotIkResult First(const ToolTarget& target);
-  // An answer (joint values q) from which the arm could not stop clear (planning/stopping.h):
-  // replaced by the boldest blend of it with the last answer braked over dt that can (at worst
-  // that braked state), ACCELERATION_LIMITED.
-  void HoldForBraking(const ToolTarget& target, double dt, RobotIkResult& result,
-                      Eigen::VectorXd& q);
-  // Without declared limits: an answer (joint values q) that collides, or whose motion from
-  // the last (clear) answer does, replaced by the boldest clear blend of the two, at worst the
-  // last answer; IN_COLLISION, the tool short of the target (as ik::RateLimitedTracker).
-  void HoldClear(const ToolTarget& target, RobotIkResult& result, Eigen::VectorXd& q);
   // The tool `fraction` of the way from the last answer's pose to `target`.
   ToolTarget PartWay(const ToolTarget& target, double fraction) const;
 
@@ -118,11 +111,7 @@ class RateLimitedRobotTracker {
   std::optional<Eigen::VectorXd> reference_;
   planning::ReferenceMotion reference_motion_;  // its joint velocity and the change
   static constexpr int kRetries = 4;
-  static constexpr int kLinearizations = 3;        // of the closest state within the limits
-  static constexpr double kDamping = 1e-6;         // Levenberg-Marquardt, relative
-  static constexpr double kRotationLength = 1.0;   // m per rad of tool rotation error
-  static constexpr double kClearanceWeight = 1e3;  // clearance rows vs tool error
-  static constexpr double kLookahead = 3.0;        // links nearer than this many safety margins
+  static constexpr double kRotationLength = 1.0;  // m per rad of tool rotation error
 };
 
 }  // namespace ikd::robot
