@@ -67,12 +67,12 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
   if (!step.ok()) return step;
   if (window_.jerk_limited()) reference_ = step->sites;
   Eigen::VectorXd q = Unwrapped(*step);
-  const double dt = time - time_;
+  const double dt = time - last_.time;
   window_.ForgetApproach();
   const planning::ReferenceMotion::Step reference_step =
       window_.jerk_limited() ? reference_motion_.Move(ReferenceAngles(before, *step), q, dt)
                              : planning::ReferenceMotion::Step{};
-  if (answered_ && dt > 0.0 && lagging_ && arm_->HasRateLimits()) {
+  if (last_.answered && dt > 0.0 && last_.lagging && arm_->HasRateLimits()) {
     if (reference_step.velocity.size() > 0) {
       window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
     } else if (absl::Status s = PlanApproach(last, time, *step, q); !s.ok()) {
@@ -80,11 +80,12 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
     }
   }
   Eigen::VectorXd v;
-  if (!answered_ || !(dt > 0.0) || !arm_->HasRateLimits()) {
-    v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
-                              : Eigen::VectorXd::Zero(q.size());
-    lagging_ = false;
-  } else if (window_.jerk_limited() && target == last_target_ && !window_.Within(dt, q)) {
+  if (!last_.answered || !(dt > 0.0) || !arm_->HasRateLimits()) {
+    v = last_.answered && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
+                                   : Eigen::VectorXd::Zero(q.size());
+    last_.lagging = false;
+  } else if (window_.jerk_limited() && last_.target && target == *last_.target &&
+             !window_.Within(dt, q)) {
     // A still target too far for jerk-limited joints: each joint towards the reference's value
     // as fast as its window allows without passing it (JerkBrakedForTarget), a time-optimal
     // approach joint by joint, or the closest state within the limits where that is on the
@@ -97,7 +98,7 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
         step->status == planning::StepStatus::kClampedUnreachable) {
       step->status = window_.LimitedStatus(dt, q);
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/true);
+    last_.lagging = !TakeClosestWithinLimits(target, dt, *step, q, /*only_on_target=*/true);
     tracker_.Restart(step->sites);
     v = (q - window_.q()) / dt;
   } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
@@ -112,68 +113,62 @@ absl::StatusOr<IkResult> RateLimitedTracker::StepTo(const Eigen::Vector3d& targe
       *step = *std::move(slower);
       q = Unwrapped(*step);
       if (window_.Clamp(dt, q)) Rebuild(q, *step);
-      if (step->min_clearance >= std::min(0.0, clearance_)) break;
+      if (step->min_clearance >= std::min(0.0, last_.clearance)) break;
     }
     step->hand_error = (step->sites.col(arm_->hand()) - target).norm();
     if (step->status == planning::StepStatus::kReached ||
         step->status == planning::StepStatus::kClampedUnreachable) {
       step->status = window_.LimitedStatus(dt, q);
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, *step, q);
+    last_.lagging = !TakeClosestWithinLimits(target, dt, *step, q);
     tracker_.Restart(step->sites);
     v = (q - window_.q()) / dt;
   } else {
     v = (q - window_.q()) / dt;
-    lagging_ = false;
+    last_.lagging = false;
   }
-  if (answered_) {
+  if (last_.answered) {
     const planning::SafetyHold hold =
-        planning::HoldIfUnsafe(window_, body_, scene_, arm_->HasRateLimits(), dt, clearance_, *step,
-                               q, v, [&](const Eigen::VectorXd& blend, IkResult& held) {
+        planning::HoldIfUnsafe(window_, body_, scene_, arm_->HasRateLimits(), dt, last_.clearance,
+                               *step, q, v, [&](const Eigen::VectorXd& blend, IkResult& held) {
                                  return RebuildTowards(target, blend, held);
                                });
-    if (hold == planning::SafetyHold::kBraking) lagging_ = true;
+    if (hold == planning::SafetyHold::kBraking) last_.lagging = true;
     if (hold != planning::SafetyHold::kNone) tracker_.Restart(step->sites);
   }
   // A hand on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it (else it would go on chasing the reference's joints).
   if (window_.jerk_limited() && step->hand_error <= kOnTargetWithin) reference_ = step->sites;
   window_.Answer(q, v, dt);
-  last_target_ = target;
-  time_ = time;
-  clearance_ = step->min_clearance;
-  answered_ = true;
+  last_.Record(target, time, step->min_clearance);
   return step;
 }
 
 IkResult RateLimitedTracker::Brake(const Eigen::Vector3d& target, double time) {
-  const double dt = time - time_;
+  const double dt = time - last_.time;
   IkResult step;
-  Eigen::VectorXd q = answered_ && dt > 0.0 ? window_.Braked(dt) : Eigen::VectorXd();
+  Eigen::VectorXd q = last_.answered && dt > 0.0 ? window_.Braked(dt) : Eigen::VectorXd();
   const bool moving = q.size() > 0 && Rebuild(q, step);
   if (!moving) {  // at rest where it is
     step.sites = tracker_.sites();
     step.angles = arm_->AnglesFromSites(step.sites);
     step.min_clearance = tracker_.MinClearance(step.sites);
     step.constraint_residual = arm_->chain_model().MaxRelativeViolation(step.sites);
-    q = answered_ ? window_.q() : Eigen::VectorXd::Map(step.angles.data(), step.angles.size());
+    q = last_.answered ? window_.q() : Eigen::VectorXd::Map(step.angles.data(), step.angles.size());
   }
   step.time = time;
   step.hand_error = (step.sites.col(arm_->hand()) - target).norm();
   planning::AnswerLate(window_, body_, scene_, q, dt, moving, step);
   tracker_.Restart(step.sites);
-  last_target_ = target;
-  time_ = time;
-  clearance_ = step.min_clearance;
-  answered_ = true;
-  lagging_ = true;  // short of the target: the next answer brakes for it
+  last_.Record(target, time, step.min_clearance);
+  last_.lagging = true;  // short of the target: the next answer brakes for it
   return step;
 }
 
 Eigen::VectorXd RateLimitedTracker::Unwrapped(const IkResult& step) const {
   Eigen::VectorXd q(static_cast<int>(step.angles.size()));
   for (int j = 0; j < q.size(); ++j) {
-    q[j] = answered_ ? NearestTurn(step.angles[j], window_.q()[j]) : step.angles[j];
+    q[j] = last_.answered ? NearestTurn(step.angles[j], window_.q()[j]) : step.angles[j];
   }
   return q;
 }
@@ -191,11 +186,11 @@ absl::Status RateLimitedTracker::PlanApproach(const Eigen::Matrix3Xd& last, doub
   // The target's joint velocity: the previous target solved from the same start, so that the
   // difference is the target's own motion, not the catching up.
   tracker_.Restart(last);
-  absl::StatusOr<IkResult> before = tracker_.StepTo(last_target_, time);
+  absl::StatusOr<IkResult> before = tracker_.StepTo(*last_.target, time);
   if (!before.ok()) return before.status();
   tracker_.Restart(step.sites);
   if (before->status != planning::StepStatus::kReached) return absl::OkStatus();
-  window_.Approach(q - window_.q(), (q - Unwrapped(*before)) / (time - time_));
+  window_.Approach(q - window_.q(), (q - Unwrapped(*before)) / (time - last_.time));
   return absl::OkStatus();
 }
 
@@ -209,7 +204,7 @@ bool RateLimitedTracker::TakeClosestWithinLimits(const Eigen::Vector3d& target, 
   if (!Rebuild(q_closest, closest)) return false;
   closest.hand_error = (closest.sites.col(arm_->hand()) - target).norm();
   if (!planning::PreferClosest(closest.min_clearance, closest.hand_error, step.min_clearance,
-                               step.hand_error, clearance_, safety_margin_)) {
+                               step.hand_error, last_.clearance, safety_margin_)) {
     return false;
   }
   const bool on_target = closest.hand_error <= kReachedWithin;

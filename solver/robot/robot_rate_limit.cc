@@ -57,28 +57,29 @@ bool SameTarget(const ToolTarget& target, const std::optional<ToolTarget>& last)
 }  // namespace
 
 RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double time) {
-  const double dt = time - time_;
+  const double dt = time - last_.time;
   const std::optional<Eigen::VectorXd> before = reference_;
-  const bool follows_reference = window_.jerk_limited() && lagging_ && reference_.has_value();
-  if (answered_ && follows_reference) tracker_.Reset(*reference_);
-  RobotIkResult result = answered_ ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : First(target);
+  const bool follows_reference = window_.jerk_limited() && last_.lagging && reference_.has_value();
+  if (last_.answered && follows_reference) tracker_.Reset(*reference_);
+  RobotIkResult result =
+      last_.answered ? tracker_.StepTo(target, dt > 0.0 ? dt : 0.0) : First(target);
   Eigen::VectorXd q = result.q;
   if (window_.jerk_limited()) reference_ = q;
   window_.ForgetApproach();
   const planning::ReferenceMotion::Step reference_step =
       window_.jerk_limited() ? reference_motion_.Move(before.value_or(Eigen::VectorXd()), q, dt)
                              : planning::ReferenceMotion::Step{};
-  if (answered_ && dt > 0.0 && lagging_ && reference_step.velocity.size() > 0) {
+  if (last_.answered && dt > 0.0 && last_.lagging && reference_step.velocity.size() > 0) {
     window_.Approach(q - window_.q(), reference_step.velocity, reference_step.acceleration);
-  } else if (answered_ && dt > 0.0 && lagging_ && last_target_) {
-    PlanApproach(*last_target_, dt, q);
+  } else if (last_.answered && dt > 0.0 && last_.lagging && last_.target) {
+    PlanApproach(*last_.target, dt, q);
   }
   Eigen::VectorXd v;
-  if (!answered_ || !(dt > 0.0) || !internal::HasRateLimits(*robot_)) {
-    v = answered_ && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
-                              : Eigen::VectorXd::Zero(q.size());
-    lagging_ = false;
-  } else if (window_.jerk_limited() && SameTarget(target, last_target_) && !window_.Within(dt, q)) {
+  if (!last_.answered || !(dt > 0.0) || !internal::HasRateLimits(*robot_)) {
+    v = last_.answered && dt > 0.0 ? Eigen::VectorXd((q - window_.q()) / dt)
+                                   : Eigen::VectorXd::Zero(q.size());
+    last_.lagging = false;
+  } else if (window_.jerk_limited() && SameTarget(target, last_.target) && !window_.Within(dt, q)) {
     // A still target too far for jerk-limited joints: each joint towards the reference's value
     // as fast as its window allows without passing it, or the closest state within the limits
     // where that is on the target (ik::RateLimitedTracker::StepTo says why).
@@ -90,7 +91,7 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
          reached == planning::StepStatus::kVelocityLimited)) {
       result.status = window_.LimitedStatus(dt, q);
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
+    last_.lagging = !TakeClosestWithinLimits(target, dt, result, q, /*only_on_target=*/true);
     tracker_.Reset(q);
     v = (q - window_.q()) / dt;
   } else if (double fraction = window_.FeasibleFraction(dt, q); fraction < 1.0) {
@@ -103,38 +104,35 @@ RobotIkResult RateLimitedRobotTracker::StepTo(const ToolTarget& target, double t
       q = result.q;
       window_.Clamp(dt, q);
       Rebuild(q, target, result);
-      if (result.min_clearance >= std::min(0.0, clearance_)) break;
+      if (result.min_clearance >= std::min(0.0, last_.clearance)) break;
     }
     if (result.status != planning::StepStatus::kInCollision &&
         (reached == planning::StepStatus::kReached ||
          reached == planning::StepStatus::kVelocityLimited)) {
       result.status = window_.LimitedStatus(dt, q);
     }
-    lagging_ = !TakeClosestWithinLimits(target, dt, result, q);
+    last_.lagging = !TakeClosestWithinLimits(target, dt, result, q);
     tracker_.Reset(q);
     v = (q - window_.q()) / dt;
   } else {
     v = (q - window_.q()) / dt;
-    lagging_ = false;
+    last_.lagging = false;
   }
-  if (answered_) {
+  if (last_.answered) {
     const planning::SafetyHold hold = planning::HoldIfUnsafe(
-        window_, body_, scene_, internal::HasRateLimits(*robot_), dt, clearance_, result, q, v,
+        window_, body_, scene_, internal::HasRateLimits(*robot_), dt, last_.clearance, result, q, v,
         [&](const Eigen::VectorXd& blend, RobotIkResult& held) {
           Rebuild(blend, target, held);
           return true;  // every joint vector has an answer
         });
-    if (hold == planning::SafetyHold::kBraking) lagging_ = true;
+    if (hold == planning::SafetyHold::kBraking) last_.lagging = true;
     if (hold != planning::SafetyHold::kNone) tracker_.Reset(q);
   }
   // A tool on the target by another configuration than the reference's: the arm is there, so
   // the next target is solved from it.
   if (window_.jerk_limited() && result.status == planning::StepStatus::kReached) reference_ = q;
   window_.Answer(q, v, dt);
-  last_target_ = target;
-  time_ = time;
-  clearance_ = result.min_clearance;
-  answered_ = true;
+  last_.Record(target, time, result.min_clearance);
   return result;
 }
 
@@ -157,18 +155,17 @@ RobotIkResult RateLimitedRobotTracker::First(const ToolTarget& target) {
 }
 
 RobotIkResult RateLimitedRobotTracker::Brake(const ToolTarget& target, double time) {
-  const double dt = time - time_;
-  const bool moving = answered_ && dt > 0.0;
-  const Eigen::VectorXd q = moving ? window_.Braked(dt) : answered_ ? window_.q() : tracker_.q();
+  const double dt = time - last_.time;
+  const bool moving = last_.answered && dt > 0.0;
+  const Eigen::VectorXd q = moving           ? window_.Braked(dt)
+                            : last_.answered ? window_.q()
+                                             : tracker_.q();
   RobotIkResult result;
   Rebuild(q, target, result);
   planning::AnswerLate(window_, body_, scene_, q, dt, moving, result);
   tracker_.Reset(q);
-  last_target_ = target;
-  time_ = time;
-  clearance_ = result.min_clearance;
-  answered_ = true;
-  lagging_ = true;  // short of the target: the next answer brakes for it
+  last_.Record(target, time, result.min_clearance);
+  last_.lagging = true;  // short of the target: the next answer brakes for it
   return result;
 }
 
@@ -207,7 +204,7 @@ bool RateLimitedRobotTracker::TakeClosestWithinLimits(const ToolTarget& target, 
     return r.position_error + kRotationLength * r.rotation_error;
   };
   if (!planning::PreferClosest(closest.min_clearance, distance(closest), result.min_clearance,
-                               distance(result), clearance_, safety_margin_)) {
+                               distance(result), last_.clearance, safety_margin_)) {
     return false;
   }
   const bool on_target = closest.position_error <= position_tolerance_ &&

@@ -238,5 +238,23 @@ TEST(AnswerLateTest, TheBrakedStateIsLateWithItsMotionsClearanceAndBecomesTheLas
   }
 }
 
+TEST(LastAnswerTest, RecordKeepsTheAnswerAndLeavesLaggingToTheTracker) {
+  LastAnswer<double> last;
+  EXPECT_FALSE(last.answered);
+  EXPECT_FALSE(last.target.has_value());
+  last.lagging = true;
+  last.Record(0.25, 1.5, -0.01);
+  EXPECT_TRUE(last.answered);
+  ASSERT_TRUE(last.target.has_value());
+  EXPECT_EQ(*last.target, 0.25);
+  EXPECT_EQ(last.time, 1.5);
+  EXPECT_EQ(last.clearance, -0.01);
+  EXPECT_TRUE(last.lagging);  // each answer's own branch decides it
+  last.Record(0.5, 2.0, 0.02);
+  EXPECT_EQ(*last.target, 0.5);
+  EXPECT_EQ(last.time, 2.0);
+  EXPECT_EQ(last.clearance, 0.02);
+}
+
 }  // namespace
 }  // namespace ikd::planning

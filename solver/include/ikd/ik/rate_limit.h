@@ -38,6 +38,7 @@
 #include "ikd/ik/tracker.h"
 #include "ikd/planning/joint_rates.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/stopping.h"
 
 namespace ikd::ik {
 
@@ -91,7 +92,7 @@ class RateLimitedTracker {
                                   const IkResult& step) const;
   // Whether this step follows reference_ (jerk-limited and lagging).
   bool FollowsReference() const {
-    return window_.jerk_limited() && lagging_ && reference_.has_value();
+    return window_.jerk_limited() && last_.lagging && reference_.has_value();
   }
   // `step` rebuilt at angles q (forward kinematics) with its diagnostics.
   bool Rebuild(const Eigen::VectorXd& q, IkResult& step);
@@ -127,11 +128,7 @@ class RateLimitedTracker {
   // The last answer's joint angles (unwrapped along the stream) and velocities, and what
   // each angle may do next.
   planning::JointRateWindow window_;
-  bool answered_ = false;
-  double time_ = 0.0;       // of the last answer
-  double clearance_ = 0.0;  // its min clearance
-  bool lagging_ = false;    // it was limited
-  Eigen::Vector3d last_target_ = Eigen::Vector3d::Zero();  // its target
+  planning::LastAnswer<Eigen::Vector3d> last_;
   // Jerk-limited arms: the tracker's own solve of the last target, unlimited; while the arm
   // lags, the next target is solved from it, not from the answer, so that the joints brake for
   // one configuration that moves with the target. (Solved from every answer, the configuration

@@ -9,6 +9,7 @@
 //   if (!ikd::planning::CanStopClear(window, body, scene, q, v, dt, clearance_at_q)) { ... }
 #pragma once
 
+#include <optional>
 #include <utility>
 
 #include <Eigen/Core>
@@ -121,6 +122,25 @@ SafetyHold HoldIfUnsafe(const JointRateWindow& window, const ArmBody& body, cons
   TakeMotionClearance(motion, step);
   return hold;
 }
+
+// What both rate-limited trackers keep of their last answer (Target: a chain arm's hand
+// position, an industrial arm's tool target).
+template <typename Target>
+struct LastAnswer {
+  bool answered = false;
+  double time = 0.0;       // of the last answer
+  double clearance = 0.0;  // its min clearance
+  bool lagging = false;    // it was short of its target: the next answer brakes for it
+  std::optional<Target> target;
+
+  // Records an answer for `to` at `at` whose min clearance is `min_clearance`.
+  void Record(const Target& to, double at, double min_clearance) {
+    target = to;
+    time = at;
+    clearance = min_clearance;
+    answered = true;
+  }
+};
 
 // A LATE answer of either tracker at joint values q: the last answer braked over dt where the
 // arm was `moving`, else where it stands. It is IN_COLLISION where its state touches something,

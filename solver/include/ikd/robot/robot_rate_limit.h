@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "ikd/planning/joint_rates.h"
 #include "ikd/planning/scene.h"
+#include "ikd/planning/stopping.h"
 #include "ikd/robot/robot.h"
 #include "ikd/robot/robot_body.h"
 #include "ikd/robot/robot_ik.h"
@@ -100,11 +101,7 @@ class RateLimitedRobotTracker {
   double position_tolerance_, rotation_tolerance_;
   // The last answer's joint values and velocities, and what each joint may do next.
   planning::JointRateWindow window_;
-  bool answered_ = false;
-  double time_ = 0.0;  // of the last answer
-  double clearance_ = 0.0;
-  bool lagging_ = false;                   // the last answer was limited
-  std::optional<ToolTarget> last_target_;  // the last answer's target
+  planning::LastAnswer<ToolTarget> last_;
   // Jerk-limited arms: the tracker's own solve of the last target, unlimited; while the arm
   // lags, the next target is solved from it, so that the joints brake for one configuration
   // that moves with the target (as ik::RateLimitedTracker does).
