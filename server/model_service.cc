@@ -10,7 +10,6 @@
 #include "conversions.h"
 #include "errors.h"
 #include "pose_conversions.h"
-#include "robot_cache.h"
 #include "robot_conversions.h"
 
 namespace ikd::server {
@@ -39,13 +38,6 @@ struct ArmModel {
     if (!arm.ok()) return arm.status();
     return ToProto(arm->spec()).SerializeAsString();
   }
-  // An industrial arm's robot is built when the arm is stored (robot_cache.h), under the key
-  // requests naming it will look up: the stored spec.
-  static void Stored(const std::string& payload) {
-    Spec spec;
-    if (!spec.ParseFromString(payload) || !spec.has_robot()) return;
-    SharedRobotCache().Get(spec, "arm.spec").IgnoreError();  // Canonical accepted it
-  }
 };
 
 struct SceneModel {
@@ -58,7 +50,6 @@ struct SceneModel {
     if (!scene.ok()) return scene.status();
     return ToProto(*scene).SerializeAsString();
   }
-  static void Stored(const std::string&) {}
 };
 
 struct SkeletonModel {
@@ -73,7 +64,6 @@ struct SkeletonModel {
     if (!skeleton.ok()) return skeleton.status();
     return spec.SerializeAsString();
   }
-  static void Stored(const std::string&) {}
 };
 
 // "ListArms", "ListScenes", "ListSkeletons": the RPC a page token belongs to.
@@ -122,7 +112,6 @@ absl::Status Create(ModelStore& store, const ModelLimits& limits, const std::str
   if (!payload.ok()) return payload.status();
   absl::StatusOr<StoredModel> created = store.Create(M::kCollection, id, *payload);
   if (!created.ok()) return FromStore(created.status(), M::kCollection);
-  M::Stored(created->payload);
   return ToResource<M>(*created, out);
 }
 
@@ -191,7 +180,6 @@ absl::Status Update(ModelStore& store, const ModelLimits& limits,
       store.Update(M::kCollection, *id, resource.etag(),
                    [&](const StoredModel&) -> absl::StatusOr<std::string> { return *payload; });
   if (!updated.ok()) return updated.status();
-  M::Stored(updated->payload);
   return ToResource<M>(*updated, out);
 }
 

@@ -3,7 +3,6 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include "ikd/robot/first_use.h"
 #include "robot_conversions.h"
 
 namespace ikd::server {
@@ -37,8 +36,6 @@ absl::StatusOr<std::shared_ptr<const robot::Robot>> RobotCache::Get(const v1::Ar
   absl::StatusOr<robot::Robot> built = RobotFromArmSpec(spec, path);
   if (!built.ok()) return built.status();
   auto robot = std::make_shared<const robot::Robot>(*std::move(built));
-  // What a solve computes on first use, computed now: the robot is shared complete.
-  robot::BuildFirstUseData(*robot);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto found = index_.find(key); found != index_.end()) return found->second->second;
   if (capacity_ == 0) return robot;
@@ -49,13 +46,6 @@ absl::StatusOr<std::shared_ptr<const robot::Robot>> RobotCache::Get(const v1::Ar
     recent_.pop_back();
   }
   return robot;
-}
-
-std::shared_ptr<const robot::Robot> RobotCache::Find(const v1::ArmSpec& spec) const {
-  const std::string key = Key(spec);
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto found = index_.find(key);
-  return found == index_.end() ? nullptr : found->second->second;
 }
 
 size_t RobotCache::size() const {

@@ -1,9 +1,7 @@
-// Industrial arms built once per distinct spec. A robot (its site model and constraint models,
-// and what a solve would otherwise compute on its first use: the seed atlas, the allowed-collision
-// matrix and the closed form, 0.1-0.2 s together) is a pure function of its ArmSpec, so requests
-// that name the same arm share one immutable robot instead of building it anew. The model service
-// builds a stored arm's robot when the arm is created or updated, so that no request on it waits
-// for that work. Least recently used specs are dropped beyond the capacity; thread-safe.
+// Industrial arms built once per distinct spec. A robot (its site model, constraint models and,
+// on its first single-pose solve, its seed atlas: about 0.1 s) is a pure function of its
+// ArmSpec, so requests that name the same arm share one immutable robot instead of building it
+// anew. Least recently used specs are dropped beyond the capacity; thread-safe.
 //
 //   RobotCache cache(16);
 //   absl::StatusOr<std::shared_ptr<const robot::Robot>> robot = cache.Get(spec, "arm.spec");
@@ -30,8 +28,6 @@ class RobotCache {
   // The robot of `spec` (RobotFromArmSpec, errors at `path`); errors are not kept.
   absl::StatusOr<std::shared_ptr<const robot::Robot>> Get(const v1::ArmSpec& spec,
                                                           const std::string& path);
-  // The robot of `spec` if the cache holds it (nullptr otherwise); builds nothing.
-  std::shared_ptr<const robot::Robot> Find(const v1::ArmSpec& spec) const;
   size_t size() const;
 
  private:

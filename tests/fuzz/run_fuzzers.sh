@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a fuzz build for SECONDS each on its generated seed corpus and
-# fails on any crash, leak, timeout (one input over 30 s) or OOM (over 2 GiB).
+# fails on any crash, leak, timeout (one input over 5 s) or OOM (over 2 GiB).
 #
 #   CXX=clang++ cmake -S . -B build-fuzz -DIKD_BUILD_FUZZERS=ON -DIKD_BUILD_TESTS=OFF \
 #       -DIKD_BUILD_BENCH=OFF
@@ -48,12 +48,9 @@ for target in "${targets[@]}"; do
   log="$log_dir/$target.log"
   echo "run_fuzzers: $target for ${seconds}s (log: $log)"
   # -jobs/-workers unset: one process (the cores are shared); libFuzzer exits non-zero on a
-  # crash, leak, timeout or OOM and writes the input to the artifact directory. The timeout is
-  # 30 s, not libFuzzer's usual few: storing an industrial arm builds its first-use data (seed
-  # atlas, allowed-collision matrix: about 0.2 s in a release build, 5-10 s under this
-  # instrumentation), and every mutated spec is a new arm.
+  # crash, leak, timeout or OOM and writes the input to the artifact directory.
   # shellcheck disable=SC2086
-  if "$fuzz_dir/$target" "$corpus_root/$target" -max_total_time="$seconds" -timeout=30 \
+  if "$fuzz_dir/$target" "$corpus_root/$target" -max_total_time="$seconds" -timeout=5 \
       -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$artifact_root/$target/" ${IKD_FUZZ_ARGS:-} >"$log" 2>&1; then
     grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$log" | tr '\n' ' ' || true

@@ -169,14 +169,16 @@ class MetricsTest : public ::testing::Test {
     return models_->ListArms(&context, v1::ListArmsRequest(), &response);
   }
 
+  // Declared before server_ so they outlive it: a cancelled stream's worker may write its
+  // access-log line while the server shuts down after the test body has returned.
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
   std::unique_ptr<ModelStore> store_;
   std::unique_ptr<IkdServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ModelService::Stub> models_;
   std::unique_ptr<v1::KinematicsService::Stub> kinematics_;
   std::unique_ptr<v1::SimulationService::Stub> simulation_;
-  std::mutex log_mu_;
-  std::vector<std::string> log_;
 };
 
 constexpr char kModel[] = "ikd.v1.ModelService";

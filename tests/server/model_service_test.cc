@@ -29,7 +29,6 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "ikd/v1/model_service.grpc.pb.h"
 #include "model_store.h"
-#include "robot_cache.h"
 #include "server.h"
 #include "testing/proto_vector.h"
 
@@ -680,25 +679,6 @@ TEST_F(ModelServiceTest, PresetArmsCarryTheirCollisionModelUnlessLinkRadiiReplac
   ASSERT_TRUE(client_.GetArm("arms/ur5-lines", &got).ok());
   ASSERT_EQ(got.spec().robot().geometry_notes_size(), 1);
   EXPECT_THAT(got.spec().robot().geometry_notes(0), HasSubstr("link_radii replace"));
-}
-
-// An industrial arm's robot (with its seed atlas and allowed-collision matrix) is built when the
-// arm is stored, under the stored spec that requests naming the arm resolve to, so the first
-// request does not wait 0.1-0.2 s for it. Home positions no other test uses make the specs this
-// test's own.
-TEST_F(ModelServiceTest, AnIndustrialArmsRobotIsBuiltWhenItIsStored) {
-  v1::ArmSpec ur5;
-  ur5.mutable_robot()->set_preset(v1::ROBOT_PRESET_UR5);
-  for (int k = 0; k < 6; ++k) ur5.mutable_robot()->add_home_positions(0.0123 * (k + 1));
-  v1::Arm created, updated;
-  ASSERT_EQ(SharedRobotCache().Find(ur5), nullptr);
-  ASSERT_TRUE(client_.CreateArm("cached-ur5", ur5, &created).ok());
-  EXPECT_NE(SharedRobotCache().Find(created.spec()), nullptr);
-  v1::Arm moved = created;
-  moved.mutable_spec()->mutable_robot()->set_home_positions(0, -0.0123);
-  ASSERT_EQ(SharedRobotCache().Find(moved.spec()), nullptr);
-  ASSERT_TRUE(client_.UpdateArm(moved, &updated).ok());
-  EXPECT_NE(SharedRobotCache().Find(updated.spec()), nullptr);
 }
 
 TEST_F(ModelServiceTest, InvalidArmsNameTheField) {

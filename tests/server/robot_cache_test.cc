@@ -39,16 +39,6 @@ TEST(RobotCacheTest, ChangedSpecBuildsAnotherRobot) {
   EXPECT_EQ(cache.size(), 2u);
 }
 
-TEST(RobotCacheTest, FindBuildsNothing) {
-  RobotCache cache(4);
-  EXPECT_EQ(cache.Find(Preset(v1::ROBOT_PRESET_UR5)), nullptr);
-  EXPECT_EQ(cache.size(), 0u);
-  auto built = cache.Get(Preset(v1::ROBOT_PRESET_UR5), "arm.spec");
-  ASSERT_TRUE(built.ok());
-  EXPECT_EQ(cache.Find(Preset(v1::ROBOT_PRESET_UR5)).get(), built->get());
-  EXPECT_EQ(cache.Find(Preset(v1::ROBOT_PRESET_PANDA)), nullptr);
-}
-
 TEST(RobotCacheTest, DropsTheLeastRecentlyUsedBeyondCapacity) {
   RobotCache cache(2);
   auto ur5 = cache.Get(Preset(v1::ROBOT_PRESET_UR5), "arm.spec");
