@@ -103,12 +103,15 @@ SeedAtlas SeedAtlas::Build(const Robot& robot, int size, uint64_t seed) {
   // Near-singular entries are drawn again: from them the tool cannot follow some directions,
   // so the first steps of a continuation fail and the attempt is wasted.
   const double min_singular_value = kMinSingularValueFraction * reach;
-  for (int k = 0; k < size; ++k) {
+  const int64_t budget = static_cast<int64_t>(kRedrawsPerEntry) * size;
+  for (int k = 0; k < size && atlas.redraws_ < budget; ++k) {
     Eigen::VectorXd q = atlas.configurations_.col(k);
     double best = PoseSingularValue(robot, q, atlas.rotation_length_);
-    for (int redraw = 0; redraw < kMaxRedraws && best < min_singular_value; ++redraw) {
+    for (int redraw = 0;
+         redraw < kMaxRedraws && best < min_singular_value && atlas.redraws_ < budget; ++redraw) {
       Eigen::VectorXd candidate(n);
       for (int j = 0; j < n; ++j) candidate[j] = draw[j](rng);
+      ++atlas.redraws_;
       const double sigma = PoseSingularValue(robot, candidate, atlas.rotation_length_);
       if (sigma > best) best = sigma, q = candidate;
     }

@@ -82,6 +82,49 @@ TEST(SeedAtlasTest, EntriesAreAwayFromSingularities) {
   }
 }
 
+// The presets' atlases never reach the redraw budget, so the budget leaves them as they were
+// drawn without it (SeedAtlasOf builds the default size).
+TEST(SeedAtlasTest, PresetsStayWithinTheRedrawBudget) {
+  for (auto make : {presets::Ur5, presets::Panda, presets::Iiwa14, presets::Irb120}) {
+    const SeedAtlas atlas = SeedAtlas::Build(MakeRobot(make));
+    EXPECT_LT(atlas.redraws(), SeedAtlas::kRedrawsPerEntry * atlas.size()) << make().name;
+  }
+}
+
+// A UR5 holding its tool 5 m out is ill conditioned by the atlas's measure almost everywhere
+// (most plain draws fall below the bound): its redraws stop at the budget instead of
+// kMaxRedraws per entry, and every entry is still a configuration inside the inset limits.
+TEST(SeedAtlasTest, RedrawsStopAtTheBudget) {
+  ChainSpec spec = presets::Ur5();
+  spec.X_FT.translation() = Eigen::Vector3d(0.0, 0.0, 5.0);
+  const Robot robot = *Robot::Create(spec);
+  const int size = 512;
+  const SeedAtlas atlas = SeedAtlas::Build(robot, size);
+  EXPECT_EQ(atlas.redraws(), SeedAtlas::kRedrawsPerEntry * size);
+  const double L = atlas.rotation_length();
+  const double bound = SeedAtlas::kMinSingularValueFraction * L / SeedAtlas::kRotationReachFraction;
+  int plain_below = 0;
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < size; ++k) {
+    Eigen::VectorXd q(robot.num_joints());
+    for (int j = 0; j < q.size(); ++j) {
+      const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
+      q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
+    }
+    plain_below += ScaledSigmaMin(robot, q, L) < bound;
+  }
+  // Unbudgeted, each such entry alone would draw up to kMaxRedraws more.
+  EXPECT_GT(plain_below, size / 2);
+  for (int k = 0; k < atlas.size(); ++k) {
+    const Eigen::VectorXd q = atlas.configuration(k);
+    for (int j = 0; j < q.size(); ++j) {
+      const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
+      EXPECT_GE(q[j], lo);
+      EXPECT_LE(q[j], hi);
+    }
+  }
+}
+
 // Reference: ToolPose (forward kinematics) of each configuration. The target at entry k's own
 // tool pose finds entry k first at distance 0 (to rounding), for pose and position targets.
 TEST(SeedAtlasTest, StoredToolPosesAreTheForwardKinematics) {
