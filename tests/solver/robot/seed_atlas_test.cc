@@ -28,6 +28,16 @@ Eigen::Quaterniond RandomRotation(std::mt19937_64& rng) {
   return Eigen::Quaterniond(g(rng), g(rng), g(rng), g(rng)).normalized();
 }
 
+// q lies kLimitInset of each joint's range inside the robot's limits (read from its spec).
+void ExpectInsideInsetLimits(const Robot& robot, const Eigen::VectorXd& q) {
+  for (int j = 0; j < q.size(); ++j) {
+    const auto& l = *robot.spec().joints[j].limits;
+    const double inset = SeedAtlas::kLimitInset * (l.upper - l.lower);
+    EXPECT_GE(q[j], l.lower + inset) << j;
+    EXPECT_LE(q[j], l.upper - inset) << j;
+  }
+}
+
 // Same robot and seed: the same bytes; every configuration kLimitInset of its range inside
 // the limits.
 TEST(SeedAtlasTest, BuildIsDeterministicAndInsideTheInsetLimits) {
@@ -37,12 +47,7 @@ TEST(SeedAtlasTest, BuildIsDeterministicAndInsideTheInsetLimits) {
   for (int k = 0; k < a.size(); ++k) {
     const Eigen::VectorXd q = a.configuration(k);
     ASSERT_EQ(q, b.configuration(k)) << k;
-    for (int j = 0; j < q.size(); ++j) {
-      const auto& l = *robot.spec().joints[j].limits;
-      const double inset = SeedAtlas::kLimitInset * (l.upper - l.lower);
-      EXPECT_GE(q[j], l.lower + inset);
-      EXPECT_LE(q[j], l.upper - inset);
-    }
+    ExpectInsideInsetLimits(robot, q);
   }
   const SeedAtlas other = SeedAtlas::Build(robot, 512, SeedAtlas::kDefaultSeed + 1);
   EXPECT_NE(other.configuration(0), a.configuration(0));
@@ -56,6 +61,22 @@ double ScaledSigmaMin(const Robot& robot, const Eigen::VectorXd& q, double L) {
   return Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues().minCoeff();
 }
 
+// The atlas's bound on ScaledSigmaMin: kMinSingularValueFraction of the reach, which is
+// L / kRotationReachFraction.
+double SingularValueBound(double L) {
+  return SeedAtlas::kMinSingularValueFraction * L / SeedAtlas::kRotationReachFraction;
+}
+
+// A configuration drawn uniformly from the atlas's sampling ranges, without any redraw.
+Eigen::VectorXd PlainDraw(const Robot& robot, std::mt19937_64& rng) {
+  Eigen::VectorXd q(robot.num_joints());
+  for (int j = 0; j < q.size(); ++j) {
+    const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
+    q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
+  }
+  return q;
+}
+
 // The atlas keeps away from singularities: its entries' smallest singular value reaches
 // kMinSingularValueFraction of the reach (but for the rare entry whose redraws all failed),
 // where a plain uniform draw falls below it a sizeable share of the time.
@@ -64,18 +85,12 @@ TEST(SeedAtlasTest, EntriesAreAwayFromSingularities) {
     const Robot robot = MakeRobot(make);
     const SeedAtlas atlas = SeedAtlas::Build(robot, 1024);
     const double L = atlas.rotation_length();
-    const double bound =
-        SeedAtlas::kMinSingularValueFraction * L / SeedAtlas::kRotationReachFraction;
+    const double bound = SingularValueBound(L);
     int below = 0, plain_below = 0;
     std::mt19937_64 rng(3);
     for (int k = 0; k < atlas.size(); ++k) {
       below += ScaledSigmaMin(robot, atlas.configuration(k), L) < bound * (1 - 1e-9);
-      Eigen::VectorXd q(robot.num_joints());
-      for (int j = 0; j < q.size(); ++j) {
-        const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
-        q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
-      }
-      plain_below += ScaledSigmaMin(robot, q, L) < bound;
+      plain_below += ScaledSigmaMin(robot, PlainDraw(robot, rng), L) < bound;
     }
     EXPECT_LE(below, 2) << robot.spec().name;
     EXPECT_GE(plain_below, 50) << robot.spec().name;
@@ -102,27 +117,14 @@ TEST(SeedAtlasTest, RedrawsStopAtTheBudget) {
   const SeedAtlas atlas = SeedAtlas::Build(robot, size);
   EXPECT_EQ(atlas.redraws(), SeedAtlas::kRedrawsPerEntry * size);
   const double L = atlas.rotation_length();
-  const double bound = SeedAtlas::kMinSingularValueFraction * L / SeedAtlas::kRotationReachFraction;
   int plain_below = 0;
   std::mt19937_64 rng(5);
   for (int k = 0; k < size; ++k) {
-    Eigen::VectorXd q(robot.num_joints());
-    for (int j = 0; j < q.size(); ++j) {
-      const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
-      q[j] = std::uniform_real_distribution<double>(lo, hi)(rng);
-    }
-    plain_below += ScaledSigmaMin(robot, q, L) < bound;
+    plain_below += ScaledSigmaMin(robot, PlainDraw(robot, rng), L) < SingularValueBound(L);
   }
   // Unbudgeted, each such entry alone would draw up to kMaxRedraws more.
   EXPECT_GT(plain_below, size / 2);
-  for (int k = 0; k < atlas.size(); ++k) {
-    const Eigen::VectorXd q = atlas.configuration(k);
-    for (int j = 0; j < q.size(); ++j) {
-      const auto [lo, hi] = SeedAtlas::SamplingRange(robot, j, SeedAtlas::kLimitInset);
-      EXPECT_GE(q[j], lo);
-      EXPECT_LE(q[j], hi);
-    }
-  }
+  for (int k = 0; k < atlas.size(); ++k) ExpectInsideInsetLimits(robot, atlas.configuration(k));
 }
 
 // Reference: ToolPose (forward kinematics) of each configuration. The target at entry k's own
