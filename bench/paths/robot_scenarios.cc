@@ -10,6 +10,7 @@
 #include <numbers>
 #include <random>
 
+#include "ikd/robot/analytic_ik.h"
 #include "ikd/robot/first_use.h"
 #include "ikd/robot/presets.h"
 #include "paths_util.h"
@@ -346,8 +347,11 @@ std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot,
                                              const planning::Scene* scene,
                                              const std::vector<robot::ToolTarget>& targets,
                                              const Eigen::VectorXd& q0) {
+  robot::RobotIkOptions options;
+  const robot::AnalyticIk* closed = robot::AnalyticIkOf(robot);
+  if (closed != nullptr && closed->locked_joint() >= 0) options.solver = robot::IkSolver::kNumeric;
   robot::RobotTracker tracker =
-      Unwrap(robot::RobotTracker::Create(robot, robot::RobotIkOptions(), q0, scene), "RobotTracker::Create");
+      Unwrap(robot::RobotTracker::Create(robot, options, q0, scene), "RobotTracker::Create");
   std::vector<robot::RobotIkResult> results;
   results.reserve(targets.size());
   for (const robot::ToolTarget& target : targets) results.push_back(tracker.Solve(target));

@@ -103,7 +103,9 @@ RobotScenario MakeRobotScenario(const RobotKind& kind, int index, uint64_t seed)
 RobotScenario EmptyRobotScenario(const RobotKind& kind, int index);
 
 // The plain baseline: one RobotTracker made at q0 with default options (and the scene), and
-// RobotTracker::Solve for every target in turn.
+// RobotTracker::Solve for every target in turn; numeric for 7R arms, as when the -blocking kinds'
+// obstacles were placed where it goes and measured over seeds 1-20 (AUTO answers their unary
+// solves by the closed form since; the scenario sets stay the same).
 std::vector<robot::RobotIkResult> PlainSolve(const robot::Robot& robot,
                                              const planning::Scene* scene,
                                              const std::vector<robot::ToolTarget>& targets,

@@ -187,14 +187,18 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
   from_seed.solver = robot::IkSolver::kNumeric;
   auto seeded = std::make_shared<robot::RobotTracker>(
       *robot::RobotTracker::Create(robot, from_seed, robot.MidRange()));
-  // The numeric solver where the default answers by the closed form (6R arms that have one),
-  // the closed form where the default is numeric (7R arms: solver ANALYTIC's sweep).
+  // Beside the default (the closed form for arms that have one): the numeric solver, and for 7R
+  // arms the closed form's sweep of the locked joint (solver ANALYTIC), last, after KDL.
   const robot::AnalyticIk* closed = robot::AnalyticIkOf(robot);
-  robot::RobotIkOptions other;
-  other.solver = closed != nullptr && closed->locked_joint() >= 0 ? robot::IkSolver::kAnalytic
-                                                                   : robot::IkSolver::kNumeric;
-  auto alternative = std::make_shared<robot::RobotTracker>(
-      *robot::RobotTracker::Create(robot, other, robot.MidRange()));
+  const auto with_solver = [&robot](robot::IkSolver solver) {
+    robot::RobotIkOptions options;
+    options.solver = solver;
+    auto tracker = std::make_shared<robot::RobotTracker>(
+        *robot::RobotTracker::Create(robot, options, robot.MidRange()));
+    return [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
+      return SolveIkd(*tracker, seed, X);
+    };
+  };
   std::vector<Contender> contenders = {
       {"ikd", [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*tracker, seed, X);
@@ -204,10 +208,7 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
        }}};
   if (closed != nullptr) {
     contenders.insert(contenders.begin() + 1,
-                      {other.solver == robot::IkSolver::kAnalytic ? "ikd analytic" : "ikd numeric",
-                       [alternative](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
-                         return SolveIkd(*alternative, seed, X);
-                       }});
+                      {"ikd numeric", with_solver(robot::IkSolver::kNumeric)});
   }
   if (ikd_only) contenders.resize(1);
 #ifdef IKD_HAVE_KDL
@@ -221,6 +222,9 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
 #else
   (void)kdl;
 #endif
+  if (closed != nullptr && closed->locked_joint() >= 0 && !ikd_only) {
+    contenders.push_back({"ikd analytic", with_solver(robot::IkSolver::kAnalytic)});
+  }
   return contenders;
 }
 
@@ -272,6 +276,7 @@ struct RandomTally {
   std::vector<char> ok;         // per target
   std::vector<int> restarts;    // per target (ikd)
   std::vector<double> position_error, rotation_error;  // per target, by forward kinematics
+  std::vector<double> moved;                           // |q - seed| (rad) of each solved target
   std::map<int, int> failure_codes;  // the solver's own status of the failures
   int claimed_rejected_pose = 0;     // claimed success, tool off the target
   int claimed_rejected_limits = 0;   // claimed success, a joint outside its limits
@@ -279,9 +284,10 @@ struct RandomTally {
   int solved() const { return static_cast<int>(std::count(ok.begin(), ok.end(), 1)); }
   double success() const { return ok.empty() ? 0.0 : double(solved()) / ok.size(); }
 
-  void Add(const IkAnswer& a, const Verdict& v) {
+  void Add(const IkAnswer& a, const Verdict& v, const Eigen::VectorXd& seed) {
     us.push_back(1e6 * a.seconds);
     ok.push_back(v.ok());
+    if (v.ok()) moved.push_back((a.q - seed).norm());
     restarts.push_back(a.restarts);
     position_error.push_back(v.position_error);
     rotation_error.push_back(v.rotation_error);
@@ -326,7 +332,7 @@ RandomRun RunRandomTargets(const char* name, const Robot& robot, const std::vect
     const Eigen::Isometry3d target = robot::ToolPose(robot.spec(), run.configs.back());
     for (size_t j = 0; j < contenders.size(); ++j) {
       const IkAnswer answer = contenders[j].solve(mid, target);
-      tallies[j].Add(answer, Judge(robot, target, answer.q));
+      tallies[j].Add(answer, Judge(robot, target, answer.q), mid);
     }
   }
   return run;
@@ -666,7 +672,8 @@ const char* StatusName(const std::string& solver, int code) {
 void PrintRandom(const std::vector<RandomTally>& all) {
   std::printf(
       "| robot | solver | targets | success | mean µs | p50 µs | p95 µs | p99 µs | max µs | "
-      "mean restarts | mean projections |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+      "mean joint move (rad) | mean restarts | mean projections |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (const RandomTally& t : all) {
     const Times s = Summarize(t.us);
     const bool ikd = IsIkd(t.solver);
@@ -676,8 +683,11 @@ void PrintRandom(const std::vector<RandomTally>& all) {
       for (int r : t.restarts) restarts += r;
       std::snprintf(extra, sizeof extra, "%.3f | %.1f", restarts / t.us.size(), t.projections / t.us.size());
     }
-    std::printf("| %s | %s | %zu | %.2f%% | %.1f | %.1f | %.1f | %.1f | %.1f | %s |\n", t.robot.c_str(),
-                t.solver.c_str(), t.us.size(), 100 * t.success(), s.mean, s.p50, s.p95, s.p99, s.max, extra);
+    double moved = 0.0;
+    for (double m : t.moved) moved += m;
+    std::printf("| %s | %s | %zu | %.2f%% | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %s |\n",
+                t.robot.c_str(), t.solver.c_str(), t.us.size(), 100 * t.success(), s.mean, s.p50,
+                s.p95, s.p99, s.max, t.moved.empty() ? 0.0 : moved / t.moved.size(), extra);
   }
 }
 
@@ -768,8 +778,13 @@ void PrintIkdFailures(const std::vector<RandomRun>& runs) {
 }
 
 void PrintRatios(const std::vector<RandomRun>& runs) {
-  if (runs.empty() || runs[0].tallies.size() < 2) return;
-  const std::vector<RandomTally>& first = runs[0].tallies;
+  // The column names of the robot with the most solvers (the others' are a prefix of its).
+  const RandomRun* widest = nullptr;
+  for (const RandomRun& run : runs) {
+    if (widest == nullptr || run.tallies.size() > widest->tallies.size()) widest = &run;
+  }
+  if (widest == nullptr || widest->tallies.size() < 2) return;
+  const std::vector<RandomTally>& first = widest->tallies;
   std::printf("\nMean and p99 solve time of the other solvers over ikd, same run (> 1: ikd faster):\n\n| robot |");
   for (size_t j = 1; j < first.size(); ++j) {
     std::printf(" %s / ikd, mean | %s / ikd, p99 |", first[j].solver.c_str(), first[j].solver.c_str());
@@ -781,7 +796,11 @@ void PrintRatios(const std::vector<RandomRun>& runs) {
     const std::vector<RandomTally>& tallies = run.tallies;
     const Times ikd = Summarize(tallies[0].us);
     std::printf("| %s |", tallies[0].robot.c_str());
-    for (size_t j = 1; j < tallies.size(); ++j) {
+    for (size_t j = 1; j < first.size(); ++j) {
+      if (j >= tallies.size()) {
+        std::printf(" - | - |");
+        continue;
+      }
       const Times peer = Summarize(tallies[j].us);
       std::printf(" %.2f | %.2f |", peer.mean / ikd.mean, peer.p99 / ikd.p99);
     }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numbers>
+#include <span>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -154,6 +155,20 @@ absl::StatusOr<AnalyticIk> AnalyticIk::Create(const ChainSpec& spec,
       absl::StrCat("the arm fits no closed-form family: ", absl::StrJoin(failures, "; ")));
 }
 
+// Joint j's turn by q[j] as a quaternion, its half angle's cosine and sine memoized.
+Eigen::Quaterniond AnalyticIk::HalfTurn(int j, double value, HalfAngles& memo) const {
+  if (!memo.known[j] || memo.q[j] != value) {
+    const double half = 0.5 * value;
+    const double c = std::cos(half), s = std::sin(half);  // locals: one sincos call
+    memo.q[j] = value;
+    memo.cos[j] = c;
+    memo.sin[j] = s;
+    memo.known[j] = true;
+  }
+  const Eigen::Vector3d v = memo.sin[j] * h_[j];
+  return Eigen::Quaterniond(memo.cos[j], v.x(), v.y(), v.z());
+}
+
 AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::Ref<const Eigen::VectorXd>& q,
                                                         HalfAngles& memo) const {
   // X_j = X_{j-1} [R_j, o_j - R_j o_j] telescopes: the translation is o_0 plus each link vector
@@ -161,19 +176,31 @@ AnalyticIk::ToolQuaternion AnalyticIk::ToolQuaternionAt(const Eigen::Ref<const E
   Eigen::Quaterniond Q = Eigen::Quaterniond::Identity();
   Eigen::Vector3d p = origin_.front();
   for (int j = 0; j < num_joints(); ++j) {
-    if (!memo.known[j] || memo.q[j] != q[j]) {
-      const double half = 0.5 * q[j];
-      const double c = std::cos(half), s = std::sin(half);  // locals: one sincos call
-      memo.q[j] = q[j];
-      memo.cos[j] = c;
-      memo.sin[j] = s;
-      memo.known[j] = true;
-    }
-    const Eigen::Vector3d v = memo.sin[j] * h_[j];
-    Q = Q * Eigen::Quaterniond(memo.cos[j], v.x(), v.y(), v.z());
+    Q = Q * HalfTurn(j, q[j], memo);
     p += Q * link_[j];
   }
   return {Q * home_rotation_, p};
+}
+
+AnalyticIk::ToolJacobianMatrix AnalyticIk::JacobianAt(const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                      HalfAngles& memo, const Eigen::Vector3d& tool,
+                                                      bool with_locked) const {
+  ToolJacobianMatrix J(6, with_locked || locked_ < 0 ? num_joints() : num_joints() - 1);
+  // As ToolQuaternionAt: axis j is h_j turned by the joints before it, through origin_j as the
+  // link vectors before it carry it.
+  Eigen::Quaterniond Q = Eigen::Quaterniond::Identity();
+  Eigen::Vector3d p = origin_.front();
+  for (int j = 0, col = 0; j < num_joints(); ++j) {
+    if (with_locked || j != locked_) {
+      const Eigen::Vector3d w = Q * h_[j];
+      J.block<3, 1>(0, col) = w.cross(tool - p);
+      J.block<3, 1>(3, col) = w;
+      ++col;
+    }
+    Q = Q * HalfTurn(j, q[j], memo);
+    p += Q * link_[j];
+  }
+  return J;
 }
 
 // Newton steps on the exact chain (the locked joint held) until the pose error is round-off;
@@ -201,19 +228,7 @@ std::pair<double, double> AnalyticIk::Polish(const Eigen::Isometry3d& X_WT,
         half_sine > 0.0
             ? Eigen::Vector3d((e.w() < 0.0 ? -1.0 : 1.0) * rotation_error / half_sine * e.vec())
             : Eigen::Vector3d::Zero();
-    const Eigen::Vector3d tool_translation = tool.translation;
-    // Geometric Jacobian of the free joints: axis k moved by the joints before it.
-    Eigen::Matrix<double, 6, 6> J;
-    Eigen::Isometry3d before = Eigen::Isometry3d::Identity();
-    for (int j = 0, col = 0; j < num_joints(); ++j) {
-      if (j != locked_) {
-        const Eigen::Vector3d w = before.linear() * h_[j];
-        J.block<3, 1>(0, col) = w.cross(tool_translation - before * origin_[j]);
-        J.block<3, 1>(3, col) = w;
-        ++col;
-      }
-      before = before * ScrewMotion(h_[j], origin_[j], q[j]);
-    }
+    const Eigen::Matrix<double, 6, 6> J = JacobianAt(q, memo, tool.translation, false);
     Eigen::Matrix<double, 6, 1> e6;
     e6 << dp, dr;
     // Damped, so a branch at a singular pose moves no further than round-off would.
@@ -334,6 +349,15 @@ std::vector<AnalyticSolution> AnalyticIk::Solve(const Eigen::Isometry3d& X_WT, d
 std::optional<AnalyticSolution> AnalyticIk::FirstByDistance(
     const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
     const std::function<bool(const AnalyticSolution&)>& take) const {
+  std::vector<double> values = {locked_ >= 0 ? seed[locked_] : 0.0};
+  for (double value : LockedSamples(samples)) values.push_back(value);
+  return FirstByDistanceAt(X_WT, seed, values, take);
+}
+
+std::optional<AnalyticSolution> AnalyticIk::FirstByDistanceAt(
+    const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed,
+    std::span<const double> locked_values,
+    const std::function<bool(const AnalyticSolution&)>& take) const {
   // Every branch at every value, nearest the seed first (each at its copy nearest the seed),
   // before any is checked: the check (forward kinematics, polish) is most of a branch's cost,
   // and the first branch taken is usually among the first few. A spherical wrist's branches
@@ -382,8 +406,11 @@ std::optional<AnalyticSolution> AnalyticIk::FirstByDistance(
     }
     frames.push_back(std::move(frame));
   };
-  gather(locked_ >= 0 ? seed[locked_] : 0.0);
-  for (double value : LockedSamples(samples)) gather(value);
+  if (locked_ < 0) {
+    gather(0.0);
+  } else {
+    for (double value : locked_values) gather(value);
+  }
   const Eigen::Quaterniond target_rotation = Eigen::Quaterniond(X_WT.linear()).normalized();
   HalfAngles memo;
   std::vector<RawSolution> wrists;

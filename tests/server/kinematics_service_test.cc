@@ -967,7 +967,9 @@ TEST_F(KinematicsServiceTest, AnswersSayWhichSolverAnsweredAndAnalyticIsRefusedW
   const Eigen::VectorXd panda_made =
       (Eigen::VectorXd(7) << 0.2, -0.6, 0.1, -2.2, 0.1, 1.7, 0.6).finished();
   v1::SolveRequest panda_pose = pose_request(v1::ROBOT_PRESET_PANDA, panda, panda_made);
-  expect_answer(panda_pose, panda, v1::IK_SOLVER_NUMERIC);  // AUTO keeps a 7R arm numeric
+  expect_answer(panda_pose, panda, v1::IK_SOLVER_ANALYTIC);  // AUTO: at the continued value
+  panda_pose.mutable_options()->set_solver(v1::IK_SOLVER_NUMERIC);
+  expect_answer(panda_pose, panda, v1::IK_SOLVER_NUMERIC);
   panda_pose.mutable_options()->set_solver(v1::IK_SOLVER_ANALYTIC);
   expect_answer(panda_pose, panda, v1::IK_SOLVER_ANALYTIC);
   v1::SolveRequest ur5_position = ur5_pose;  // three joints to spare: the numeric solver

@@ -189,6 +189,92 @@ TEST(AnalyticIk, FirstByDistanceIsTheNearestSolutionTaken) {
   }
 }
 
+// FirstByDistanceAt solves at the values it is given and no other: what it takes has the locked
+// joint at one of them and is no farther from the seed than any branch Solve gives there; a
+// value outside the joint's limits gives nothing.
+TEST(AnalyticIk, FirstByDistanceAtSolvesAtTheGivenValuesOnly) {
+  for (const ChainSpec& spec : {presets::Panda(), presets::Iiwa14()}) {
+    auto ik = AnalyticIk::Create(spec);
+    ASSERT_TRUE(ik.ok()) << ik.status();
+    const int locked = ik->locked_joint();
+    const JointLimits& range = *spec.joints[locked].limits;
+    std::mt19937_64 rng(13);
+    const auto take_any = [](const AnalyticSolution&) { return true; };
+    for (int i = 0; i < 20; ++i) {
+      const Eigen::VectorXd source = Draw(spec, rng), seed = Draw(spec, rng);
+      const Eigen::Isometry3d X = ToolFrame(spec, source);
+      const double values[] = {source[locked], 0.5 * (range.lower + range.upper)};
+      const std::optional<AnalyticSolution> first =
+          ik->FirstByDistanceAt(X, seed, values, take_any);
+      ASSERT_TRUE(first.has_value()) << spec.name << " pose " << i;  // the source is one
+      EXPECT_TRUE(first->q[locked] == values[0] || first->q[locked] == values[1]);
+      const auto [position, rotation] = Miss(spec, first->q, X);
+      EXPECT_LT(position, 1e-10) << spec.name << " pose " << i;
+      EXPECT_LT(rotation, 1e-10) << spec.name << " pose " << i;
+      for (const double value : values) {
+        for (const AnalyticSolution& s : ik->Solve(X, value, &seed)) {
+          EXPECT_LE((first->q - seed).squaredNorm(), (s.q - seed).squaredNorm() + 1e-9)
+              << spec.name << " pose " << i;
+        }
+      }
+      const double outside = range.upper + 0.1;
+      EXPECT_FALSE(ik->FirstByDistanceAt(X, seed, {&outside, 1}, take_any).has_value());
+    }
+  }
+}
+
+// ContinuedLockedValue follows the joints' least-norm motion: for a small move of the tool it
+// is the seed's value plus the locked joint's share of J^+ e, with J the tests' own Jacobian
+// (central differences of their forward kinematics, rotations as world-frame rotation vectors)
+// and e the pose error; no move leaves the value as it is; a 6R arm's is 0.
+TEST(AnalyticIk, ContinuedLockedValueIsTheLeastNormMotionToFirstOrder) {
+  for (const ChainSpec& spec : {presets::Panda(), presets::Iiwa14()}) {
+    auto ik = AnalyticIk::Create(spec);
+    ASSERT_TRUE(ik.ok()) << ik.status();
+    const int locked = ik->locked_joint();
+    const int n = static_cast<int>(spec.joints.size());
+    // The rotation vector (world frame) taking frame A's orientation to B's.
+    const auto turn = [](const Eigen::Isometry3d& A, const Eigen::Isometry3d& B) {
+      const Eigen::AngleAxisd aa(B.linear() * A.linear().transpose());
+      return Eigen::Vector3d(aa.angle() * aa.axis());
+    };
+    std::mt19937_64 rng(29);
+    std::uniform_real_distribution<double> tiny(-1e-3, 1e-3);
+    int informative = 0;
+    for (int i = 0; i < 20; ++i) {
+      Eigen::VectorXd seed = Draw(spec, rng);
+      const Eigen::Isometry3d X0 = ToolFrame(spec, seed);
+      EXPECT_NEAR(ik->ContinuedLockedValue(X0, seed), seed[locked], 1e-12) << spec.name;
+      Eigen::VectorXd made = seed;
+      for (int k = 0; k < n; ++k) made[k] += tiny(rng);
+      const Eigen::Isometry3d X = ToolFrame(spec, made);
+      Eigen::MatrixXd J(6, n);
+      for (int k = 0; k < n; ++k) {
+        constexpr double h = 1e-6;
+        Eigen::VectorXd plus = seed, minus = seed;
+        plus[k] += h, minus[k] -= h;
+        const Eigen::Isometry3d P = ToolFrame(spec, plus), M = ToolFrame(spec, minus);
+        J.block<3, 1>(0, k) = (P.translation() - M.translation()) / (2 * h);
+        J.block<3, 1>(3, k) = turn(M, P) / (2 * h);
+      }
+      Eigen::Matrix<double, 6, 1> e;
+      e << X.translation() - X0.translation(), turn(X0, X);
+      const Eigen::VectorXd least = J.completeOrthogonalDecomposition().solve(e);
+      const double expected = seed[locked] + least[locked];
+      const double got = ik->ContinuedLockedValue(X, seed);
+      if (std::abs(least[locked]) > 1e-5) ++informative;
+      EXPECT_NEAR(got, expected, 0.05 * std::abs(least[locked]) + 1e-7)
+          << spec.name << " pose " << i << ": moved " << least[locked];
+    }
+    EXPECT_GT(informative, 10) << spec.name;
+  }
+  auto ur5 = AnalyticIk::Create(presets::Ur5());
+  ASSERT_TRUE(ur5.ok());
+  EXPECT_EQ(ur5->ContinuedLockedValue(ToolFrame(presets::Ur5(), Eigen::VectorXd::Zero(6)),
+                                      Eigen::VectorXd::Zero(6)),
+            0.0);
+}
+
 TEST(AnalyticIk, EveryTurnEnumeratesTheFullTurnCopies) {
   const ChainSpec spec = presets::Ur5();
   auto ik = AnalyticIk::Create(spec, {.every_turn = true});

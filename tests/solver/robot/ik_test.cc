@@ -371,25 +371,82 @@ TEST(RobotIkSolver, AutoAnswersA6RPoseByTheNearestClosedFormBranch) {
   }
 }
 
-// 7R arms stay numeric under kAuto (continuation keeps near the given configuration along the
-// self-motion); kAnalytic answers them by the closed form's sweep of the locked joint.
-TEST(RobotIkSolver, SevenJointArmsTakeTheClosedFormOnlyWhenAsked) {
-  auto robot = Robot::Create(presets::Panda());
-  ASSERT_TRUE(robot.ok());
-  const Eigen::VectorXd ready = Eigen::Map<const Eigen::VectorXd>(kRobotCases[1].ready.data(), 7);
-  Eigen::VectorXd made = ready;
-  made[0] += 0.4, made[3] += 0.3;
-  const ToolTarget target = PoseTarget(*robot, made);
-  auto automatic = SolveRobotIk(*robot, target, ready, {});
-  ASSERT_TRUE(automatic.ok());
-  EXPECT_EQ(automatic->solver, IkSolver::kNumeric);
-  RobotIkOptions analytic;
-  analytic.solver = IkSolver::kAnalytic;
-  auto closed = SolveRobotIk(*robot, target, ready, analytic);
-  ASSERT_TRUE(closed.ok());
-  ASSERT_EQ(closed->status, planning::StepStatus::kReached);
-  EXPECT_EQ(closed->solver, IkSolver::kAnalytic);
-  EXPECT_LT((ToolFrame(robot->spec(), closed->q).translation() - target.position).norm(), 1e-10);
+// A 7R arm's unary solve under kAuto is the closed form at the locked value its continuation
+// reaches: on the target (the tests' forward kinematics), within the limits, no projection
+// spent. A path's first target (kGivenFirst) keeps the numeric continuation; kAnalytic sweeps.
+TEST(RobotIkSolver, AutoAnswersA7RArmByTheClosedFormAtItsContinuedValue) {
+  for (const RobotCase& c : {kRobotCases[1], kRobotCases[2]}) {
+    auto robot = Robot::Create(c.make());
+    ASSERT_TRUE(robot.ok());
+    std::mt19937_64 rng(17);
+    for (int trial = 0; trial < 20; ++trial) {
+      const Eigen::VectorXd made = RandomInsideLimits(*robot, rng);
+      const ToolTarget target = PoseTarget(*robot, made);
+      auto automatic = SolveRobotIk(*robot, target, robot->MidRange(), {});
+      ASSERT_TRUE(automatic.ok());
+      ASSERT_EQ(automatic->status, planning::StepStatus::kReached) << c.name << " " << trial;
+      EXPECT_EQ(automatic->solver, IkSolver::kAnalytic);
+      EXPECT_EQ(automatic->projections, 0);
+      const Eigen::Isometry3d X = ToolFrame(robot->spec(), automatic->q);
+      EXPECT_LT((X.translation() - target.position).norm(), 1e-9) << c.name << " " << trial;
+      EXPECT_LT(Eigen::AngleAxisd(X.linear().transpose() * target.orientation->toRotationMatrix())
+                    .angle(),
+                1e-9);
+      for (int k = 0; k < robot->num_joints(); ++k) {
+        const JointLimits& l = *robot->spec().joints[k].limits;
+        EXPECT_GE(automatic->q[k], l.lower) << c.name << " " << trial;
+        EXPECT_LE(automatic->q[k], l.upper) << c.name << " " << trial;
+      }
+    }
+    const Eigen::VectorXd ready = Eigen::Map<const Eigen::VectorXd>(c.ready.data(), 7);
+    Eigen::VectorXd made = ready;
+    made[0] += 0.4, made[3] += 0.3;
+    const ToolTarget target = PoseTarget(*robot, made);
+    RobotIkOptions given_first;
+    given_first.starts = SolveStarts::kGivenFirst;
+    auto continued = SolveRobotIk(*robot, target, ready, given_first);
+    ASSERT_TRUE(continued.ok());
+    EXPECT_EQ(continued->solver, IkSolver::kNumeric);
+    RobotIkOptions analytic;
+    analytic.solver = IkSolver::kAnalytic;
+    auto closed = SolveRobotIk(*robot, target, ready, analytic);
+    ASSERT_TRUE(closed.ok());
+    ASSERT_EQ(closed->status, planning::StepStatus::kReached);
+    EXPECT_EQ(closed->solver, IkSolver::kAnalytic);
+    EXPECT_LT((ToolFrame(robot->spec(), closed->q).translation() - target.position).norm(), 1e-10);
+  }
+}
+
+// The continued value keeps a 7R arm where it is: a pose made by a small joint move from the
+// seed (each joint up to 0.15 rad, or the last joint alone by 0.3 rad: a turn of the flange,
+// which a solve holding the locked joint at the seed's value answers by folding the wrist) is
+// answered no farther from the seed than the move that made it, with some slack (the
+// least-norm motion is shorter than the making move to first order).
+TEST(RobotIkSolver, A7RArmAnswersASmallMoveByASmallMove) {
+  for (const RobotCase& c : {kRobotCases[1], kRobotCases[2]}) {
+    auto robot = Robot::Create(c.make());
+    ASSERT_TRUE(robot.ok());
+    const Eigen::VectorXd ready = Eigen::Map<const Eigen::VectorXd>(c.ready.data(), 7);
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> small(-0.15, 0.15);
+    for (int trial = 0; trial < 30; ++trial) {
+      Eigen::VectorXd seed = ready, made = ready;
+      for (int k = 0; k < 7; ++k) seed[k] += small(rng);
+      made = seed;
+      if (trial == 0) {
+        made[6] += 0.3;
+      } else {
+        for (int k = 0; k < 7; ++k) made[k] += small(rng);
+      }
+      auto answer = SolveRobotIk(*robot, PoseTarget(*robot, made), seed, {});
+      ASSERT_TRUE(answer.ok());
+      ASSERT_EQ(answer->status, planning::StepStatus::kReached) << c.name << " " << trial;
+      EXPECT_EQ(answer->solver, IkSolver::kAnalytic);
+      EXPECT_LE((answer->q - seed).norm(), 1.1 * (made - seed).norm() + 1e-6)
+          << c.name << " " << trial << ": made " << (made - seed).transpose() << ", answered "
+          << (answer->q - seed).transpose();
+    }
+  }
 }
 
 // kAnalytic for an arm that fits no closed-form family is refused, naming the solver and the

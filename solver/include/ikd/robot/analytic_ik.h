@@ -21,6 +21,7 @@
 #include <array>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,6 +114,19 @@ class AnalyticIk {
   std::optional<AnalyticSolution> FirstByDistance(
       const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed, int samples,
       const std::function<bool(const AnalyticSolution&)>& take) const;
+  // FirstByDistance over the given values of a 7R arm's locked joint only (a 6R arm: its
+  // branches, the values unused).
+  std::optional<AnalyticSolution> FirstByDistanceAt(
+      const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed,
+      std::span<const double> locked_values,
+      const std::function<bool(const AnalyticSolution&)>& take) const;
+
+  // Where a 7R arm's self-motion takes its locked joint as the arm follows the straight pose
+  // path from `seed` to X_WT by resolved rates (the joints' least-norm motion), clamped into the
+  // joint's limits; 0 for a 6R arm. The closed form at this value is the
+  // continuation's answer without its cost: a small move keeps the branch and the redundancy
+  // where the arm is, as the numeric solve's continuation does.
+  double ContinuedLockedValue(const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed) const;
 
   // Whether X_WT is reached within the limits, only past them, or not at all (the least miss).
   // Exact for a 6R arm (its branches are every solution); a 7R arm's answer is for the seed's
@@ -165,6 +179,12 @@ class AnalyticIk {
   };
   ToolQuaternion ToolQuaternionAt(const Eigen::Ref<const Eigen::VectorXd>& q,
                                   HalfAngles& memo) const;
+  // The geometric Jacobian (translation rows, then rotation) of the tool at `tool` (its
+  // position at q): every joint's column, or the free joints' only (the locked one left out).
+  using ToolJacobianMatrix = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 7>;
+  ToolJacobianMatrix JacobianAt(const Eigen::Ref<const Eigen::VectorXd>& q, HalfAngles& memo,
+                                const Eigen::Vector3d& tool, bool with_locked) const;
+  Eigen::Quaterniond HalfTurn(int j, double value, HalfAngles& memo) const;
   // The pose errors (m, rad) of q against a target given both ways (its quaternion spares the
   // check of every branch a rotation matrix), after Newton steps where they are above
   // round-off and below a miss.
