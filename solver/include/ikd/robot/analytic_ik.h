@@ -125,7 +125,9 @@ class AnalyticIk {
   // path from `seed` to X_WT by resolved rates (the joints' least-norm motion), clamped into the
   // joint's limits; 0 for a 6R arm. The closed form at this value is the
   // continuation's answer without its cost: a small move keeps the branch and the redundancy
-  // where the arm is, as the numeric solve's continuation does.
+  // where the arm is, as the numeric solve's continuation does. IkSolver::kAuto answers a 7R
+  // arm's unary solve (starts kNearestFirst) at this value; paths' first samples (kGivenFirst)
+  // stay numeric.
   double ContinuedLockedValue(const Eigen::Isometry3d& X_WT, const Eigen::VectorXd& seed) const;
 
   // Whether X_WT is reached within the limits, only past them, or not at all (the least miss).
