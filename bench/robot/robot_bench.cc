@@ -178,8 +178,6 @@ constexpr KdlMethod kKdlMethods[] = {KdlMethod::kNrJl, KdlMethod::kLma, KdlMetho
 bool IsIkd(const std::string& solver) { return solver.rfind("ikd", 0) == 0; }
 
 std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_only) {
-  auto tracker = std::make_shared<robot::RobotTracker>(
-      *robot::RobotTracker::Create(robot, robot::RobotIkOptions{}, robot.MidRange()));
   // The same solver with continuation from the given seed first (no seed atlas): what the
   // atlas changes, measured side by side.
   robot::RobotIkOptions from_seed;
@@ -200,9 +198,7 @@ std::vector<Contender> MakeContenders(const Robot& robot, bool kdl, bool ikd_onl
     };
   };
   std::vector<Contender> contenders = {
-      {"ikd", [tracker](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
-         return SolveIkd(*tracker, seed, X);
-       }},
+      {"ikd", with_solver(robot::IkSolver::kAuto)},
       {"ikd no atlas", [seeded](const Eigen::VectorXd& seed, const Eigen::Isometry3d& X) {
          return SolveIkd(*seeded, seed, X);
        }}};
