@@ -69,9 +69,9 @@ enum class SolveStarts {
 };
 
 // What answers a single-pose solve. kAuto: the closed form (analytic_ik.h) for pose targets of
-// 6R arms that have one, the numeric solve otherwise and wherever the closed form finds no clear
-// branch. A 7R arm keeps the numeric solve: continuation moves it along its self-motion to a
-// solution near where it is, where the closed form only samples the locked joint.
+// arms that have one, numeric otherwise and where it finds no clear branch; a 7R arm at the value
+// of its locked joint that continuation to the target reaches (AnalyticIk::ContinuedLockedValue),
+// else the joint's sweep; numeric with starts other than kNearestFirst (a path's first target).
 // kAnalytic: the closed form for 7R arms too (AnalyticIk::SolveNearest's sweep), and an arm
 // without one is refused when the tracker is created. kNumeric: never the closed form.
 enum class IkSolver { kAuto, kAnalytic, kNumeric };
