@@ -99,48 +99,6 @@ Eigen::Vector3d Lerp(const Eigen::Vector3d& a, const Eigen::Vector3d& b, double 
   return (1.0 - t) * a + t * b;
 }
 
-struct SegmentPair {
-  double s = 0.0, t = 0.0;  // parameters on the first and the second segment
-  double distance = kInf;
-};
-
-// The squared distance |p(s) - q(t)|^2 is a convex quadratic on the unit square: its minimum is
-// the stationary point of the two lines when that lies inside, else on an edge of the square,
-// i.e. an endpoint of one segment against the other segment. Taking the least of these five
-// candidates is exact for parallel, collinear and zero-length segments alike.
-// Candidates compete on the expanded quadratic (scalars only: no point is formed); the
-// winner's distance is measured between its two points, one square root.
-SegmentPair ClosestSegmentPair(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
-                               const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
-  // |r + s d1 - t d2|^2 = rr + a s^2 + e t^2 + 2 c s - 2 f t - 2 b s t.
-  const Eigen::Vector3d d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
-  const double a = d1.squaredNorm(), b = d1.dot(d2), e = d2.squaredNorm();
-  const double c = d1.dot(r), f = d2.dot(r), rr = r.squaredNorm();
-  SegmentPair best;
-  double best_squared = kInf;
-  auto consider = [&](double s, double t) {
-    const double squared = rr + s * (a * s + 2.0 * c) + t * (e * t - 2.0 * f) - 2.0 * b * s * t;
-    if (squared < best_squared) best_squared = squared, best.s = s, best.t = t;
-  };
-  // Parameter of an endpoint's foot on the other segment (ClosestParameter in scalars).
-  auto foot = [](double along, double length_squared) {
-    return length_squared > 0.0 ? std::clamp(along / length_squared, 0.0, 1.0) : 0.0;
-  };
-  consider(0.0, foot(f, e));      // p0 against q
-  consider(1.0, foot(f + b, e));  // p1
-  consider(foot(-c, a), 0.0);     // q0 against p
-  consider(foot(b - c, a), 1.0);  // q1
-  // Stationary point of |r + s d1 - t d2|^2: a s - b t = -c, b s - e t = -f.
-  const double denom = a * e - b * b;  // >= 0; zero for parallel or degenerate segments
-  if (denom > 0.0) {
-    const double s = (b * f - c * e) / denom;
-    const double t = (a * f - b * c) / denom;
-    if (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0) consider(s, t);
-  }
-  best.distance = (Lerp(p0, p1, best.s) - Lerp(q0, q1, best.t)).norm();
-  return best;
-}
-
 // A unit vector orthogonal to v (v != 0), or +z for v == 0.
 Eigen::Vector3d AnyPerpendicular(const Eigen::Vector3d& v) {
   if (!(v.squaredNorm() > 0.0)) return Eigen::Vector3d::UnitZ();
@@ -365,6 +323,43 @@ double SignedDistance(const Shape& shape, const Eigen::Vector3d& p, const Eigen:
 
 double PointSignedDistance(const Shape& shape, const Eigen::Vector3d& x) {
   return SignedDistance(shape, x, x, 0.0);
+}
+
+// The squared distance |p(s) - q(t)|^2 is a convex quadratic on the unit square: its minimum is
+// the stationary point of the two lines when that lies inside, else on an edge of the square,
+// i.e. an endpoint of one segment against the other segment. Taking the least of these five
+// candidates is exact for parallel, collinear and zero-length segments alike.
+// Candidates compete on the expanded quadratic (scalars only: no point is formed); the
+// winner's distance is measured between its two points, one square root.
+SegmentPair ClosestSegmentPair(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
+                               const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
+  // |r + s d1 - t d2|^2 = rr + a s^2 + e t^2 + 2 c s - 2 f t - 2 b s t.
+  const Eigen::Vector3d d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
+  const double a = d1.squaredNorm(), b = d1.dot(d2), e = d2.squaredNorm();
+  const double c = d1.dot(r), f = d2.dot(r), rr = r.squaredNorm();
+  SegmentPair best;
+  double best_squared = kInf;
+  auto consider = [&](double s, double t) {
+    const double squared = rr + s * (a * s + 2.0 * c) + t * (e * t - 2.0 * f) - 2.0 * b * s * t;
+    if (squared < best_squared) best_squared = squared, best.s = s, best.t = t;
+  };
+  // Parameter of an endpoint's foot on the other segment (ClosestParameter in scalars).
+  auto foot = [](double along, double length_squared) {
+    return length_squared > 0.0 ? std::clamp(along / length_squared, 0.0, 1.0) : 0.0;
+  };
+  consider(0.0, foot(f, e));      // p0 against q
+  consider(1.0, foot(f + b, e));  // p1
+  consider(foot(-c, a), 0.0);     // q0 against p
+  consider(foot(b - c, a), 1.0);  // q1
+  // Stationary point of |r + s d1 - t d2|^2: a s - b t = -c, b s - e t = -f.
+  const double denom = a * e - b * b;  // >= 0; zero for parallel or degenerate segments
+  if (denom > 0.0) {
+    const double s = (b * f - c * e) / denom;
+    const double t = (a * f - b * c) / denom;
+    if (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0) consider(s, t);
+  }
+  best.distance = (Lerp(p0, p1, best.s) - Lerp(q0, q1, best.t)).norm();
+  return best;
 }
 
 double PointSegmentDistance(const Eigen::Vector3d& x, const Eigen::Vector3d& a,

@@ -167,19 +167,97 @@ std::vector<double> LinkClearances(const Robot& robot, const planning::Scene* sc
   return d;
 }
 
+namespace {
+
+// What one link is nearest to: its clearance (as LinkClearances gives it), the closest point of
+// the link, the unit direction in which moving that point raises the clearance and, for another
+// link of the arm, that link and its own closest point (which moves too).
+struct LinkContact {
+  double clearance = std::numeric_limits<double>::infinity();
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  Eigen::Vector3d direction = Eigen::Vector3d::Zero();
+  int other = -1;
+  Eigen::Vector3d other_point = Eigen::Vector3d::Zero();
+};
+
+void NearestObstacles(const planning::Scene& scene, const LinkCapsules& links,
+                      std::vector<LinkContact>& contacts) {
+  for (int k = 0; k < links.num_links(); ++k) {
+    for (int i = links.first[k]; i < links.first[k + 1]; ++i) {
+      const planning::Capsule& c = links.capsules[i];
+      int obstacle = -1;
+      const double d = scene.MinSignedDistance(c.a, c.b, c.radius, &obstacle);
+      if (!(d < contacts[k].clearance) || obstacle < 0) continue;
+      const planning::CapsuleApproach approach =
+          planning::ClosestApproach(scene.obstacles()[obstacle].shape, c.a, c.b, c.radius);
+      contacts[k] = {d, (1.0 - approach.t) * c.a + approach.t * c.b, approach.normal, -1,
+                     Eigen::Vector3d::Zero()};
+    }
+  }
+}
+
+void NearestLinks(const SelfCollisionMatrix& matrix, const LinkCapsules& links, double shift,
+                  std::vector<LinkContact>& contacts) {
+  for (const auto& [a, b] : matrix.checked()) {
+    for (int i = links.first[a]; i < links.first[a + 1]; ++i) {
+      const planning::Capsule& x = links.capsules[i];
+      for (int j = links.first[b]; j < links.first[b + 1]; ++j) {
+        const planning::Capsule& y = links.capsules[j];
+        const planning::SegmentPair pair = planning::ClosestSegmentPair(x.a, x.b, y.a, y.b);
+        const double d = pair.distance - x.radius - y.radius + shift;
+        if (!(d < contacts[a].clearance) && !(d < contacts[b].clearance)) continue;
+        const Eigen::Vector3d on_a = (1.0 - pair.s) * x.a + pair.s * x.b;
+        const Eigen::Vector3d on_b = (1.0 - pair.t) * y.a + pair.t * y.b;
+        // Axes that cross have no separating direction: the gradient there is 0.
+        const Eigen::Vector3d apart = pair.distance > 0.0
+                                          ? Eigen::Vector3d((on_a - on_b) / pair.distance)
+                                          : Eigen::Vector3d::Zero();
+        if (d < contacts[a].clearance) contacts[a] = {d, on_a, apart, b, on_b};
+        if (d < contacts[b].clearance) contacts[b] = {d, on_b, -apart, a, on_a};
+      }
+    }
+  }
+}
+
+// d(direction . p)/dq for a point p fixed in link `link` (poses: LinkPoses), added to `row`:
+// joint j moves the links from j on, a revolute joint turning p about its axis, a prismatic
+// one shifting it along.
+void AddPointDerivative(const ChainSpec& spec, const std::vector<Eigen::Isometry3d>& poses,
+                        int link, const Eigen::Vector3d& p, const Eigen::Vector3d& direction,
+                        double sign, Eigen::RowVectorXd& row) {
+  int j = 0;
+  for (const JointSpec& joint : spec.joints) {
+    if (joint.type == JointType::kFixed) continue;
+    if (j > link) break;
+    const Eigen::Vector3d axis = poses[j].linear() * joint.axis;
+    const Eigen::Vector3d velocity = joint.type == JointType::kPrismatic
+                                         ? axis
+                                         : Eigen::Vector3d(axis.cross(p - poses[j].translation()));
+    row[j] += sign * direction.dot(velocity);
+    ++j;
+  }
+}
+
+}  // namespace
+
 Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q, double self_shift) {
-  constexpr double h = 1e-6;
-  Eigen::MatrixXd gradient;
-  for (int j = 0; j < q.size(); ++j) {
-    Eigen::VectorXd up = q, down = q;
-    up[j] += h, down[j] -= h;
-    const std::vector<double> a = LinkClearances(robot, scene, up, self_shift);
-    const std::vector<double> b = LinkClearances(robot, scene, down, self_shift);
-    if (j == 0) gradient.resize(a.size(), q.size());
-    for (size_t k = 0; k < a.size(); ++k) {
-      gradient(k, j) = std::isfinite(a[k]) && std::isfinite(b[k]) ? (a[k] - b[k]) / (2 * h) : 0.0;
-    }
+  const ChainSpec& spec = robot.spec();
+  const std::vector<Eigen::Isometry3d> poses = LinkPoses(spec, q);
+  const LinkCapsules links = LinkCapsulesAt(spec, q);
+  std::vector<LinkContact> contacts(links.num_links());
+  if (scene != nullptr) NearestObstacles(*scene, links, contacts);
+  NearestLinks(SelfCollisionMatrixOf(robot), links, self_shift, contacts);
+  Eigen::MatrixXd gradient = Eigen::MatrixXd::Zero(links.num_links(), q.size());
+  for (int k = 0; k < links.num_links(); ++k) {
+    const LinkContact& c = contacts[k];
+    if (!std::isfinite(c.clearance)) continue;
+    // The envelope theorem: the closest points stay put to first order, only the links move.
+    Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(q.size());
+    AddPointDerivative(spec, poses, k, c.point, c.direction, 1.0, row);
+    if (c.other >= 0)
+      AddPointDerivative(spec, poses, c.other, c.other_point, c.direction, -1.0, row);
+    gradient.row(k) = row;
   }
   return gradient;
 }

@@ -101,9 +101,10 @@ inline double SelfShift(double buffer, double margin) {
 // (ChecksClearance).
 double MinLinkClearance(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q);
 
-// d LinkClearances / dq (links x joints), by central differences (the capsule distance has no
-// analytic gradient where a link's nearest point switches between obstacles); 0 for a link
-// with nothing to keep clear of.
+// d LinkClearances / dq (links x joints) at the nearest contact of each link: the separating
+// direction dotted with the motion of the closest point(s) (the envelope theorem; where a link's
+// nearest obstacle or link switches, the gradient of the nearest one, a subgradient); 0 for a
+// link with nothing to keep clear of.
 Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q, double self_shift = 0.0);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include "ikd/robot/link_geometry.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/robot.h"
+#include "ikd/robot/self_collision.h"
 #include "solver/robot/own_capsule_distances.h"
 
 namespace ikd::robot::internal {
@@ -72,6 +75,91 @@ TEST(PullFromObstaclesTest, TheArmsOwnLinksPullOnlyWithinOneAndAHalfMargins) {
   const Eigen::VectorXd moved = q + 1e-3 * unshifted.normalized();
   const double after = test::LinkGapLowerBound(panda.spec(), LinkPoses(panda.spec(), moved), 4, 6);
   EXPECT_GT(after, before);
+}
+
+// The test's own exact capsule gap: the distance from a point of a-b to c-d is convex along
+// a-b, so a golden-section search finds its least (to 1e-15 of the segment).
+double OwnCapsuleGap(const Eigen::Vector3d& a, const Eigen::Vector3d& b, double ra,
+                     const Eigen::Vector3d& c, const Eigen::Vector3d& d, double rc) {
+  const auto at = [&](double s) { return test::DistanceToSegment(a + s * (b - a), c, d); };
+  const double golden = (std::sqrt(5.0) - 1.0) / 2.0;
+  double low = 0.0, high = 1.0;
+  for (int i = 0; i < 90; ++i) {
+    const double x1 = high - golden * (high - low), x2 = low + golden * (high - low);
+    (at(x1) <= at(x2) ? high : low) = at(x1) <= at(x2) ? x2 : x1;
+  }
+  return std::min({at(0.0), at(1.0), at(0.5 * (low + high))}) - ra - rc;
+}
+
+// Every contact of link k at q, by the test's own geometry, nearest first: its capsules against
+// the ball and against the links self-collision checks it with (`second`: one of the latter).
+std::vector<std::pair<double, bool>> OwnContacts(const Robot& robot, const Eigen::Vector3d& ball,
+                                                 double radius, const Eigen::VectorXd& q, int k) {
+  const ChainSpec& spec = robot.spec();
+  const std::vector<Eigen::Isometry3d> X = LinkPoses(spec, q);
+  std::vector<std::pair<double, bool>> contacts;
+  for (const LinkShape& p : spec.link_shapes[k]) {
+    contacts.emplace_back(test::DistanceToSegment(ball, X[k] * p.a, X[k] * p.b) - p.radius - radius,
+                          false);
+  }
+  for (const auto& [i, j] : SelfCollisionMatrixOf(robot).checked()) {
+    if (i != k && j != k) continue;
+    const int other = i == k ? j : i;
+    for (const LinkShape& p : spec.link_shapes[k]) {
+      for (const LinkShape& r : spec.link_shapes[other]) {
+        contacts.emplace_back(OwnCapsuleGap(X[k] * p.a, X[k] * p.b, p.radius, X[other] * r.a,
+                                            X[other] * r.b, r.radius),
+                              true);
+      }
+    }
+  }
+  std::sort(contacts.begin(), contacts.end());
+  return contacts;
+}
+
+// The gradients are the derivative of each link's nearest contact, by the test's own central
+// differences of its own distances (a ball among the links, and the Panda's own link pairs),
+// wherever that contact is clear of the next one (no kink within the difference step).
+TEST(LinkClearanceGradientsTest, AreTheDerivativeOfTheNearestContact) {
+  const Robot panda = *Robot::Create(presets::PandaWithBody());
+  std::mt19937_64 rng(7);
+  int rows = 0, self_rows = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    Eigen::VectorXd q(7);
+    for (int j = 0; j < 7; ++j) {
+      const JointLimits& limits = *panda.spec().joints[j].limits;
+      q[j] = std::uniform_real_distribution<double>(limits.lower, limits.upper)(rng);
+    }
+    // A ball near link 3's origin, so that the links about it meet it first.
+    const Eigen::Vector3d ball = LinkPoses(panda.spec(), q)[3] * Eigen::Vector3d(0.05, 0.03, -0.02);
+    const double radius = 0.01;
+    const planning::Scene scene =
+        *planning::Scene::Create({{"ball", planning::Sphere{ball, radius}}});
+    const Eigen::MatrixXd gradient = LinkClearanceGradients(panda, &scene, q);
+    ASSERT_EQ(gradient.rows(), 7);
+    ASSERT_EQ(gradient.cols(), 7);
+    constexpr double h = 1e-6;
+    for (int k = 0; k < 7; ++k) {
+      const auto contacts = OwnContacts(panda, ball, radius, q, k);
+      if (contacts.size() > 1 && contacts[1].first - contacts[0].first < 1e-4) continue;  // kink
+      const bool self = contacts[0].second;
+      for (int j = 0; j < 7; ++j) {
+        Eigen::VectorXd up = q, down = q;
+        up[j] += h, down[j] -= h;
+        const double own = (OwnContacts(panda, ball, radius, up, k)[0].first -
+                            OwnContacts(panda, ball, radius, down, k)[0].first) /
+                           (2.0 * h);
+        EXPECT_NEAR(gradient(k, j), own, 1e-6)
+            << "trial " << trial << " link " << k << " joint " << j;
+        // A joint past the link moves neither it nor the ball.
+        if (j > k && !self) EXPECT_EQ(gradient(k, j), 0.0);
+      }
+      ++rows;
+      self_rows += self;
+    }
+  }
+  EXPECT_GT(rows, 100);
+  EXPECT_GT(self_rows, 10);  // the arm's own pairs are among them
 }
 
 }  // namespace

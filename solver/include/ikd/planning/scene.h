@@ -90,6 +90,15 @@ double SignedDistance(const Shape& shape, const Eigen::Vector3d& p, const Eigen:
 double PointSegmentDistance(const Eigen::Vector3d& x, const Eigen::Vector3d& a,
                             const Eigen::Vector3d& b);
 
+// The closest points of segments p0-p1 and q0-q1: p0 + s (p1 - p0) and q0 + t (q1 - q0), and
+// their distance; exact for parallel, collinear and zero-length segments (ties: one of them).
+struct SegmentPair {
+  double s = 0.0, t = 0.0;  // parameters in [0, 1] on the first and the second segment
+  double distance = std::numeric_limits<double>::infinity();
+};
+SegmentPair ClosestSegmentPair(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
+                               const Eigen::Vector3d& q0, const Eigen::Vector3d& q1);
+
 // Closest distance between segments p0-p1 and q0-q1; exact for parallel, collinear and
 // zero-length segments.
 double SegmentSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
