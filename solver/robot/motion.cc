@@ -198,7 +198,10 @@ void NearestObstacles(const planning::Scene& scene, const LinkCapsules& links,
 
 void NearestLinks(const SelfCollisionMatrix& matrix, const LinkCapsules& links, double shift,
                   std::vector<LinkContact>& contacts) {
+  const std::vector<Eigen::Vector3d> centres = LinkCentres(links);
   for (const auto& [a, b] : matrix.checked()) {
+    const double lower = matrix.ClearanceLowerBound(centres, a, b) + shift;
+    if (lower >= contacts[a].clearance && lower >= contacts[b].clearance) continue;
     for (int i = links.first[a]; i < links.first[a + 1]; ++i) {
       const planning::Capsule& x = links.capsules[i];
       for (int j = links.first[b]; j < links.first[b + 1]; ++j) {

@@ -27,6 +27,28 @@ Eigen::VectorXd RandomConfiguration(const ChainSpec& spec, std::mt19937_64& rng)
   return q;
 }
 
+// Slack on the bounding radii: the centres are found from transformed end points, whose rounding
+// may put them a few ulps off the rigid image of the link-frame mean.
+constexpr double kBoundSlack = 1e-9;
+
+// Per link of `spec`, the farthest reach of its capsules from the mean of their end points, in the
+// link's frame (where LinkCapsulesAt takes them from): SelfCollisionMatrix::bounding_radii.
+std::vector<double> BoundingRadii(const ChainSpec& spec) {
+  std::vector<double> radii;
+  for (const std::vector<LinkShape>& shapes : LinkShapesOf(spec)) {
+    Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+    for (const LinkShape& shape : shapes) centre += 0.5 * (shape.a + shape.b);
+    centre /= std::max<double>(1.0, shapes.size());
+    double radius = 0.0;
+    for (const LinkShape& shape : shapes) {
+      radius = std::max(
+          radius, std::max((shape.a - centre).norm(), (shape.b - centre).norm()) + shape.radius);
+    }
+    radii.push_back(radius + kBoundSlack);
+  }
+  return radii;
+}
+
 }  // namespace
 
 const char* PairRuleName(PairRule rule) {
@@ -51,6 +73,7 @@ SelfCollisionMatrix SelfCollisionMatrix::Compute(const ChainSpec& spec, int samp
                                                  uint64_t seed) {
   SelfCollisionMatrix m;
   m.links_ = NumMovingJoints(spec);
+  m.bounding_radii_ = BoundingRadii(spec);
   samples = std::max(samples, 1);
   const int n = m.links_;
   m.rules_.assign(n * n, PairRule::kChecked);
@@ -106,9 +129,22 @@ bool ChecksSelfCollision(const Robot& robot) {
   return !SelfCollisionMatrixOf(robot).checked().empty();
 }
 
+std::vector<Eigen::Vector3d> LinkCentres(const LinkCapsules& links) {
+  std::vector<Eigen::Vector3d> centres(links.num_links(), Eigen::Vector3d::Zero());
+  for (int k = 0; k < links.num_links(); ++k) {
+    for (int i = links.first[k]; i < links.first[k + 1]; ++i) {
+      centres[k] += 0.5 * (links.capsules[i].a + links.capsules[i].b);
+    }
+    centres[k] /= std::max(1, links.first[k + 1] - links.first[k]);
+  }
+  return centres;
+}
+
 SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const LinkCapsules& links) {
   SelfContact least{-1, -1, std::numeric_limits<double>::infinity()};
+  const std::vector<Eigen::Vector3d> centres = LinkCentres(links);
   for (const auto& [a, b] : matrix.checked()) {
+    if (matrix.ClearanceLowerBound(centres, a, b) >= least.clearance) continue;
     const double clearance = LinkPairClearance(links, a, b);
     if (clearance < least.clearance) least = {a, b, clearance};
   }
@@ -118,7 +154,9 @@ SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const LinkCaps
 std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
                                            const LinkCapsules& links, double bound) {
   std::vector<SelfContact> below;
+  const std::vector<Eigen::Vector3d> centres = LinkCentres(links);
   for (const auto& [a, b] : matrix.checked()) {
+    if (matrix.ClearanceLowerBound(centres, a, b) >= bound) continue;
     const double clearance = LinkPairClearance(links, a, b);
     if (clearance < bound) below.push_back({a, b, clearance});
   }
@@ -130,7 +168,10 @@ std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
 
 void LowerBySelfClearances(const SelfCollisionMatrix& matrix, const LinkCapsules& links,
                            std::vector<double>& clearances, double shift) {
+  const std::vector<Eigen::Vector3d> centres = LinkCentres(links);
   for (const auto& [a, b] : matrix.checked()) {
+    const double lower = matrix.ClearanceLowerBound(centres, a, b) + shift;
+    if (lower >= clearances[a] && lower >= clearances[b]) continue;  // lowers neither
     const double clearance = LinkPairClearance(links, a, b) + shift;
     clearances[a] = std::min(clearances[a], clearance);
     clearances[b] = std::min(clearances[b], clearance);

@@ -3,8 +3,12 @@
 // closed forms on a folding arm whose links lie in one plane.
 #include "ikd/robot/self_collision.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
+#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -209,6 +213,57 @@ TEST(SelfCollisionTest, OffUnlessTheSpecAsks) {
     EXPECT_NE(r.kind, ik::Reason::Kind::kCollision);
   }
   EXPECT_FALSE(RobotBody(robot).ChecksSelf());
+}
+
+// The bounding balls hold every capsule of their link wherever the arm is (the test's own
+// centres and distances), and the pairs they pass over change no answer: the least pair, the
+// pairs below a bound and the per-link clearances equal every checked pair measured.
+TEST(SelfCollisionTest, BoundingBallsPassOverNoPairThatCounts) {
+  for (const ChainSpec& spec :
+       {presets::PandaWithBody(), presets::Iiwa14WithBody(), presets::Ur5WithBody()}) {
+    const SelfCollisionMatrix matrix = SelfCollisionMatrix::Compute(spec, 2000);
+    ASSERT_FALSE(matrix.checked().empty()) << spec.name;
+    std::mt19937_64 rng(3);
+    for (int trial = 0; trial < 200; ++trial) {
+      Eigen::VectorXd q(spec.joints.size());
+      for (int j = 0; j < q.size(); ++j) {
+        const JointLimits& limits = *spec.joints[j].limits;
+        q[j] = std::uniform_real_distribution<double>(limits.lower, limits.upper)(rng);
+      }
+      const LinkCapsules links = LinkCapsulesAt(spec, q);
+      for (int k = 0; k < links.num_links(); ++k) {
+        Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+        for (int i = links.first[k]; i < links.first[k + 1]; ++i) {
+          centre += links.capsules[i].a + links.capsules[i].b;
+        }
+        centre /= 2.0 * (links.first[k + 1] - links.first[k]);
+        for (int i = links.first[k]; i < links.first[k + 1]; ++i) {
+          const planning::Capsule& c = links.capsules[i];
+          EXPECT_LE(std::max((c.a - centre).norm(), (c.b - centre).norm()) + c.radius,
+                    matrix.bounding_radii()[k])
+              << spec.name << " link " << k;
+        }
+      }
+      SelfContact least{-1, -1, std::numeric_limits<double>::infinity()};
+      std::vector<double> each(links.num_links(), std::numeric_limits<double>::infinity());
+      int below = 0;
+      for (const auto& [a, b] : matrix.checked()) {
+        const double d = LinkPairClearance(links, a, b);
+        if (d < least.clearance) least = {a, b, d};
+        each[a] = std::min(each[a], d + 0.01);
+        each[b] = std::min(each[b], d + 0.01);
+        below += d < 0.05;
+      }
+      const SelfContact found = LeastSelfClearance(matrix, links);
+      EXPECT_EQ(found.clearance, least.clearance) << spec.name << " trial " << trial;
+      EXPECT_EQ(found.link_a, least.link_a);
+      EXPECT_EQ(found.link_b, least.link_b);
+      EXPECT_EQ(static_cast<int>(SelfContactsBelow(matrix, links, 0.05).size()), below);
+      std::vector<double> lowered(links.num_links(), std::numeric_limits<double>::infinity());
+      LowerBySelfClearances(matrix, links, lowered, 0.01);
+      EXPECT_EQ(lowered, each) << spec.name << " trial " << trial;
+    }
+  }
 }
 
 }  // namespace

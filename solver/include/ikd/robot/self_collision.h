@@ -50,9 +50,19 @@ class SelfCollisionMatrix {
   int num_links() const { return links_; }
   PairRule rule(int a, int b) const { return rules_[a * links_ + b]; }
   const std::vector<std::pair<int, int>>& checked() const { return checked_; }  // (a < b)
+  // Per link, a radius about the mean of its capsules' end points (LinkCentres) that holds the
+  // whole link: the mean moves with the link, so the ball holds it in every configuration.
+  const std::vector<double>& bounding_radii() const { return bounding_radii_; }
+
+  // A lower bound on the clearance of links a and b whose LinkCentres are `centres`: the gap
+  // between their bounding balls (a pair that far apart needs no capsule distance).
+  double ClearanceLowerBound(const std::vector<Eigen::Vector3d>& centres, int a, int b) const {
+    return (centres[a] - centres[b]).norm() - bounding_radii_[a] - bounding_radii_[b];
+  }
 
  private:
   int links_ = 0;
+  std::vector<double> bounding_radii_;
   std::vector<PairRule> rules_;  // links x links, symmetric
   std::vector<std::pair<int, int>> checked_;
 };
@@ -76,6 +86,10 @@ SelfContact LeastSelfClearance(const SelfCollisionMatrix& matrix, const LinkCaps
 // Every checked pair with clearance below `bound`, closest first.
 std::vector<SelfContact> SelfContactsBelow(const SelfCollisionMatrix& matrix,
                                            const LinkCapsules& links, double bound);
+
+// The mean of each link's capsules' end points (the centres of SelfCollisionMatrix's bounding
+// balls).
+std::vector<Eigen::Vector3d> LinkCentres(const LinkCapsules& links);
 
 // Lowers clearances[k] of each link k to its least clearance against the links it is checked
 // against, plus `shift` (m; motion.h's soft pulls shift them, nothing that decides a status does).
