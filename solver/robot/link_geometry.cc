@@ -109,6 +109,12 @@ std::vector<int> LinkCapsuleOffsets(const ChainSpec& spec) {
 }
 
 LinkCapsules LinkCapsulesAt(const ChainSpec& spec, const Eigen::VectorXd& q) {
+  return spec.link_shapes.empty() ? LinkCapsulesAt(spec, q, {})
+                                  : LinkCapsulesAt(spec, q, LinkPoses(spec, q));
+}
+
+LinkCapsules LinkCapsulesAt(const ChainSpec& spec, const Eigen::VectorXd& q,
+                            const std::vector<Eigen::Isometry3d>& poses) {
   LinkCapsules links;
   links.first = LinkCapsuleOffsets(spec);
   if (spec.link_shapes.empty()) {
@@ -119,7 +125,6 @@ LinkCapsules LinkCapsulesAt(const ChainSpec& spec, const Eigen::VectorXd& q) {
     }
     return links;
   }
-  const std::vector<Eigen::Isometry3d> poses = LinkPoses(spec, q);
   links.capsules.reserve(links.first.back());
   for (size_t k = 0; k < poses.size(); ++k) {
     for (const LinkShape& shape : spec.link_shapes[k]) {
@@ -142,12 +147,25 @@ bool HasLinkVolume(const ChainSpec& spec) {
   return false;
 }
 
+// m: what rounding may put a capsule's ball gap above its true distance by, and more.
+constexpr double kBallSlack = 1e-9;
+
 double LinkPairClearance(const LinkCapsules& links, int a, int b) {
+  return LinkPairClearance(links.capsules, links.first, a, b);
+}
+
+double LinkPairClearance(const std::vector<planning::Capsule>& capsules,
+                         const std::vector<int>& first, int a, int b) {
   double least = kInfinity;
-  for (int i = links.first[a]; i < links.first[a + 1]; ++i) {
-    const planning::Capsule& x = links.capsules[i];
-    for (int j = links.first[b]; j < links.first[b + 1]; ++j) {
-      const planning::Capsule& y = links.capsules[j];
+  for (int i = first[a]; i < first[a + 1]; ++i) {
+    const planning::Capsule& x = capsules[i];
+    for (int j = first[b]; j < first[b + 1]; ++j) {
+      const planning::Capsule& y = capsules[j];
+      // Each capsule lies in the ball about its axis' middle: a gap between the balls at
+      // least as wide as the least so far leaves that least (with a slack for the rounding).
+      const double ball_gap = (0.5 * (x.a + x.b - y.a - y.b)).norm() - 0.5 * (x.b - x.a).norm() -
+                              0.5 * (y.b - y.a).norm() - x.radius - y.radius;
+      if (ball_gap - kBallSlack >= least) continue;
       least = std::min(least,
                        planning::SegmentSegmentDistance(x.a, x.b, y.a, y.b) - x.radius - y.radius);
     }

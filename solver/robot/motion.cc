@@ -245,37 +245,47 @@ void AddPointDerivative(const ChainSpec& spec, const std::vector<Eigen::Isometry
 
 Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q, double self_shift) {
+  return LinkClearancesWithGradients(robot, scene, q, self_shift,
+                                     std::numeric_limits<double>::infinity())
+      .gradient;
+}
+
+LinkClearanceField LinkClearancesWithGradients(const Robot& robot, const planning::Scene* scene,
+                                               const Eigen::VectorXd& q, double self_shift,
+                                               double gradient_below) {
   const ChainSpec& spec = robot.spec();
   const std::vector<Eigen::Isometry3d> poses = LinkPoses(spec, q);
-  const LinkCapsules links = LinkCapsulesAt(spec, q);
+  const LinkCapsules links = LinkCapsulesAt(spec, q, poses);
   std::vector<LinkContact> contacts(links.num_links());
   if (scene != nullptr) NearestObstacles(*scene, links, contacts);
   NearestLinks(SelfCollisionMatrixOf(robot), links, self_shift, contacts);
-  Eigen::MatrixXd gradient = Eigen::MatrixXd::Zero(links.num_links(), q.size());
+  LinkClearanceField field{std::vector<double>(links.num_links()),
+                           Eigen::MatrixXd::Zero(links.num_links(), q.size())};
   for (int k = 0; k < links.num_links(); ++k) {
     const LinkContact& c = contacts[k];
-    if (!std::isfinite(c.clearance)) continue;
+    field.clearance[k] = c.clearance;
+    if (!std::isfinite(c.clearance) || !(c.clearance < gradient_below)) continue;
     // The envelope theorem: the closest points stay put to first order, only the links move.
     Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(q.size());
     AddPointDerivative(spec, poses, k, c.point, c.direction, 1.0, row);
     if (c.other >= 0)
       AddPointDerivative(spec, poses, c.other, c.other_point, c.direction, -1.0, row);
-    gradient.row(k) = row;
+    field.gradient.row(k) = row;
   }
-  return gradient;
+  return field;
 }
 
 void PullFromObstacles(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                        double buffer, double self_shift, double fraction,
                        Eigen::VectorXd& preferred) {
-  const std::vector<double> d = LinkClearances(robot, scene, q, self_shift);
-  if (!(*std::min_element(d.begin(), d.end()) < buffer)) return;
-  const Eigen::MatrixXd gradient = LinkClearanceGradients(robot, scene, q, self_shift);
-  for (size_t k = 0; k < d.size(); ++k) {
-    const double norm = gradient.row(k).norm();
-    if (!(d[k] < buffer) || !(norm > 0.0)) continue;
-    const double strength = std::pow(1.0 - std::max(d[k], 0.0) / buffer, 2);
-    preferred += (kClearancePull * fraction * strength / norm) * gradient.row(k).transpose();
+  const LinkClearanceField field =
+      LinkClearancesWithGradients(robot, scene, q, self_shift, buffer);
+  for (size_t k = 0; k < field.clearance.size(); ++k) {
+    const double d = field.clearance[k];
+    const double norm = field.gradient.row(k).norm();
+    if (!(d < buffer) || !(norm > 0.0)) continue;
+    const double strength = std::pow(1.0 - std::max(d, 0.0) / buffer, 2);
+    preferred += (kClearancePull * fraction * strength / norm) * field.gradient.row(k).transpose();
   }
 }
 

@@ -108,6 +108,17 @@ double MinLinkClearance(const Robot& robot, const planning::Scene* scene, const 
 Eigen::MatrixXd LinkClearanceGradients(const Robot& robot, const planning::Scene* scene,
                                        const Eigen::VectorXd& q, double self_shift = 0.0);
 
+// LinkClearances and the LinkClearanceGradients rows of the links nearer than `gradient_below`
+// (the other rows 0) from one pass of forward kinematics and distances, for the callers that
+// want the gradients of the near links only.
+struct LinkClearanceField {
+  std::vector<double> clearance;
+  Eigen::MatrixXd gradient;  // links x joints
+};
+LinkClearanceField LinkClearancesWithGradients(const Robot& robot, const planning::Scene* scene,
+                                               const Eigen::VectorXd& q, double self_shift,
+                                               double gradient_below);
+
 // The pull of the links away from the scene's obstacles (Maciejewski & Klein's null-space
 // avoidance), added to `preferred`: every link capsule closer than `buffer` to an obstacle
 // pushes along the gradient of its clearance in joint space, (1 - d / buffer)^2 strong, in

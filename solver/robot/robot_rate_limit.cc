@@ -246,18 +246,17 @@ planning::ClosestRows RateLimitedRobotTracker::ClosestRowsAt(const ToolTarget& t
     rows.jacobian.bottomRows<3>() *= kRotationLength;
   if (!internal::ChecksClearance(*robot_, scene_)) return rows;
   // The links nearer than `within` to an obstacle, with their clearance gradients.
-  const std::vector<double> clearance = internal::LinkClearances(*robot_, scene_, q);
+  const internal::LinkClearanceField field =
+      internal::LinkClearancesWithGradients(*robot_, scene_, q, 0.0, within);
   std::vector<int> near;
-  for (int l = 0; l < static_cast<int>(clearance.size()); ++l) {
-    if (clearance[l] < within) near.push_back(l);
+  for (int l = 0; l < static_cast<int>(field.clearance.size()); ++l) {
+    if (field.clearance[l] < within) near.push_back(l);
   }
-  if (near.empty()) return rows;
-  const Eigen::MatrixXd gradients = internal::LinkClearanceGradients(*robot_, scene_, q);
   rows.clearance_gradients.resize(static_cast<int>(near.size()), n);
   rows.clearances.resize(static_cast<int>(near.size()));
   for (size_t i = 0; i < near.size(); ++i) {
-    rows.clearance_gradients.row(i) = gradients.row(near[i]);
-    rows.clearances[i] = clearance[near[i]];
+    rows.clearance_gradients.row(i) = field.gradient.row(near[i]);
+    rows.clearances[i] = field.clearance[near[i]];
   }
   return rows;
 }

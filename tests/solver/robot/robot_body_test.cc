@@ -10,12 +10,51 @@
 
 #include <gtest/gtest.h>
 
+#include "ikd/robot/link_geometry.h"
 #include "ikd/robot/presets.h"
+#include "ikd/robot/self_collision.h"
 
 namespace ikd::robot {
 namespace {
 
 constexpr int kFine = 1000;
+
+// The test's own distance between segments p0-p1 and q0-q1: the stationary point of the two
+// lines where it lies inside both, else the least of the four end points against the other
+// segment (one of them holds the minimum when the stationary point is outside).
+double OwnSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
+                          const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
+  auto point_to = [](const Eigen::Vector3d& x, const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+    const Eigen::Vector3d d = b - a;
+    const double t = d.squaredNorm() > 0 ? std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0;
+    return (a + t * d - x).norm();
+  };
+  double best = std::min({point_to(p0, q0, q1), point_to(p1, q0, q1), point_to(q0, p0, p1),
+                          point_to(q1, p0, p1)});
+  const Eigen::Vector3d u = p1 - p0, v = q1 - q0, w = p0 - q0;
+  const double uu = u.dot(u), uv = u.dot(v), vv = v.dot(v), uw = u.dot(w), vw = v.dot(w);
+  const double det = uu * vv - uv * uv;
+  if (det > 1e-14 * uu * vv) {
+    const double s = (uv * vw - vv * uw) / det, t = (uu * vw - uv * uw) / det;
+    if (s > 0 && s < 1 && t > 0 && t < 1) best = std::min(best, (w + s * u - t * v).norm());
+  }
+  return best;
+}
+
+// Signed clearance of links a and b of `spec` at q: the least over their capsules, placed by
+// the link poses and the shapes as given.
+double OwnPairClearance(const ChainSpec& spec, const Eigen::VectorXd& q, int a, int b) {
+  const std::vector<Eigen::Isometry3d> poses = LinkPoses(spec, q);
+  double least = INFINITY;
+  for (const LinkShape& x : spec.link_shapes[a]) {
+    for (const LinkShape& y : spec.link_shapes[b]) {
+      least = std::min(least, OwnSegmentDistance(poses[a] * x.a, poses[a] * x.b, poses[b] * y.a,
+                                                 poses[b] * y.b) -
+                                  x.radius - y.radius);
+    }
+  }
+  return least;
+}
 
 TEST(RobotBodyTest, LinksAreTheJointOriginCapsules) {
   ChainSpec spec = presets::Ur5();
@@ -174,6 +213,77 @@ TEST(RobotBodyTest, PointsOfLinkShapesTravelWithinTheirBounds) {
             << trial << (straight ? " straight" : " not straight") << " point " << p;
       }
     }
+  }
+}
+
+// The self pairs' groups (one checked pair a group on these arms): along a straight joint
+// motion (GroupSweeps) each pair's clearance (the test's own, from the link poses and the shapes) changes
+// between two fine samples by at most its group's sweep times the samples' share of the
+// motion; the groups' clearances are the pairs'. A motion of the first joint alone moves no
+// link against another: every pair's sweep is 0 (where the two links' own sweeps are not).
+TEST(RobotBodyTest, SelfPairsChangeWithinTheirGroupSweeps) {
+  for (const ChainSpec& spec :
+       {presets::Ur5WithBody(), presets::PandaWithBody(), presets::Iiwa14WithBody()}) {
+    const Robot robot = *Robot::Create(spec);
+    const RobotBody body(robot);
+    const auto& pairs = SelfCollisionMatrixOf(robot).checked();
+    ASSERT_FALSE(pairs.empty()) << spec.name;
+    ASSERT_EQ(body.NumSelfGroups(), static_cast<int>(pairs.size())) << spec.name;
+    const int n = robot.num_joints();
+    std::mt19937 rng(13);
+    std::uniform_real_distribution<double> unit(0.0, 1.0), move(-0.5, 0.5);
+    int checked_steps = 0;
+    for (int trial = 0; trial < 12; ++trial) {
+      Eigen::VectorXd a(n), b(n);
+      for (int j = 0; j < n; ++j) {
+        const JointLimits& limits = *spec.joints[j].limits;
+        a[j] = limits.lower + unit(rng) * (limits.upper - limits.lower);
+        b[j] = a[j] + (trial % 4 == 0 && j > 0 ? 0.0 : move(rng));
+      }
+      Eigen::VectorXd bounds;
+      body.SweepBounds(a, b, &bounds);
+      planning::ArmBody::SelfGroups sweeps, groups;
+      body.GroupSweeps(a, b, bounds, &sweeps);
+      std::vector<planning::Capsule> links;
+      body.Links(a, &links);
+      body.SelfClearanceGroups(links, &groups);
+      for (size_t p = 0; p < pairs.size(); ++p) {
+        const auto [la, lb] = pairs[p];
+        EXPECT_NEAR(groups[p], OwnPairClearance(spec, a, la, lb), 1e-12) << spec.name;
+        if (trial % 4 == 0) {
+          EXPECT_EQ(sweeps[p], 0.0) << spec.name << " pair " << p;
+        }
+        double before = OwnPairClearance(spec, a, la, lb);
+        for (int i = 1; i <= 200; ++i) {
+          const double now = OwnPairClearance(spec, a + (b - a) * (i / 200.0), la, lb);
+          EXPECT_LE(std::abs(now - before), sweeps[p] / 200.0 * (1 + 1e-9) + 1e-12)
+              << spec.name << " trial " << trial << " pair " << la << "-" << lb << " step " << i;
+          before = now;
+          ++checked_steps;
+        }
+      }
+      // Along a path that is not straight (joint j at a_j + (b_j - a_j) t^w_j, each joint on
+      // its own schedule, as a stop brakes them) the clearance's whole variation stays within
+      // TravelGroupSweeps of the joints' travel.
+      Eigen::VectorXd w(n), travel_bounds;
+      for (int j = 0; j < n; ++j) w[j] = 0.3 + 2.7 * unit(rng);
+      body.TravelBounds((b - a).cwiseAbs(), &travel_bounds);
+      body.TravelGroupSweeps((b - a).cwiseAbs(), travel_bounds, &sweeps);
+      for (size_t p = 0; p < pairs.size(); ++p) {
+        const auto [la, lb] = pairs[p];
+        double before = OwnPairClearance(spec, a, la, lb), variation = 0.0;
+        for (int i = 1; i <= 200; ++i) {
+          Eigen::VectorXd q(n);
+          for (int j = 0; j < n; ++j) q[j] = a[j] + (b[j] - a[j]) * std::pow(i / 200.0, w[j]);
+          const double now = OwnPairClearance(spec, q, la, lb);
+          variation += std::abs(now - before);
+          before = now;
+        }
+        EXPECT_LE(variation, sweeps[p] * (1 + 1e-9) + 1e-12)
+            << spec.name << " trial " << trial << " pair " << la << "-" << lb;
+      }
+    }
+    EXPECT_GT(checked_steps, 1000);
   }
 }
 

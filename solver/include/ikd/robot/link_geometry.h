@@ -32,6 +32,9 @@ struct LinkCapsules {
 
 // The capsules at joint values q.
 LinkCapsules LinkCapsulesAt(const ChainSpec& spec, const Eigen::VectorXd& q);
+// The same where the caller has the link frames already (`poses`: LinkPoses(spec, q)).
+LinkCapsules LinkCapsulesAt(const ChainSpec& spec, const Eigen::VectorXd& q,
+                            const std::vector<Eigen::Isometry3d>& poses);
 // Where LinkCapsulesAt puts each link's capsules (q does not change it).
 std::vector<int> LinkCapsuleOffsets(const ChainSpec& spec);
 // The link capsules in their own link's frame: link_shapes, or the joint-origin capsules.
@@ -42,6 +45,9 @@ bool HasLinkVolume(const ChainSpec& spec);
 // The least signed distance (m, < 0 overlapping) between links a and b: every pair of their
 // capsules; +infinity when either has none.
 double LinkPairClearance(const LinkCapsules& links, int a, int b);
+// The same over capsules laid out as LinkCapsules' (`first` its offsets), without a copy.
+double LinkPairClearance(const std::vector<planning::Capsule>& capsules,
+                         const std::vector<int>& first, int a, int b);
 // The least signed distance of link k to the scene (+infinity: no capsule or no obstacle).
 double LinkSceneClearance(const LinkCapsules& links, const planning::Scene& scene, int k);
 // Every obstacle within `bound` of link k, with its least signed distance, closest first.
