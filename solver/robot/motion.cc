@@ -278,8 +278,7 @@ LinkClearanceField LinkClearancesWithGradients(const Robot& robot, const plannin
 void PullFromObstacles(const Robot& robot, const planning::Scene* scene, const Eigen::VectorXd& q,
                        double buffer, double self_shift, double fraction,
                        Eigen::VectorXd& preferred) {
-  const LinkClearanceField field =
-      LinkClearancesWithGradients(robot, scene, q, self_shift, buffer);
+  const LinkClearanceField field = LinkClearancesWithGradients(robot, scene, q, self_shift, buffer);
   for (size_t k = 0; k < field.clearance.size(); ++k) {
     const double d = field.clearance[k];
     const double norm = field.gradient.row(k).norm();

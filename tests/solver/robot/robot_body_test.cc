@@ -26,11 +26,12 @@ double OwnSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
                           const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
   auto point_to = [](const Eigen::Vector3d& x, const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
     const Eigen::Vector3d d = b - a;
-    const double t = d.squaredNorm() > 0 ? std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0;
+    const double t =
+        d.squaredNorm() > 0 ? std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0;
     return (a + t * d - x).norm();
   };
-  double best = std::min({point_to(p0, q0, q1), point_to(p1, q0, q1), point_to(q0, p0, p1),
-                          point_to(q1, p0, p1)});
+  double best = std::min(
+      {point_to(p0, q0, q1), point_to(p1, q0, q1), point_to(q0, p0, p1), point_to(q1, p0, p1)});
   const Eigen::Vector3d u = p1 - p0, v = q1 - q0, w = p0 - q0;
   const double uu = u.dot(u), uv = u.dot(v), vv = v.dot(v), uw = u.dot(w), vw = v.dot(w);
   const double det = uu * vv - uv * uv;
@@ -217,8 +218,8 @@ TEST(RobotBodyTest, PointsOfLinkShapesTravelWithinTheirBounds) {
 }
 
 // The self pairs' groups (one checked pair a group on these arms): along a straight joint
-// motion (GroupSweeps) each pair's clearance (the test's own, from the link poses and the shapes) changes
-// between two fine samples by at most its group's sweep times the samples' share of the
+// motion (GroupSweeps) each pair's clearance (the test's own, from the link poses and the shapes)
+// changes between two fine samples by at most its group's sweep times the samples' share of the
 // motion; the groups' clearances are the pairs'. A motion of the first joint alone moves no
 // link against another: every pair's sweep is 0 (where the two links' own sweeps are not).
 TEST(RobotBodyTest, SelfPairsChangeWithinTheirGroupSweeps) {
