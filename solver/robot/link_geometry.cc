@@ -150,6 +150,11 @@ bool HasLinkVolume(const ChainSpec& spec) {
 // m: what rounding may put a capsule's ball gap above its true distance by, and more.
 constexpr double kBallSlack = 1e-9;
 
+double CapsuleBallGap(const planning::Capsule& x, const planning::Capsule& y) {
+  return (0.5 * (x.a + x.b - y.a - y.b)).norm() - 0.5 * (x.b - x.a).norm() -
+         0.5 * (y.b - y.a).norm() - x.radius - y.radius - kBallSlack;
+}
+
 double LinkPairClearance(const LinkCapsules& links, int a, int b) {
   return LinkPairClearance(links.capsules, links.first, a, b);
 }
@@ -161,11 +166,7 @@ double LinkPairClearance(const std::vector<planning::Capsule>& capsules,
     const planning::Capsule& x = capsules[i];
     for (int j = first[b]; j < first[b + 1]; ++j) {
       const planning::Capsule& y = capsules[j];
-      // Each capsule lies in the ball about its axis' middle: a gap between the balls at
-      // least as wide as the least so far leaves that least (with a slack for the rounding).
-      const double ball_gap = (0.5 * (x.a + x.b - y.a - y.b)).norm() - 0.5 * (x.b - x.a).norm() -
-                              0.5 * (y.b - y.a).norm() - x.radius - y.radius;
-      if (ball_gap - kBallSlack >= least) continue;
+      if (CapsuleBallGap(x, y) >= least) continue;
       least = std::min(least,
                        planning::SegmentSegmentDistance(x.a, x.b, y.a, y.b) - x.radius - y.radius);
     }

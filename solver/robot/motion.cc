@@ -206,6 +206,8 @@ void NearestLinks(const SelfCollisionMatrix& matrix, const LinkCapsules& links, 
       const planning::Capsule& x = links.capsules[i];
       for (int j = links.first[b]; j < links.first[b + 1]; ++j) {
         const planning::Capsule& y = links.capsules[j];
+        const double ball_gap = CapsuleBallGap(x, y) + shift;
+        if (ball_gap >= contacts[a].clearance && ball_gap >= contacts[b].clearance) continue;
         const planning::SegmentPair pair = planning::ClosestSegmentPair(x.a, x.b, y.a, y.b);
         const double d = pair.distance - x.radius - y.radius + shift;
         if (!(d < contacts[a].clearance) && !(d < contacts[b].clearance)) continue;

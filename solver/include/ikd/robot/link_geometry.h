@@ -45,6 +45,10 @@ bool HasLinkVolume(const ChainSpec& spec);
 // The least signed distance (m, < 0 overlapping) between links a and b: every pair of their
 // capsules; +infinity when either has none.
 double LinkPairClearance(const LinkCapsules& links, int a, int b);
+// A lower bound on the signed distance between two capsules, less a slack for the rounding:
+// the gap between the balls about their axes' middles that hold them (what a closest-points
+// computation can skip when it is no nearer than the least found).
+double CapsuleBallGap(const planning::Capsule& x, const planning::Capsule& y);
 // The same over capsules laid out as LinkCapsules' (`first` its offsets), without a copy.
 double LinkPairClearance(const std::vector<planning::Capsule>& capsules,
                          const std::vector<int>& first, int a, int b);
