@@ -152,7 +152,9 @@ TEST(LinkClearanceGradientsTest, AreTheDerivativeOfTheNearestContact) {
         EXPECT_NEAR(gradient(k, j), own, 1e-6)
             << "trial " << trial << " link " << k << " joint " << j;
         // A joint past the link moves neither it nor the ball.
-        if (j > k && !self) EXPECT_EQ(gradient(k, j), 0.0);
+        if (j > k && !self) {
+          EXPECT_EQ(gradient(k, j), 0.0);
+        }
       }
       ++rows;
       self_rows += self;
@@ -160,6 +162,40 @@ TEST(LinkClearanceGradientsTest, AreTheDerivativeOfTheNearestContact) {
   }
   EXPECT_GT(rows, 100);
   EXPECT_GT(self_rows, 10);  // the arm's own pairs are among them
+}
+
+// The one-pass field is the two answers it stands for: LinkClearances exactly, and the gradient
+// rows of the links nearer than the bound (the others 0), with a ball beside the arm and the
+// arm's own links near each other.
+TEST(LinkClearancesWithGradientsTest, AreTheClearancesAndTheNearRowsOfTheGradients) {
+  const Robot panda = *Robot::Create(presets::PandaWithBody());
+  std::mt19937_64 rng(11);
+  int near_rows = 0, far_rows = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    Eigen::VectorXd q(7);
+    for (int j = 0; j < 7; ++j) {
+      const JointLimits& limits = *panda.spec().joints[j].limits;
+      q[j] = std::uniform_real_distribution<double>(limits.lower, limits.upper)(rng);
+    }
+    const Eigen::Vector3d ball = LinkPoses(panda.spec(), q)[2] * Eigen::Vector3d(0.1, 0.0, 0.0);
+    const planning::Scene scene =
+        *planning::Scene::Create({{"ball", planning::Sphere{ball, 0.02}}});
+    const double below = 0.05;
+    const LinkClearanceField field = LinkClearancesWithGradients(panda, &scene, q, 0.0, below);
+    EXPECT_EQ(field.clearance, LinkClearances(panda, &scene, q));
+    const Eigen::MatrixXd all = LinkClearanceGradients(panda, &scene, q);
+    for (int k = 0; k < 7; ++k) {
+      if (field.clearance[k] < below) {
+        EXPECT_EQ(field.gradient.row(k), all.row(k)) << "link " << k;
+        ++near_rows;
+      } else {
+        EXPECT_TRUE(field.gradient.row(k).isZero(0.0)) << "link " << k;
+        far_rows += all.row(k).norm() > 0.0;
+      }
+    }
+  }
+  EXPECT_GT(near_rows, 20);
+  EXPECT_GT(far_rows, 20);
 }
 
 }  // namespace

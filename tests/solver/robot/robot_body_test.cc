@@ -13,6 +13,7 @@
 #include "ikd/robot/link_geometry.h"
 #include "ikd/robot/presets.h"
 #include "ikd/robot/self_collision.h"
+#include "solver/robot/own_capsule_distances.h"
 
 namespace ikd::robot {
 namespace {
@@ -24,12 +25,7 @@ constexpr int kFine = 1000;
 // segment (one of them holds the minimum when the stationary point is outside).
 double OwnSegmentDistance(const Eigen::Vector3d& p0, const Eigen::Vector3d& p1,
                           const Eigen::Vector3d& q0, const Eigen::Vector3d& q1) {
-  auto point_to = [](const Eigen::Vector3d& x, const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
-    const Eigen::Vector3d d = b - a;
-    const double t =
-        d.squaredNorm() > 0 ? std::clamp((x - a).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0;
-    return (a + t * d - x).norm();
-  };
+  const auto point_to = test::DistanceToSegment;
   double best = std::min(
       {point_to(p0, q0, q1), point_to(p1, q0, q1), point_to(q0, p0, p1), point_to(q1, p0, p1)});
   const Eigen::Vector3d u = p1 - p0, v = q1 - q0, w = p0 - q0;
